@@ -1,0 +1,95 @@
+/**
+ * The dispatcher's output (SPEC §3, §4.6): one stream of events per dispatch.
+ * Times are epoch milliseconds from the Effect `Clock`, so tests under
+ * `TestClock` see exact values.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import type * as Messages from "./Messages.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ResultStatus = "success" | "error" | "cancelled" | "denied"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type HookMessageLevel = "info" | "warning" | "error"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type DispatchEvent = Data.TaggedEnum<{
+  /** The tool begins executing (the runner started it). */
+  Started: { readonly toolUseId: string; readonly name: string; readonly input: unknown; readonly at: number }
+  Progress: { readonly toolUseId: string; readonly name: string; readonly data: unknown; readonly at: number }
+  PermissionRequested: {
+    readonly toolUseId: string
+    readonly name: string
+    readonly input: unknown
+    readonly message: string
+    readonly at: number
+  }
+  PermissionDecided: {
+    readonly toolUseId: string
+    readonly name: string
+    readonly behavior: "allow" | "deny"
+    /** Who decided: `hook`, `rule`, `mode`, `tool`, `classifier`, `user`, `default`. */
+    readonly source: string
+    readonly reason: string | undefined
+    readonly at: number
+  }
+  HookAttachment: {
+    readonly toolUseId: string
+    readonly name: string
+    readonly hookEvent: string
+    readonly content: string
+    readonly level: HookMessageLevel
+    readonly at: number
+  }
+  Result: {
+    readonly toolUseId: string
+    readonly name: string
+    readonly status: ResultStatus
+    readonly block: Messages.ToolResultBlock
+    readonly startedAt: number
+    readonly endedAt: number
+  }
+}>
+
+/**
+ * Constructors and matchers: `DispatchEvent.Result({...})`, `DispatchEvent.$is("Result")`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const DispatchEvent = Data.taggedEnum<DispatchEvent>()
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Result = Data.TaggedEnum.Value<DispatchEvent, "Result">
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isResult = DispatchEvent.$is("Result")
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isProgress = DispatchEvent.$is("Progress")
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isStarted = DispatchEvent.$is("Started")

@@ -1,0 +1,216 @@
+/**
+ * Result mapping and large-result persistence (SPEC §4.10).
+ *
+ * Output longer than a tool's `maxResultSizeChars` is written in full to
+ * `<state dir>/sessions/<session id>/tool-results/<tool_use_id>.txt` and the
+ * model gets a preview — the first 2 000 and last 1 000 characters, the total
+ * size and the path — so nothing is lost.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Interruption from "./Interruption.js"
+import * as Messages from "./Messages.js"
+
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const PREVIEW_HEAD_CHARS = 2_000
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const PREVIEW_TAIL_CHARS = 1_000
+/**
+ * MCP output limits are given in tokens; this many characters make a token.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const CHARS_PER_TOKEN = 4
+
+/**
+ * Where full results go.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class ResultStore extends Context.Tag("@switchyard/core/Results/ResultStore")<
+  ResultStore,
+  {
+    /** Store the full text; returns where it is. */
+    readonly persist: (sessionId: string, toolUseId: string, text: string) => Effect.Effect<string, unknown>
+  }
+>() {}
+
+/**
+ * The state directory: `$SWITCHYARD_HOME`, else `~/.switchyard`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const stateDirectory: Config.Config<string> = Config.string("SWITCHYARD_HOME").pipe(
+  Config.orElse(() => Config.string("HOME").pipe(Config.map((home) => `${home}/.switchyard`))),
+  Config.orElse(() => Config.succeed(".switchyard"))
+)
+
+/**
+ * A file-backed store under `directory` (atomic: temp file, then rename).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerDirectory = (
+  directory: string
+): Layer.Layer<ResultStore, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(
+    ResultStore,
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const safe = (segment: string) => segment.replace(/[^A-Za-z0-9_.-]/g, "_")
+      return ResultStore.of({
+        persist: (sessionId, toolUseId, text) =>
+          Effect.gen(function*() {
+            const dir = path.join(directory, "sessions", safe(sessionId), "tool-results")
+            yield* fs.makeDirectory(dir, { recursive: true })
+            const file = path.join(dir, `${safe(toolUseId)}.txt`)
+            const temp = `${file}.${process.pid}.tmp`
+            yield* fs.writeFileString(temp, text)
+            yield* fs.rename(temp, file)
+            return file
+          })
+      })
+    })
+  )
+
+/**
+ * The file-backed store in the state directory (SPEC §4.10).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<ResultStore, never, FileSystem.FileSystem | Path.Path> = Layer.unwrapEffect(
+  Effect.map(Effect.orDie(stateDirectory), layerDirectory)
+)
+
+/**
+ * An in-memory store (tests, embedders without a filesystem). The returned
+ * "path" is `memory://<session>/<id>`; `read` gets the text back.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<ResultStore> = Layer.sync(ResultStore, () => {
+  const files = new Map<string, string>()
+  return ResultStore.of({
+    persist: (sessionId, toolUseId, text) =>
+      Effect.sync(() => {
+        const key = `memory://${sessionId}/${toolUseId}`
+        files.set(key, text)
+        return key
+      })
+  })
+})
+
+/**
+ * The preview the model gets for an output that was persisted.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const preview = (text: string, location: string): string => {
+  const head = text.slice(0, PREVIEW_HEAD_CHARS)
+  const tail = text.slice(-PREVIEW_TAIL_CHARS)
+  const omitted = text.length - head.length - tail.length
+  return [
+    `<persisted-output>`,
+    `Output too large (${text.length} characters). Full output saved to: ${location}`,
+    `Read that file (with offset/limit) to see the rest.`,
+    ``,
+    head,
+    ``,
+    `... [${omitted} characters omitted] ...`,
+    ``,
+    tail,
+    `</persisted-output>`
+  ].join("\n")
+}
+
+const contentLength = (content: Messages.ToolResultContent): number =>
+  typeof content === "string"
+    ? content.length
+    : content.reduce((n, block) => n + (block.type === "text" ? block.text.length : 0), 0)
+
+/**
+ * Keep a result within `maxChars`: a longer one is persisted in full and
+ * replaced by its preview. If persisting fails the preview says so (the head
+ * and tail still reach the model).
+ *
+ * @since 0.1.0
+ * @category mapping
+ */
+export const limitSize = (
+  content: Messages.ToolResultContent,
+  options: { readonly maxChars: number; readonly sessionId: string; readonly toolUseId: string }
+): Effect.Effect<Messages.ToolResultContent, never, ResultStore> => {
+  if (contentLength(content) <= options.maxChars) return Effect.succeed(content)
+  const text = Messages.contentText(content)
+  return ResultStore.pipe(
+    Effect.flatMap((store) => store.persist(options.sessionId, options.toolUseId, text)),
+    Effect.map((location) => preview(text, location)),
+    Effect.catchAll((error) =>
+      Effect.succeed(preview(text, `(not saved: ${error instanceof Error ? error.message : String(error)})`))
+    ),
+    Effect.map((previewText): Messages.ToolResultContent =>
+      typeof content === "string"
+        ? previewText
+        // Keep non-text blocks (images, tool references); the text becomes the preview.
+        : [Messages.text(previewText), ...content.filter((block) => block.type !== "text")]
+    )
+  )
+}
+
+/**
+ * The synthetic result for a call that was interrupted or never started.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const interrupted = (toolUseId: string, reason: Interruption.InterruptReason): Messages.ToolResultBlock =>
+  Messages.toolResult(toolUseId, Interruption.describe(reason), true)
+
+/**
+ * The `tool_result` content Claude Code gives the model when the user answers
+ * "no" to a permission question.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const REJECTED_BY_USER =
+  "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, " +
+  "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+
+/**
+ * The user message that answers an assistant turn: one `tool_result` per
+ * `tool_use`, in call order. A call without a result gets a synthetic one, so
+ * the pairing invariant (SPEC §5) holds even for a broken dispatch.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toUserMessage = (
+  calls: ReadonlyArray<Messages.ToolUseBlock>,
+  results: ReadonlyMap<string, Messages.ToolResultBlock>,
+  missing: Interruption.InterruptReason = "user_interrupt"
+): Messages.Message => ({
+  role: "user",
+  content: calls.map((call) => Option.getOrElse(Option.fromNullable(results.get(call.id)), () => interrupted(call.id, missing)))
+})
