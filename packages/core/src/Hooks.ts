@@ -8,6 +8,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type * as DispatchEvent from "./DispatchEvent.js"
 import type * as Messages from "./Messages.js"
 import type * as Tool from "./Tool.js"
@@ -117,15 +118,61 @@ export interface Service {
 
 /**
  * @since 0.1.0
+ * @category schemas
+ */
+export const HookEvent = Schema.Literal(
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PostToolBatch",
+  "UserPromptSubmit",
+  "Stop"
+)
+/**
+ * @since 0.1.0
  * @category models
  */
-export type HookEvent =
-  | "PreToolUse"
-  | "PostToolUse"
-  | "PostToolUseFailure"
-  | "PostToolBatch"
-  | "UserPromptSubmit"
-  | "Stop"
+export type HookEvent = Schema.Schema.Type<typeof HookEvent>
+
+/**
+ * One hook command in Claude Code's settings format.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HookCommand = Schema.Struct({
+  type: Schema.Literal("command"),
+  command: Schema.String,
+  /** Seconds; default 600. */
+  timeout: Schema.optional(Schema.Number.pipe(Schema.positive()))
+})
+
+/**
+ * `{ matcher, hooks: [...] }`: the matcher is a tool name, `a|b`, a regex, or
+ * empty / `*` for every tool (ignored for events without a tool).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HookMatcher = Schema.Struct({
+  matcher: Schema.optional(Schema.String),
+  hooks: Schema.Array(HookCommand)
+})
+
+/**
+ * The `hooks` key of a settings file: `hooks.<Event>[] = {matcher, hooks}`.
+ * Events Switchyard does not know are kept out of the type but do not make
+ * the file invalid.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HooksSettings = Schema.partial(Schema.Record({ key: HookEvent, value: Schema.Array(HookMatcher) }))
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type HooksSettings = Schema.Schema.Type<typeof HooksSettings>
 
 /**
  * @since 0.1.0
