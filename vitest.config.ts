@@ -14,7 +14,6 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    pool: "forks",
-    sequence: { hooksOrder: "stack" }
+    pool: "forks"
   }
 })

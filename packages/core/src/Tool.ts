@@ -103,7 +103,7 @@ export const output = <O>(value: O): StreamItem<O, never> => ({ _tag: "Output", 
  * @since 0.1.0
  * @category models
  */
-export interface Tool<I, O, P = never, R = never> {
+export interface Tool<I, O, P = unknown, R = never> {
   readonly [TypeId]: TypeId
   readonly name: string
   readonly aliases: ReadonlyArray<string>
@@ -138,6 +138,8 @@ export interface Tool<I, O, P = never, R = never> {
   readonly isMcp: boolean
   /** Names of the tools a REPL tool wraps (SPEC §4.2 step 4). */
   readonly wraps: ReadonlyArray<string>
+  /** The file or directory a call touches, for path permission rules (default: `file_path`, `notebook_path` or `path`). */
+  readonly getPath: (input: I) => string | undefined
 }
 
 /**
@@ -199,6 +201,7 @@ export interface Definition<I, O, P, R> {
   readonly alwaysLoad?: boolean
   readonly isMcp?: boolean
   readonly wraps?: ReadonlyArray<string>
+  readonly getPath?: (input: I) => string | undefined
 }
 
 const allow: ToolPermissionCheck = { behavior: "allow" }
@@ -220,7 +223,7 @@ export const defaultMapResult = (output: unknown): Messages.ToolResultContent =>
  * @since 0.1.0
  * @category constructors
  */
-export const make = <I, O, P = never, R = never>(name: string, def: Definition<I, O, P, R>): Tool<I, O, P, R> => ({
+export const make = <I, O, P = unknown, R = never>(name: string, def: Definition<I, O, P, R>): Tool<I, O, P, R> => ({
   [TypeId]: TypeId,
   name,
   aliases: def.aliases ?? [],
@@ -243,8 +246,25 @@ export const make = <I, O, P = never, R = never>(name: string, def: Definition<I
   shouldDefer: def.shouldDefer ?? false,
   alwaysLoad: def.alwaysLoad ?? false,
   isMcp: def.isMcp ?? false,
-  wraps: def.wraps ?? []
+  wraps: def.wraps ?? [],
+  getPath: def.getPath ?? defaultGetPath
 })
+
+/**
+ * The path a call touches, from the conventional input fields.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const defaultGetPath = (input: unknown): string | undefined => {
+  if (typeof input !== "object" || input === null) return undefined
+  const record = input as Record<string, unknown>
+  for (const key of ["file_path", "notebook_path", "path"]) {
+    const value = record[key]
+    if (typeof value === "string") return value
+  }
+  return undefined
+}
 
 const firstLine = (text: string): string => {
   const line = text.split("\n", 1)[0] ?? ""

@@ -47,6 +47,8 @@ export interface ToolUseContext {
   readonly todos: ReadonlyArray<Todo>
   /** How many Agent calls deep this dispatch is (0 for the main loop). */
   readonly agentDepth: number
+  /** Where the conversation is recorded, if anywhere (hooks get it as `transcript_path`). */
+  readonly transcriptPath: string | undefined
 }
 
 /**
@@ -67,6 +69,7 @@ export const make = (options: {
   readonly fileState?: ReadonlyMap<string, FileState>
   readonly todos?: ReadonlyArray<Todo>
   readonly agentDepth?: number
+  readonly transcriptPath?: string | undefined
 }): ToolUseContext => ({
   sessionId: options.sessionId ?? crypto.randomUUID(),
   cwd: options.cwd,
@@ -74,7 +77,8 @@ export const make = (options: {
   permissions: options.permissions ?? PermissionContext.empty,
   fileState: options.fileState ?? new Map(),
   todos: options.todos ?? [],
-  agentDepth: options.agentDepth ?? 0
+  agentDepth: options.agentDepth ?? 0,
+  transcriptPath: options.transcriptPath
 })
 
 /**

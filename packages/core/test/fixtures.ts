@@ -78,12 +78,12 @@ export const scriptedTool = (
         const span = log.enter(ctx.toolUseId, name, yield* Clock.currentTimeMillis)
         return yield* Effect.gen(function*() {
           const steps = input.progress ?? 0
-          const ms = input.ms ?? 0
+          const ms = Math.round(input.ms ?? 0)
           for (let i = 0; i < steps; i++) {
             yield* ctx.progress({ step: i + 1, of: steps })
-            yield* Effect.sleep(ms / (steps + 1))
+            yield* Effect.sleep(Math.floor(ms / (steps + 1)))
           }
-          yield* Effect.sleep(ms - (steps * ms) / (steps + 1))
+          yield* Effect.sleep(ms - steps * Math.floor(ms / (steps + 1)))
           const modifier = options.modifier?.(input)
           if (modifier !== undefined) yield* ctx.modifyContext(modifier)
           if (input.die) return yield* Effect.die(new Error(`${input.label ?? name} exploded`))
