@@ -63,12 +63,14 @@ export type DispatchEvent = Data.TaggedEnum<{
 }>
 
 /**
- * Constructors and matchers: `DispatchEvent.Result({...})`, `DispatchEvent.$is("Result")`.
+ * Constructors and matchers: `DispatchEvent.Result({...})`, `DispatchEvent.$is("Result")`,
+ * `DispatchEvent.$match(event, {...})`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const DispatchEvent = Data.taggedEnum<DispatchEvent>()
+export const { $is, $match, HookAttachment, PermissionDecided, PermissionRequested, Progress, Result, Started } = Data
+  .taggedEnum<DispatchEvent>()
 
 /**
  * @since 0.1.0
@@ -80,16 +82,16 @@ export type Result = Data.TaggedEnum.Value<DispatchEvent, "Result">
  * @since 0.1.0
  * @category guards
  */
-export const isResult = DispatchEvent.$is("Result")
+export const isResult = $is("Result")
 
 /**
  * @since 0.1.0
  * @category guards
  */
-export const isProgress = DispatchEvent.$is("Progress")
+export const isProgress = $is("Progress")
 
 /**
  * @since 0.1.0
  * @category guards
  */
-export const isStarted = DispatchEvent.$is("Started")
+export const isStarted = $is("Started")

@@ -21,8 +21,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { DispatchEvent } from "./DispatchEvent.js"
-import type * as DispatchEventModule from "./DispatchEvent.js"
+import * as DispatchEvent from "./DispatchEvent.js"
 import * as Hooks from "./Hooks.js"
 import type * as Interruption from "./Interruption.js"
 import * as Messages from "./Messages.js"
@@ -74,7 +73,7 @@ export const makeEnvironment = (
  * @category models
  */
 export interface Outcome {
-  readonly result: DispatchEventModule.Result
+  readonly result: DispatchEvent.Result
   readonly modifiers: ReadonlyArray<ToolUseContext.ContextModifier>
   /** The tool whose call this was, when it resolved. */
   readonly tool: Tool.Any | undefined
@@ -88,7 +87,7 @@ export interface Outcome {
  * @since 0.1.0
  * @category models
  */
-export type Emit = (event: DispatchEventModule.DispatchEvent) => Effect.Effect<void>
+export type Emit = (event: DispatchEvent.DispatchEvent) => Effect.Effect<void>
 
 /**
  * The text of a failed call for the model.
@@ -185,7 +184,7 @@ export const execute = (
   )
 
 interface Ending {
-  readonly status: DispatchEventModule.ResultStatus
+  readonly status: DispatchEvent.ResultStatus
   readonly content: Messages.ToolResultContent
   readonly tool?: Tool.Any | undefined
   readonly modifiers?: ReadonlyArray<ToolUseContext.ContextModifier>
@@ -370,10 +369,10 @@ export const MAILBOX_CAPACITY = 256
 export const runToolUse = (
   block: Messages.ToolUseBlock,
   env: Environment
-): Stream.Stream<DispatchEventModule.DispatchEvent, never, Results.ResultStore> =>
+): Stream.Stream<DispatchEvent.DispatchEvent, never, Results.ResultStore> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
-      const mailbox = yield* Mailbox.make<DispatchEventModule.DispatchEvent>({
+      const mailbox = yield* Mailbox.make<DispatchEvent.DispatchEvent>({
         capacity: MAILBOX_CAPACITY,
         strategy: "suspend"
       })

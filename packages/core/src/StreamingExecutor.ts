@@ -28,8 +28,7 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Batches from "./Batches.js"
-import { DispatchEvent } from "./DispatchEvent.js"
-import type * as DispatchEventModule from "./DispatchEvent.js"
+import * as DispatchEvent from "./DispatchEvent.js"
 import * as Execution from "./Execution.js"
 import * as Interruption from "./Interruption.js"
 import type * as Messages from "./Messages.js"
@@ -85,12 +84,12 @@ export interface StreamingExecutor {
   /** Track a completed `tool_use` block and start it if it can run. */
   readonly addTool: (block: Messages.ToolUseBlock) => Effect.Effect<void>
   /** What is ready now, without waiting: progress, and results per the yield walk. */
-  readonly getCompletedResults: Effect.Effect<ReadonlyArray<DispatchEventModule.DispatchEvent>>
+  readonly getCompletedResults: Effect.Effect<ReadonlyArray<DispatchEvent.DispatchEvent>>
   /**
    * No more tools this turn: stream every event until all tools are yielded.
    * (Events already taken by `getCompletedResults` are not repeated.)
    */
-  readonly getRemainingResults: Stream.Stream<DispatchEventModule.DispatchEvent>
+  readonly getRemainingResults: Stream.Stream<DispatchEvent.DispatchEvent>
   /** Interrupt per reason: `user_interrupt` stops everything, `new_message` only `cancel` tools. */
   readonly interrupt: (reason: "user_interrupt" | "new_message") => Effect.Effect<void>
   /** Drop this attempt (model fallback/retry): interrupt everything, yield nothing more. */
@@ -114,7 +113,7 @@ interface TrackedTool {
   readonly cancelsSiblings: boolean
   readonly ignoresNewMessage: boolean
   status: ToolStatus
-  result: DispatchEventModule.Result | undefined
+  result: DispatchEvent.Result | undefined
   modifiers: ReadonlyArray<ToolUseContext.ContextModifier>
   modifiersApplied: boolean
 }
@@ -134,7 +133,7 @@ export const make = (
     const siblingCancellation = options.siblingCancellation ?? "bash"
     const node = options.interruption !== undefined ? yield* options.interruption.child() : yield* Interruption.makeRoot
     const fibers = yield* FiberSet.make<void>()
-    const out = yield* Mailbox.make<DispatchEventModule.DispatchEvent>({
+    const out = yield* Mailbox.make<DispatchEvent.DispatchEvent>({
       capacity: Execution.MAILBOX_CAPACITY,
       strategy: "suspend"
     })
@@ -367,7 +366,7 @@ export const runAll = (
   calls: ReadonlyArray<Messages.ToolUseBlock>,
   env: Execution.Environment,
   options: Options = {}
-): Stream.Stream<DispatchEventModule.DispatchEvent, never, Results.ResultStore> =>
+): Stream.Stream<DispatchEvent.DispatchEvent, never, Results.ResultStore> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const executor = yield* make(env, options)

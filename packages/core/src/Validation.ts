@@ -88,7 +88,9 @@ const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, 
  */
 export const formatIssues = (toolName: string, input: unknown, error: ParseResult.ParseError): ReadonlyArray<string> => {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    return [`The input of ${toolName} must be a JSON object of parameters, but it was ${typeName(input)}: ${show(input)}`]
+    const kind = typeName(input)
+    const shown = show(input)
+    return [`The input of ${toolName} must be a JSON object of parameters, but it was ${kind === shown ? kind : `${kind}: ${shown}`}`]
   }
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   const byPath = new Map<string, Array<ParseResult.ArrayFormatterIssue>>()
@@ -126,6 +128,11 @@ export const formatIssues = (toolName: string, input: unknown, error: ParseResul
       }))
     ]
     if (expected.length === 0) {
+      // Only "expected undefined" from the optional wrapper: the real issue is deeper in.
+      const deeper = issues.some((issue) =>
+        issue.path.length > path.length && path.every((key, i) => issue.path[i] === key)
+      )
+      if (deeper) continue
       lines.push(`The parameter \`${name}\` is invalid: ${clip(group.map((issue) => issue.message).join("; "))}`)
       continue
     }
