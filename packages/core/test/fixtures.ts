@@ -4,6 +4,7 @@
 import { Execution, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -92,11 +93,8 @@ export const scriptedTool = (
         }).pipe(
           Effect.onExit((exit) =>
             Effect.flatMap(Clock.currentTimeMillis, (at) =>
-              Effect.sync(() => log.exit(span, at, exit._tag === "Failure" && exit.cause._tag === "Interrupt"))
+              Effect.sync(() => log.exit(span, at, Exit.isInterrupted(exit)))
             )
-          ),
-          Effect.onInterrupt(() =>
-            Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sync(() => log.exit(span, at, true)))
           )
         )
       })

@@ -1,0 +1,395 @@
+import {
+  DispatchEvent,
+  type Execution,
+  Interruption,
+  Permissions,
+  Results,
+  StreamingExecutor,
+  type ToolUseContext
+} from "@switchyard/core"
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { call, environment, RunLog, scriptedTool, type ScriptInput } from "./fixtures.js"
+
+const resultsOf = (events: ReadonlyArray<DispatchEvent.DispatchEvent>) => events.filter(DispatchEvent.isResult)
+
+/** Consume an executor's remaining results in the background, recording arrival. */
+const consume = (executor: StreamingExecutor.StreamingExecutor) =>
+  Effect.gen(function*() {
+    const seen: Array<DispatchEvent.DispatchEvent> = []
+    const fiber = yield* executor.getRemainingResults.pipe(
+      Stream.runForEach((event) => Effect.sync(() => void seen.push(event))),
+      Effect.fork
+    )
+    return { seen, fiber }
+  })
+
+const tools = (log: RunLog) => [
+  scriptedTool("Read", log, { safe: true }),
+  scriptedTool("Grep", log, { safe: true, interruptBehavior: "cancel" }),
+  scriptedTool("Edit", log),
+  scriptedTool("Bash", log, { safe: (input: ScriptInput) => input.label !== "mkdir" })
+]
+
+describe("StreamingExecutor (SPEC §4.8)", () => {
+  it.scoped("tools start as they are added, while the turn is still streaming", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const env = yield* environment(tools(log))
+      const executor = yield* StreamingExecutor.make(env)
+      yield* executor.addTool(call("a", "Read", { ms: 500 }))
+      yield* TestClock.adjust(150)
+      expect(log.get("a")!.start).toBe(0)
+      yield* executor.addTool(call("b", "Read", { ms: 100 }))
+      const { fiber, seen } = yield* consume(executor)
+      yield* TestClock.adjust(1_000)
+      yield* Fiber.join(fiber)
+      expect(log.get("b")!.start).toBe(150)
+      expect(resultsOf(seen).map((r) => r.toolUseId)).toEqual(["b", "a"])
+      expect((yield* executor.tools).every((t) => t.status === "yielded")).toBe(true)
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.scoped("progress reaches the consumer at once, before the tool finishes", () =>
+    Effect.gen(function*() {
+      const env = yield* environment(tools(new RunLog()))
+      const executor = yield* StreamingExecutor.make(env)
+      yield* executor.addTool(call("a", "Edit", { ms: 1_000, progress: 4 }))
+      yield* TestClock.adjust(10)
+      const early = yield* executor.getCompletedResults
+      expect(early.map((e) => e._tag)).toEqual(["Started", "Progress"])
+      yield* TestClock.adjust(400)
+      expect((yield* executor.getCompletedResults).map((e) => e._tag)).toEqual(["Progress", "Progress"])
+      const { fiber, seen } = yield* consume(executor)
+      yield* TestClock.adjust(1_000)
+      yield* Fiber.join(fiber)
+      expect(seen.map((e) => e._tag)).toEqual(["Progress", "Result"])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.scoped("a slow safe tool does not hold back a later safe tool that finished first", () =>
+    Effect.gen(function*() {
+      const env = yield* environment(tools(new RunLog()))
+      const executor = yield* StreamingExecutor.make(env)
+      yield* executor.addTool(call("slow", "Read", { ms: 1_000 }))
+      yield* executor.addTool(call("fast", "Grep", { ms: 10 }))
+      yield* TestClock.adjust(20)
+      expect(resultsOf(yield* executor.getCompletedResults).map((r) => r.toolUseId)).toEqual(["fast"])
+      const { fiber, seen } = yield* consume(executor)
+      yield* TestClock.adjust(1_000)
+      yield* Fiber.join(fiber)
+      expect(resultsOf(seen).map((r) => r.toolUseId)).toEqual(["slow"])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.scoped("an unsafe tool waits for executing safe ones, runs alone, and blocks the queue behind it", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const env = yield* environment(tools(log))
+      const executor = yield* StreamingExecutor.make(env)
+      for (const block of [
+        call("r1", "Read", { ms: 100 }),
+        call("e", "Edit", { ms: 50 }),
+        call("r2", "Read", { ms: 10 }),
+        call("r3", "Read", { ms: 20 })
+      ]) yield* executor.addTool(block)
+      expect((yield* executor.tools).map((t) => t.status)).toEqual(["executing", "queued", "queued", "queued"])
+      const { fiber, seen } = yield* consume(executor)
+      yield* TestClock.adjust(1_000)
+      yield* Fiber.join(fiber)
+      expect(log.get("e")!.start).toBe(100)
+      expect(log.get("r2")!.start).toBe(150)
+      expect(log.get("r3")!.start).toBe(150)
+      expect(resultsOf(seen).map((r) => r.toolUseId)).toEqual(["r1", "e", "r2", "r3"])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.scoped("an executing unsafe tool stops the yield walk", () =>
+    Effect.gen(function*() {
+      const env = yield* environment(tools(new RunLog()))
+      const executor = yield* StreamingExecutor.make(env)
+      yield* executor.addTool(call("e", "Edit", { ms: 100 }))
+      yield* executor.addTool(call("r", "Read", { ms: 10 }))
+      // A new message: the queued Read gets its synthetic result now, the `block` Edit keeps running.
+      yield* executor.interrupt("new_message")
+      yield* TestClock.adjust(10)
+      expect(resultsOf(yield* executor.getCompletedResults)).toEqual([])
+      const { fiber, seen } = yield* consume(executor)
+      yield* TestClock.adjust(200)
+      yield* Fiber.join(fiber)
+      expect(resultsOf(seen).map((r) => [r.toolUseId, r.status])).toEqual([["e", "success"], ["r", "cancelled"]])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.scoped("context modifiers of earlier completed tools apply before a later tool starts (Read then Write)", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const markRead = (input: ScriptInput): ToolUseContext.ContextModifier => (context) => ({
+        ...context,
+        fileState: new Map([...context.fileState, [input.label ?? "", { mtimeMs: 1, hash: "h", partial: false }]])
+      })
+      const read = scriptedTool("Read", log, { safe: true, modifier: markRead })
+      const seenByWrite: Array<boolean> = []
+      const write = {
+        ...scriptedTool("Write", log),
+        call: (_: unknown, ctx: { readonly context: ToolUseContext.ToolUseContext }) =>
+          Effect.sync(() => {
+            seenByWrite.push(ctx.context.fileState.has("a.txt"))
+            return "written"
+          })
+      }
+      const env = yield* environment([read, write])
+      const executor = yield* StreamingExecutor.make(env)
+      yield* executor.addTool(call("1", "Read", { ms: 20, label: "a.txt" }))
+      yield* executor.addTool(call("2", "Write", {}))
+      const { fiber } = yield* consume(executor)
+      yield* TestClock.adjust(100)
+      yield* Fiber.join(fiber)
+      expect(seenByWrite).toEqual([true])
+      expect((yield* Ref.get(env.context)).fileState.has("a.txt")).toBe(true)
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  describe("sibling cancellation", () => {
+    it.scoped("a Bash error interrupts running siblings; queued and later tools never start", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment(tools(log))
+        const executor = yield* StreamingExecutor.make(env)
+        yield* executor.addTool(call("b1", "Bash", { ms: 500, label: "sleep" }))
+        yield* executor.addTool(call("b2", "Bash", { ms: 20, fail: true }))
+        yield* executor.addTool(call("r", "Read", { ms: 500 }))
+        yield* executor.addTool(call("e", "Edit", { ms: 10 }))
+        yield* TestClock.adjust(30)
+        yield* executor.addTool(call("late", "Read", { ms: 10 }))
+        const { fiber, seen } = yield* consume(executor)
+        yield* TestClock.adjust(1_000)
+        yield* Fiber.join(fiber)
+        const results = resultsOf(seen).map((r) => [r.toolUseId, r.status, r.block.content])
+        // The never-started Edit is complete at once and nothing unsafe is executing, so it is
+        // yielded before the interrupted safe siblings have wound down.
+        expect(results).toEqual([
+          ["b2", "error", "Bash failed"],
+          ["e", "cancelled", "Cancelled: a parallel Bash call failed"],
+          ["b1", "cancelled", "Cancelled: a parallel Bash call failed"],
+          ["r", "cancelled", "Cancelled: a parallel Bash call failed"],
+          ["late", "cancelled", "Cancelled: a parallel Bash call failed"]
+        ])
+        expect(log.get("b1")!.interrupted).toBe(true)
+        expect(log.get("b1")!.end).toBe(20)
+        expect(log.get("e")).toBeUndefined()
+        expect(log.get("late")).toBeUndefined()
+        expect(log.liveCount).toBe(0)
+        // A sibling error stays inside the turn.
+        expect(yield* executor.abortReason).toEqual(Option.none())
+      }).pipe(Effect.provide(Results.layerMemory)))
+
+    it.scoped("only Bash errors cascade, and `none` turns it off", () =>
+      Effect.gen(function*() {
+        const run = (options: StreamingExecutor.Options, failing: string) =>
+          Effect.gen(function*() {
+            const env = yield* environment(tools(new RunLog()))
+            const executor = yield* StreamingExecutor.make(env, options)
+            yield* executor.addTool(call("slow", "Read", { ms: 100 }))
+            yield* executor.addTool(call("bad", failing, { ms: 10, fail: true }))
+            const { fiber, seen } = yield* consume(executor)
+            yield* TestClock.adjust(200)
+            yield* Fiber.join(fiber)
+            return resultsOf(seen).find((r) => r.toolUseId === "slow")!.status
+          })
+        expect(yield* run({}, "Grep")).toBe("success")
+        expect(yield* run({ siblingCancellation: "none" }, "Bash")).toBe("success")
+        expect(yield* run({}, "Bash")).toBe("cancelled")
+      }).pipe(Effect.provide(Results.layerMemory)))
+  })
+
+  describe("interrupts", () => {
+    it.scoped("a user abort interrupts every executing tool and starts nothing more", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment(tools(log))
+        const executor = yield* StreamingExecutor.make(env)
+        yield* executor.addTool(call("r", "Read", { ms: 500 }))
+        yield* executor.addTool(call("g", "Grep", { ms: 500 }))
+        yield* executor.addTool(call("e", "Edit", { ms: 10 }))
+        yield* TestClock.adjust(50)
+        yield* executor.interrupt("user_interrupt")
+        yield* executor.addTool(call("late", "Read", {}))
+        const { fiber, seen } = yield* consume(executor)
+        yield* Fiber.join(fiber)
+        const results = resultsOf(seen)
+        expect(results.map((r) => r.toolUseId).sort()).toEqual(["e", "g", "late", "r"])
+        expect(results.every((r) => r.status === "cancelled" && r.block.content === "Interrupted by user")).toBe(true)
+        expect(log.spans.map((s) => [s.id, s.interrupted, s.end])).toEqual([["r", true, 50], ["g", true, 50]])
+        expect(yield* executor.abortReason).toEqual(Option.some("user_interrupt"))
+      }).pipe(Effect.provide(Results.layerMemory)))
+
+    it.scoped("a new message cancels `cancel` tools and lets `block` tools finish", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment(tools(log))
+        const executor = yield* StreamingExecutor.make(env)
+        yield* executor.addTool(call("r", "Read", { ms: 300 }))
+        yield* executor.addTool(call("g", "Grep", { ms: 300 }))
+        yield* TestClock.adjust(50)
+        yield* executor.interrupt("new_message")
+        const { fiber, seen } = yield* consume(executor)
+        yield* TestClock.adjust(500)
+        yield* Fiber.join(fiber)
+        // The cancelled Grep is yielded first: the Read is safe and still executing.
+        expect(resultsOf(seen).map((r) => [r.toolUseId, r.status, r.block.content])).toEqual([
+          ["g", "cancelled", "Cancelled: the user sent a new message"],
+          ["r", "success", "Read done"]
+        ])
+        expect(log.get("r")!.end).toBe(300)
+        expect(log.get("g")!.end).toBe(50)
+      }).pipe(Effect.provide(Results.layerMemory)))
+
+    it.scoped("an abort from the query node reaches the executor's tools", () =>
+      Effect.gen(function*() {
+        const query = yield* Interruption.makeRoot
+        const env = yield* environment(tools(new RunLog()))
+        const executor = yield* StreamingExecutor.make(env, { interruption: query })
+        yield* executor.addTool(call("r", "Read", { ms: 300 }))
+        yield* TestClock.adjust(10)
+        yield* query.abort("user_interrupt")
+        const { fiber, seen } = yield* consume(executor)
+        yield* Fiber.join(fiber)
+        expect(resultsOf(seen).map((r) => r.status)).toEqual(["cancelled"])
+      }).pipe(Effect.provide(Results.layerMemory)))
+
+    it.scoped("a user's 'no' aborts the turn up to the query; siblings get synthetic results", () =>
+      Effect.gen(function*() {
+        const query = yield* Interruption.makeRoot
+        const log = new RunLog()
+        const env = yield* environment(tools(log))
+        const executor = yield* StreamingExecutor.make(env, { interruption: query })
+        yield* executor.addTool(call("r", "Read", { ms: 300 }))
+        yield* executor.addTool(call("e", "Edit", { ms: 10, label: "rejected" }))
+        yield* executor.addTool(call("r2", "Read", { ms: 10 }))
+        const { fiber, seen } = yield* consume(executor)
+        yield* TestClock.adjust(400)
+        yield* Fiber.join(fiber)
+        expect(resultsOf(seen).map((r) => [r.toolUseId, r.status])).toEqual([
+          ["r", "success"],
+          ["e", "denied"],
+          ["r2", "cancelled"]
+        ])
+        expect(query.reason()).toEqual(Option.some("permission_rejected"))
+        expect(yield* executor.abortReason).toEqual(Option.some("permission_rejected"))
+      }).pipe(
+        Effect.provide(Results.layerMemory),
+        Effect.provide(Layer.succeed(Permissions.PermissionPolicy, {
+          decide: (request) =>
+            Effect.succeed(
+              (request.input as ScriptInput).label === "rejected"
+                ? { behavior: "deny" as const, source: "user", message: "no", rejectedByUser: true }
+                : { behavior: "allow" as const, source: "default" }
+            )
+        }))
+      ))
+
+    it.scoped("discard drops the attempt without leaking its tools", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment(tools(log))
+        const executor = yield* StreamingExecutor.make(env)
+        yield* executor.addTool(call("r", "Read", { ms: 300 }))
+        yield* executor.addTool(call("g", "Grep", { ms: 300 }))
+        yield* TestClock.adjust(10)
+        yield* executor.discard
+        expect(log.liveCount).toBe(0)
+        expect(log.spans.every((s) => s.interrupted)).toBe(true)
+        yield* executor.addTool(call("x", "Read", { ms: 1 }))
+        expect(log.get("x")).toBeUndefined()
+        const rest = yield* Stream.runCollect(executor.getRemainingResults)
+        expect(resultsOf(Chunk.toArray(rest))).toEqual([])
+      }).pipe(Effect.provide(Results.layerMemory)))
+  })
+
+  it.scoped("the cap holds in the executor: 25 safe tools, cap 10", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const env = yield* environment(tools(log))
+      const executor = yield* StreamingExecutor.make(env, { concurrency: 10 })
+      for (let i = 0; i < 25; i++) yield* executor.addTool(call(`r${i}`, "Read", { ms: 10 + (i % 4) * 7 }))
+      const { fiber, seen } = yield* consume(executor)
+      yield* TestClock.adjust(1_000)
+      yield* Fiber.join(fiber)
+      expect(resultsOf(seen)).toHaveLength(25)
+      expect(log.maxConcurrent.value).toBe(10)
+      // Start order stays call order.
+      const starts = log.spans.map((s) => s.id)
+      expect(starts).toEqual(Array.from({ length: 25 }, (_, i) => `r${i}`))
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("fed all at once, the schedule equals the greedy partition", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const env: Execution.Environment = yield* environment(tools(log))
+      const calls = [
+        call("A", "Read", { ms: 100 }),
+        call("B", "Read", { ms: 120 }),
+        call("C", "Grep", { ms: 80 }),
+        call("D", "Edit", { ms: 50 }),
+        call("E", "Read", { ms: 30 }),
+        call("F", "Read", { ms: 40 })
+      ]
+      const fiber = yield* StreamingExecutor.runAll(calls, env).pipe(Stream.runCollect, Effect.fork)
+      yield* TestClock.adjust(1_000)
+      const events = Chunk.toArray(yield* Fiber.join(fiber))
+      expect(log.spans.map((s) => [s.id, s.start, s.end])).toEqual([
+        ["A", 0, 100],
+        ["B", 0, 120],
+        ["C", 0, 80],
+        ["D", 120, 170],
+        ["E", 170, 200],
+        ["F", 170, 210]
+      ])
+      expect(resultsOf(events).map((r) => r.toolUseId)).toEqual(["C", "A", "B", "D", "E", "F"])
+    }).pipe(Effect.provide(Results.layerMemory)))
+})
+
+describe("Interruption (SPEC §4.9)", () => {
+  it.effect("a tool-level abort propagates up unless it is a sibling error", () =>
+    Effect.gen(function*() {
+      const query = yield* Interruption.makeRoot
+      const turn = yield* query.child()
+      const toolA = yield* turn.child()
+      const toolB = yield* turn.child()
+      yield* toolA.abort("sibling_error")
+      expect(query.isAborted()).toBe(false)
+      expect(turn.isAborted()).toBe(false)
+      yield* toolB.abort("permission_rejected")
+      expect(turn.reason()).toEqual(Option.some("permission_rejected"))
+      expect(query.reason()).toEqual(Option.some("permission_rejected"))
+    }))
+
+  it.effect("aborts travel down; a `block` child ignores a new message but not a user abort", () =>
+    Effect.gen(function*() {
+      const query = yield* Interruption.makeRoot
+      const turn = yield* query.child()
+      const block = yield* turn.child({ ignore: ["new_message"] })
+      const cancel = yield* turn.child()
+      yield* query.abort("new_message")
+      expect(cancel.reason()).toEqual(Option.some("new_message"))
+      expect(block.isAborted()).toBe(false)
+      yield* query.abort("user_interrupt")
+      expect(block.reason()).toEqual(Option.some("user_interrupt"))
+      const late = yield* turn.child()
+      expect(late.isAborted()).toBe(true)
+      expect(yield* late.await).toBe("new_message")
+    }))
+
+  it.effect("listeners run once per reason, and at once when registered after the abort", () =>
+    Effect.gen(function*() {
+      const node = yield* Interruption.makeRoot
+      const heard: Array<string> = []
+      yield* node.onAbort((reason) => Effect.sync(() => void heard.push(`early:${reason}`)))
+      yield* node.abort("user_interrupt")
+      yield* node.abort("user_interrupt")
+      yield* node.onAbort((reason) => Effect.sync(() => void heard.push(`late:${reason}`)))
+      expect(heard).toEqual(["early:user_interrupt", "late:user_interrupt"])
+    }))
+})
