@@ -17,6 +17,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -159,29 +160,46 @@ export const execute = (
   env: Environment,
   emit: Emit
 ): Effect.Effect<Outcome, never, Results.ResultStore> =>
-  Effect.gen(function*() {
-    const startedAt = yield* Clock.currentTimeMillis
-    yield* emit(DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: startedAt }))
-    const context = yield* Ref.get(env.context)
-    const resolved = Registry.resolve(block.name, env.tools, env.pool)
-    if (Either.isLeft(resolved)) {
-      return yield* finish(block, emit, startedAt, { status: "error", content: resolved.left })
-    }
-    const tool = resolved.right
-    return yield* pipeline(tool, block, context, env, emit, startedAt).pipe(
-      // A defect anywhere in the pipeline is an error result, never a crash. (When this
-      // fiber is interrupted from outside, the handler is skipped and the runner answers.)
-      Effect.catchAllCause((cause) =>
-        finish(block, emit, startedAt, { status: "error", content: formatFailure(tool.name, cause), tool })
-      )
-    )
-  }).pipe(
-    Effect.tap((outcome) => Effect.annotateCurrentSpan("switchyard.status", outcome.result.status)),
-    Effect.withSpan(block.name, {
-      kind: "internal",
-      attributes: { "switchyard.tool_use_id": block.id }
-    })
+  Effect.flatMap(
+    FiberRef.get(FiberRef.currentTracerEnabled),
+    (tracing) =>
+      tracing
+        // `useSpan` + `span.attribute` rather than `withSpan` + `annotateCurrentSpan`, and no
+        // stack trace per call: this is the hot path (see bench/dispatch.ts).
+        ? Effect.useSpan(
+          block.name,
+          { kind: "internal", attributes: { "switchyard.tool_use_id": block.id }, captureStackTrace: false },
+          (span) =>
+            Effect.withParentSpan(run(block, env, emit), span).pipe(
+              Effect.tap((outcome) => span.attribute("switchyard.status", outcome.result.status))
+            )
+        )
+        : run(block, env, emit)
   )
+
+const run = (
+  block: Messages.ToolUseBlock,
+  env: Environment,
+  emit: Emit
+): Effect.Effect<Outcome, never, Results.ResultStore> =>
+  Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+    Effect.zipRight(
+      emit(DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: startedAt })),
+      Effect.flatMap(Ref.get(env.context), (context) => {
+        const resolved = Registry.resolve(block.name, env.tools, env.pool)
+        if (Either.isLeft(resolved)) {
+          return finish(block, emit, startedAt, { status: "error", content: resolved.left })
+        }
+        const tool = resolved.right
+        return pipeline(tool, block, context, env, emit, startedAt).pipe(
+          // A defect anywhere in the pipeline is an error result, never a crash. (When this
+          // fiber is interrupted from outside, the handler is skipped and the runner answers.)
+          Effect.catchAllCause((cause) =>
+            finish(block, emit, startedAt, { status: "error", content: formatFailure(tool.name, cause), tool })
+          )
+        )
+      })
+    ))
 
 interface Ending {
   readonly status: DispatchEvent.ResultStatus
@@ -192,14 +210,15 @@ interface Ending {
   readonly stop?: string | undefined
 }
 
+const noModifiers: ReadonlyArray<ToolUseContext.ContextModifier> = []
+
 const finish = (
   block: Messages.ToolUseBlock,
   emit: Emit,
   startedAt: number,
   ending: Ending
 ): Effect.Effect<Outcome> =>
-  Effect.gen(function*() {
-    const endedAt = yield* Clock.currentTimeMillis
+  Effect.flatMap(Clock.currentTimeMillis, (endedAt) => {
     const result = DispatchEvent.Result({
       toolUseId: block.id,
       name: block.name,
@@ -208,15 +227,18 @@ const finish = (
       startedAt,
       endedAt
     })
-    yield* emit(result)
-    return {
+    const outcome: Outcome = {
       result,
-      modifiers: ending.modifiers ?? [],
+      modifiers: ending.modifiers ?? noModifiers,
       tool: ending.tool,
       abort: ending.abort,
       stop: ending.stop
     }
+    return Effect.as(emit(result), outcome)
   })
+
+const asRecordCopy = (input: unknown): unknown =>
+  typeof input === "object" && input !== null && !Array.isArray(input) ? { ...input } : input
 
 const pipeline = (
   tool: Tool.Any,
@@ -230,21 +252,24 @@ const pipeline = (
     const end = (ending: Ending) => finish(block, emit, startedAt, { tool, ...ending })
 
     // SPEC §4.4 steps 1–2.
-    const validated = yield* Effect.either(Validation.validate(tool, block.input, context, env.tools))
-    if (Either.isLeft(validated)) return yield* end({ status: "error", content: validated.left.message })
-    const decoded = validated.right
+    const decoded = Validation.decodeInput(tool, block.input, context, env.tools)
+    if (Either.isLeft(decoded)) return yield* end({ status: "error", content: decoded.left.message })
+    if (tool.validateInput !== undefined) {
+      const valid = yield* Effect.either(tool.validateInput(decoded.right, context))
+      if (Either.isLeft(valid)) return yield* end({ status: "error", content: valid.left.message })
+    }
+    const input = decoded.right
 
     // Step 3: hooks and permissions see a backfilled copy; `call` gets the decoded input.
-    const observable = tool.backfillObservableInput(
-      typeof decoded === "object" && decoded !== null && !Array.isArray(decoded) ? { ...decoded } : decoded,
-      context
-    )
+    const observable = tool.backfillObservableInput === undefined
+      ? input
+      : tool.backfillObservableInput(asRecordCopy(input), context)
 
     const hooks = yield* Hooks.Hooks
     const pre = hooks.has("PreToolUse", tool.name)
       ? yield* hooks.preToolUse({ tool, toolUseId: block.id, input: observable, context })
       : Hooks.emptyPreToolUse
-    yield* emitHookMessages(block, emit, "PreToolUse", pre.messages)
+    if (pre.messages.length > 0) yield* emitHookMessages(block, emit, "PreToolUse", pre.messages)
 
     const policy = yield* Permissions.PermissionPolicy
     const decision = yield* policy.decide({ tool, toolUseId: block.id, input: observable, context, hook: pre, emit })
@@ -267,7 +292,7 @@ const pipeline = (
       })
     }
 
-    let callInput = decoded
+    let callInput = input
     if (decision.updatedInput !== undefined) {
       const revalidated = yield* Effect.either(
         Validation.validate(tool, decision.updatedInput.input, context, env.tools)
@@ -282,7 +307,7 @@ const pipeline = (
       callInput = revalidated.right
     }
 
-    const modifiers: Array<ToolUseContext.ContextModifier> = []
+    let modifiers: Array<ToolUseContext.ContextModifier> | undefined
     const callContext: Tool.CallContext<unknown> = {
       toolUseId: block.id,
       context,
@@ -291,7 +316,7 @@ const pipeline = (
           Clock.currentTimeMillis,
           (at) => emit(DispatchEvent.Progress({ toolUseId: block.id, name: tool.name, data, at }))
         ),
-      modifyContext: (modifier) => Effect.sync(() => void modifiers.push(modifier))
+      modifyContext: (modifier) => Effect.sync(() => void (modifiers ??= []).push(modifier))
     }
     const exit = yield* Effect.exit(runCall(tool, callInput, callContext))
     const isError = Exit.isFailure(exit)
@@ -325,7 +350,7 @@ const pipeline = (
       sessionId: context.sessionId,
       toolUseId: block.id
     })
-    return yield* end({ status: isError ? "error" : "success", content, modifiers, stop })
+    return yield* end({ status: isError ? "error" : "success", content, modifiers: modifiers ?? noModifiers, stop })
   })
 
 const emitHookMessages = (

@@ -90,6 +90,14 @@ export interface StreamingExecutor {
    * (Events already taken by `getCompletedResults` are not repeated.)
    */
   readonly getRemainingResults: Stream.Stream<DispatchEvent.DispatchEvent>
+  /**
+   * Every event as it is released, for a consumer running alongside the model
+   * stream; ends once `finish` was called and every tool is yielded. Read
+   * either this or `getCompletedResults`/`getRemainingResults`, not both.
+   */
+  readonly results: Stream.Stream<DispatchEvent.DispatchEvent>
+  /** No more tools will be added this turn. */
+  readonly finish: Effect.Effect<void>
   /** Interrupt per reason: `user_interrupt` stops everything, `new_message` only `cancel` tools. */
   readonly interrupt: (reason: "user_interrupt" | "new_message") => Effect.Effect<void>
   /** Drop this attempt (model fallback/retry): interrupt everything, yield nothing more. */
@@ -329,6 +337,8 @@ export const make = (
       addTool,
       getCompletedResults: Effect.map(out.clear, Chunk.toReadonlyArray),
       getRemainingResults: Stream.unwrap(Effect.as(finishAdding, Mailbox.toStream(out))),
+      results: Mailbox.toStream(out),
+      finish: finishAdding,
       interrupt: (reason) => node.abort(reason),
       discard: Effect.gen(function*() {
         if (discarded) return

@@ -125,9 +125,11 @@ export interface Tool<I, O, P = unknown, R = never> {
   readonly userFacingName: (input: I | undefined) => string
   readonly maxResultSizeChars: number
   /** Business-rule validation (SPEC §4.4 step 2); fail with a `ToolError`. */
-  readonly validateInput: (input: I, context: ToolUseContext.ToolUseContext) => Effect.Effect<void, ToolError, R>
+  readonly validateInput:
+    | ((input: I, context: ToolUseContext.ToolUseContext) => Effect.Effect<void, ToolError, R>)
+    | undefined
   /** Fill derived fields on a copy that hooks and permissions see (SPEC §4.4 step 3). */
-  readonly backfillObservableInput: (input: I, context: ToolUseContext.ToolUseContext) => I
+  readonly backfillObservableInput: ((input: I, context: ToolUseContext.ToolUseContext) => I) | undefined
   readonly call: (
     input: I,
     context: CallContext<P>
@@ -206,7 +208,6 @@ export interface Definition<I, O, P, R> {
 
 const allow: ToolPermissionCheck = { behavior: "allow" }
 const no = () => false
-const validInput = () => Effect.void
 
 /**
  * The default `mapResult`: strings as they are, anything else as JSON.
@@ -239,8 +240,8 @@ export const make = <I, O, P = unknown, R = never>(name: string, def: Definition
   interruptBehavior: def.interruptBehavior ?? "block",
   userFacingName: def.userFacingName ?? (() => name),
   maxResultSizeChars: def.maxResultSizeChars ?? 50_000,
-  validateInput: def.validateInput ?? validInput,
-  backfillObservableInput: def.backfillObservableInput ?? ((input) => input),
+  validateInput: def.validateInput,
+  backfillObservableInput: def.backfillObservableInput,
   call: def.call,
   mapResult: def.mapResult ?? defaultMapResult,
   shouldDefer: def.shouldDefer ?? false,
@@ -322,7 +323,9 @@ export const provideContext = <I, O, P, R>(tool: Tool<I, O, P, R>, context: Cont
     isReadOnly: predicate(tool.isReadOnly),
     isDestructive: predicate(tool.isDestructive),
     checkPermissions: (input, ctx) => provide(tool.checkPermissions(input, ctx)),
-    validateInput: (input, ctx) => provide(tool.validateInput(input, ctx)),
+    validateInput: tool.validateInput === undefined
+      ? undefined
+      : (input, ctx) => provide(tool.validateInput!(input, ctx)),
     call: (input, ctx) => {
       const result = tool.call(input, ctx)
       return Effect.isEffect(result) ? provide(result) : Stream.provideContext(result, context)

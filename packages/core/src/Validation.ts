@@ -216,8 +216,10 @@ export const validate = (
   Either.match(decodeInput(tool, input, context, visibleTools), {
     onLeft: Effect.fail,
     onRight: (decoded) =>
-      tool.validateInput(decoded, context).pipe(
-        Effect.as(decoded),
-        Effect.mapError((error) => failure(error.message))
-      )
+      tool.validateInput === undefined
+        ? Effect.succeed(decoded)
+        : tool.validateInput(decoded, context).pipe(
+          Effect.as(decoded),
+          Effect.mapError((error) => failure(error.message))
+        )
   })

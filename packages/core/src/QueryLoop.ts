@@ -1,0 +1,520 @@
+/**
+ * The query loop (SPEC §4.11, the chapter's §5.10): stream a model turn, hand
+ * each completed `tool_use` to a fresh streaming executor at
+ * `content_block_stop` so tools run while the model is still streaming, drain
+ * the rest, append the assistant message and one user message with every
+ * `tool_result` in call order, and repeat until a turn has no tool use, a hook
+ * says stop, the turn limit is hit, or the user interrupts.
+ *
+ * The loop is a `Stream` of `LoopEvent`s. Whatever ends it — a model error,
+ * malformed tool input, `max_tokens` inside a tool call, an interrupt, or the
+ * consumer going away — every `tool_use` that reaches the transcript gets
+ * exactly one `tool_result` (synthetic if it never ran).
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import type * as DispatchEvent from "./DispatchEvent.js"
+import * as Execution from "./Execution.js"
+import * as Hooks from "./Hooks.js"
+import * as Interruption from "./Interruption.js"
+import * as Messages from "./Messages.js"
+import * as Model from "./Model.js"
+import * as Registry from "./Registry.js"
+import * as Results from "./Results.js"
+import * as StreamingExecutor from "./StreamingExecutor.js"
+import * as Tool from "./Tool.js"
+import * as ToolUseContext from "./ToolUseContext.js"
+
+/**
+ * Why a run ended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StopReason =
+  | "end_turn"
+  | "max_turns"
+  | "hook_stop"
+  | "interrupted"
+  | "new_message"
+  | "error"
+  | "prompt_blocked"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type LoopEvent = Data.TaggedEnum<{
+  TurnStarted: { readonly turn: number; readonly at: number }
+  TextDelta: { readonly turn: number; readonly index: number; readonly text: string }
+  ThinkingDelta: { readonly turn: number; readonly index: number; readonly thinking: string }
+  /** A completed `tool_use` block, handed to the executor. */
+  ToolUse: { readonly turn: number; readonly block: Messages.ToolUseBlock; readonly at: number }
+  /** An event of the turn's dispatcher (progress, permission, result, …). */
+  Tool: { readonly turn: number; readonly event: DispatchEvent.DispatchEvent }
+  AssistantMessage: { readonly turn: number; readonly message: Messages.Message }
+  ToolResults: { readonly turn: number; readonly message: Messages.Message }
+  Usage: { readonly turn: number; readonly usage: Model.Usage }
+  HookMessage: { readonly hookEvent: string; readonly content: string; readonly level: DispatchEvent.HookMessageLevel }
+  /** Something ended the turn abnormally (model error, malformed input, …). */
+  Error: { readonly turn: number; readonly reason: string; readonly message: string }
+  TurnEnded: { readonly turn: number; readonly stopReason: Model.StopReason | undefined; readonly at: number }
+  Stopped: { readonly reason: StopReason; readonly turns: number; readonly detail: string | undefined }
+}>
+
+/**
+ * `LoopEvent.TextDelta({...})`, `LoopEvent.$is("Stopped")`, …
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const LoopEvent = Data.taggedEnum<LoopEvent>()
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly system?: string | undefined
+  /** Default 100. */
+  readonly maxTurns?: number | undefined
+  readonly maxTokens?: number | undefined
+  readonly model?: string | undefined
+  /** Overrides the tool concurrency cap. */
+  readonly concurrency?: number | undefined
+  readonly siblingCancellation?: StreamingExecutor.SiblingCancellation | undefined
+  /**
+   * `true` (default): tools start at their `content_block_stop`. `false`: wait
+   * for the whole message first (the non-streaming baseline, for benchmarks).
+   */
+  readonly streaming?: boolean | undefined
+  /** Tools the loop must not offer (e.g. `Agent` inside an agent). */
+  readonly excludeTools?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * What the loop needs from its environment.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements = Model.LanguageModel | Registry.ToolRegistry | Results.ResultStore
+
+/**
+ * A conversation: its context (messages included) survives across runs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Session {
+  readonly context: Ref.Ref<ToolUseContext.ToolUseContext>
+  /** Run the loop for one user prompt. */
+  readonly run: (prompt: string | ReadonlyArray<Messages.ContentBlock>) => Stream.Stream<LoopEvent>
+  /** Interrupt the current run: `user_interrupt` stops it, `new_message` lets `block` tools finish. */
+  readonly interrupt: (reason: "user_interrupt" | "new_message") => Effect.Effect<void>
+  readonly messages: Effect.Effect<ReadonlyArray<Messages.Message>>
+}
+
+/**
+ * Make a session. Its runs need nothing more: the model, registry and result
+ * store are captured here.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeSession = (
+  context: ToolUseContext.ToolUseContext | Ref.Ref<ToolUseContext.ToolUseContext>,
+  options: Options = {}
+): Effect.Effect<Session, never, Requirements> =>
+  Effect.gen(function*() {
+    const services = yield* Effect.context<Requirements>()
+    const contextRef = Ref.RefTypeId in context ? context : yield* Ref.make(context)
+    let current: Interruption.InterruptionNode | undefined
+    const run = (prompt: string | ReadonlyArray<Messages.ContentBlock>): Stream.Stream<LoopEvent> =>
+      Stream.unwrapScoped(
+        Effect.gen(function*() {
+          const out = yield* Mailbox.make<LoopEvent>({ capacity: Execution.MAILBOX_CAPACITY, strategy: "suspend" })
+          const node = yield* Interruption.makeRoot
+          current = node
+          const emit = (event: LoopEvent) => Effect.asVoid(out.offer(event))
+          yield* loop(prompt, contextRef, node, emit, options).pipe(
+            Effect.provide(services),
+            Mailbox.into(out),
+            Effect.forkScoped
+          )
+          return Mailbox.toStream(out)
+        })
+      )
+    return {
+      context: contextRef,
+      run,
+      interrupt: (reason) => (current === undefined ? Effect.void : current.abort(reason)),
+      messages: Effect.map(Ref.get(contextRef), (ctx) => ctx.messages)
+    }
+  })
+
+/**
+ * Run the loop once for a prompt in a fresh conversation.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run = (
+  prompt: string | ReadonlyArray<Messages.ContentBlock>,
+  context: ToolUseContext.ToolUseContext | Ref.Ref<ToolUseContext.ToolUseContext>,
+  options: Options = {}
+): Stream.Stream<LoopEvent, never, Requirements> =>
+  Stream.unwrap(Effect.map(makeSession(context, options), (session) => session.run(prompt)))
+
+/**
+ * The final assistant text of a run's events (what `-p` prints).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const finalText = (events: Iterable<LoopEvent>): string => {
+  let text = ""
+  for (const event of events) {
+    if (event._tag !== "AssistantMessage") continue
+    const parts = Messages.blocks(event.message).flatMap((b) => (b.type === "text" ? [b.text] : []))
+    if (parts.length > 0) text = parts.join("")
+  }
+  return text
+}
+
+type Emit = (event: LoopEvent) => Effect.Effect<void>
+
+const appendMessages = (
+  contextRef: Ref.Ref<ToolUseContext.ToolUseContext>,
+  messages: ReadonlyArray<Messages.Message>
+) => Ref.update(contextRef, (ctx) => ({ ...ctx, messages: [...ctx.messages, ...messages] }))
+
+const emitHookMessages = (emit: Emit, hookEvent: string, messages: ReadonlyArray<Hooks.HookMessage>) =>
+  Effect.forEach(messages, (m) => emit(LoopEvent.HookMessage({ hookEvent, content: m.content, level: m.level })), {
+    discard: true
+  })
+
+const interruptedStop = (reason: Interruption.InterruptReason): StopReason =>
+  reason === "new_message" ? "new_message" : "interrupted"
+
+const loop = (
+  prompt: string | ReadonlyArray<Messages.ContentBlock>,
+  contextRef: Ref.Ref<ToolUseContext.ToolUseContext>,
+  node: Interruption.InterruptionNode,
+  emit: Emit,
+  options: Options
+): Effect.Effect<void, never, Requirements> =>
+  Effect.gen(function*() {
+    const hooks = yield* Hooks.Hooks
+    const maxTurns = options.maxTurns ?? 100
+    const stopped = (reason: StopReason, turns: number, detail?: string) =>
+      emit(LoopEvent.Stopped({ reason, turns, detail }))
+
+    // UserPromptSubmit: may block the prompt, stop, or add context.
+    let userContent: Array<Messages.ContentBlock> = typeof prompt === "string" ? [Messages.text(prompt)] : [...prompt]
+    if (hooks.has("UserPromptSubmit")) {
+      const promptText = typeof prompt === "string"
+        ? prompt
+        : prompt.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n")
+      const outcome = yield* hooks.userPromptSubmit({ context: yield* Ref.get(contextRef), prompt: promptText })
+      yield* emitHookMessages(emit, "UserPromptSubmit", outcome.messages)
+      if (outcome.blockReason !== undefined) return yield* stopped("prompt_blocked", 0, outcome.blockReason)
+      if (outcome.stop !== undefined) return yield* stopped("hook_stop", 0, outcome.stop)
+      userContent = [...userContent, ...outcome.additionalContext.map(Messages.text)]
+    }
+    yield* appendMessages(contextRef, [{ role: "user", content: userContent }])
+
+    let stopHookActive = false
+    for (let turn = 1;; turn++) {
+      if (turn > maxTurns) return yield* stopped("max_turns", turn - 1, `Reached the limit of ${maxTurns} turns`)
+      const aborted = node.reason()
+      if (Option.isSome(aborted)) return yield* stopped(interruptedStop(aborted.value), turn - 1)
+
+      const outcome = yield* runTurn(turn, contextRef, node, emit, options)
+      if (outcome.failure !== undefined) return yield* stopped("error", turn, outcome.failure)
+      if (Option.isSome(outcome.abort)) return yield* stopped(interruptedStop(outcome.abort.value), turn)
+      if (Option.isSome(outcome.hookStop)) return yield* stopped("hook_stop", turn, outcome.hookStop.value)
+
+      if (outcome.toolResults.length === 0) {
+        if (hooks.has("Stop")) {
+          const stop = yield* hooks.stop({ context: yield* Ref.get(contextRef), stopHookActive })
+          yield* emitHookMessages(emit, "Stop", stop.messages)
+          if (stop.stop !== undefined) return yield* stopped("hook_stop", turn, stop.stop)
+          if (stop.blockReason !== undefined) {
+            // A Stop hook that blocks keeps the model going, with its reason as the next prompt.
+            stopHookActive = true
+            yield* appendMessages(contextRef, [{ role: "user", content: [Messages.text(stop.blockReason)] }])
+            continue
+          }
+        }
+        return yield* stopped("end_turn", turn)
+      }
+      stopHookActive = false
+    }
+  })
+
+interface TurnOutcome {
+  readonly toolResults: ReadonlyArray<Messages.ToolResultBlock>
+  readonly failure: string | undefined
+  readonly abort: Option.Option<Interruption.InterruptReason>
+  readonly hookStop: Option.Option<string>
+}
+
+/** A block being assembled from stream events. */
+interface OpenBlock {
+  readonly start: Schema_StartedBlock
+  text: string
+  json: string
+  signature: string
+  closed: boolean
+}
+type Schema_StartedBlock = typeof Model.StartedBlock.Type
+
+class TurnFailure extends Data.TaggedError("TurnFailure")<{ readonly reason: string; readonly message: string }> {}
+
+const parseToolInput = (json: string): Either.Either<unknown, string> => {
+  if (json.trim() === "") return Either.right({})
+  try {
+    const value: unknown = JSON.parse(json)
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? Either.right(value)
+      : Either.left(`expected a JSON object, got ${Array.isArray(value) ? "an array" : typeof value}`)
+  } catch (error) {
+    return Either.left(error instanceof Error ? error.message : String(error))
+  }
+}
+
+const closeBlock = (open: OpenBlock): Messages.ContentBlock | TurnFailure => {
+  const start = open.start
+  switch (start.type) {
+    case "text":
+      return Messages.text(start.text + open.text)
+    case "thinking":
+      return { type: "thinking", thinking: start.thinking + open.text, signature: start.signature + open.signature }
+    case "redacted_thinking":
+      return start
+    case "tool_use": {
+      const input = parseToolInput(open.json)
+      return Either.isLeft(input)
+        ? new TurnFailure({
+          reason: "malformed_tool_input",
+          message: `The input of tool call ${start.id} (${start.name}) is not valid JSON (${input.left}); the call was not run.`
+        })
+        : Messages.toolUse(start.id, start.name, input.right)
+    }
+  }
+}
+
+const runTurn = (
+  turn: number,
+  contextRef: Ref.Ref<ToolUseContext.ToolUseContext>,
+  node: Interruption.InterruptionNode,
+  emit: Emit,
+  options: Options
+): Effect.Effect<TurnOutcome, never, Requirements> =>
+  Effect.scoped(Effect.gen(function*() {
+    const model = yield* Model.LanguageModel
+    const hooks = yield* Hooks.Hooks
+    yield* emit(LoopEvent.TurnStarted({ turn, at: yield* Clock.currentTimeMillis }))
+    const baseEnv = yield* Execution.makeEnvironment(contextRef)
+    const excluded = new Set(options.excludeTools ?? [])
+    const env: Execution.Environment = excluded.size === 0
+      ? baseEnv
+      : { ...baseEnv, tools: baseEnv.tools.filter((t) => !excluded.has(t.name)) }
+    const executor = yield* StreamingExecutor.make(env, {
+      interruption: node,
+      concurrency: options.concurrency,
+      siblingCancellation: options.siblingCancellation
+    })
+    const consumer = yield* executor.results.pipe(
+      Stream.runForEach((event) => emit(LoopEvent.Tool({ turn, event }))),
+      Effect.fork
+    )
+
+    const open = new Map<number, OpenBlock>()
+    const closed: Array<{ readonly index: number; readonly block: Messages.ContentBlock }> = []
+    const toolUses: Array<Messages.ToolUseBlock> = []
+    let stopReason: Model.StopReason | undefined
+    let sawMessageStop = false
+    const streaming = options.streaming ?? true
+
+    // If the consumer goes away mid-turn, the transcript still gets a paired turn.
+    let recorded = false
+    const record = (results: ReadonlyArray<Messages.ToolResultBlock>, extra: ReadonlyArray<string> = []) =>
+      Effect.suspend(() => {
+        if (recorded) return Effect.void
+        recorded = true
+        const content = closed
+          .slice()
+          .sort((a, b) => a.index - b.index)
+          .map((c) => c.block)
+          .filter((b) => !(b.type === "text" && b.text.length === 0))
+        if (content.length === 0) return Effect.void
+        const assistant: Messages.Message = { role: "assistant", content }
+        const byId = new Map(results.map((r) => [r.tool_use_id, r]))
+        const user = toolUses.length === 0 ? undefined : Results.toUserMessage(toolUses, byId)
+        const userWithExtra = user === undefined || extra.length === 0
+          ? user
+          : { ...user, content: [...Messages.blocks(user), ...extra.map(Messages.text)] }
+        return appendMessages(contextRef, userWithExtra === undefined ? [assistant] : [assistant, userWithExtra]).pipe(
+          Effect.zipRight(emit(LoopEvent.AssistantMessage({ turn, message: assistant }))),
+          Effect.zipRight(
+            userWithExtra === undefined ? Effect.void : emit(LoopEvent.ToolResults({ turn, message: userWithExtra }))
+          )
+        )
+      })
+
+    const handle = (event: Model.ModelStreamEvent): Effect.Effect<void, TurnFailure> => {
+      switch (event.type) {
+        case "content_block_start": {
+          open.set(event.index, { start: event.content_block, text: "", json: "", signature: "", closed: false })
+          const initial = event.content_block.type === "text" ? event.content_block.text : ""
+          return initial.length > 0 ? emit(LoopEvent.TextDelta({ turn, index: event.index, text: initial })) : Effect.void
+        }
+        case "content_block_delta": {
+          const block = open.get(event.index)
+          if (block === undefined) {
+            return Effect.fail(
+              new TurnFailure({ reason: "protocol", message: `A delta arrived for unknown content block ${event.index}` })
+            )
+          }
+          const delta = event.delta
+          switch (delta.type) {
+            case "text_delta":
+              block.text += delta.text
+              return emit(LoopEvent.TextDelta({ turn, index: event.index, text: delta.text }))
+            case "thinking_delta":
+              block.text += delta.thinking
+              return emit(LoopEvent.ThinkingDelta({ turn, index: event.index, thinking: delta.thinking }))
+            case "signature_delta":
+              block.signature += delta.signature
+              return Effect.void
+            case "input_json_delta":
+              block.json += delta.partial_json
+              return Effect.void
+          }
+          return Effect.void
+        }
+        case "content_block_stop": {
+          const block = open.get(event.index)
+          if (block === undefined || block.closed) return Effect.void
+          block.closed = true
+          const done = closeBlock(block)
+          if (done instanceof TurnFailure) return Effect.fail(done)
+          closed.push({ index: event.index, block: done })
+          if (done.type !== "tool_use") return Effect.void
+          toolUses.push(done)
+          return Effect.flatMap(Clock.currentTimeMillis, (at) => emit(LoopEvent.ToolUse({ turn, block: done, at }))).pipe(
+            Effect.zipRight(streaming ? executor.addTool(done) : Effect.void)
+          )
+        }
+        case "message_delta": {
+          if (event.delta.stop_reason != null) stopReason = event.delta.stop_reason
+          return event.usage === undefined ? Effect.void : emit(LoopEvent.Usage({ turn, usage: event.usage }))
+        }
+        case "message_start":
+          return event.message.usage === undefined
+            ? Effect.void
+            : emit(LoopEvent.Usage({ turn, usage: event.message.usage }))
+        case "message_stop":
+          sawMessageStop = true
+          return Effect.void
+        case "ping":
+          return Effect.void
+        case "error":
+          return Effect.fail(new TurnFailure({ reason: event.error.type, message: event.error.message }))
+      }
+    }
+
+    const context = yield* Ref.get(contextRef)
+    const request: Model.ModelRequest = {
+      system: options.system,
+      messages: context.messages,
+      tools: env.tools.map((tool) => Model.toolDefinition(tool, { deferred: Tool.isDeferred(tool) })),
+      maxTokens: options.maxTokens,
+      model: options.model
+    }
+    const streamed = model.stream(request).pipe(
+      Stream.mapError((error) => new TurnFailure({ reason: error.reason, message: error.message })),
+      Stream.runForEach(handle)
+    )
+    // Race the model against an abort: an interrupt stops the stream (and its HTTP request).
+    const finished = yield* Effect.raceFirst(
+      Effect.either(streamed),
+      Effect.as(node.await, Either.right(undefined))
+    ).pipe(Effect.onInterrupt(() => pairOnInterrupt(executor, record)))
+
+    let failure: string | undefined
+    if (Either.isLeft(finished)) {
+      failure = finished.left.message
+    } else if (node.isAborted()) {
+      // Interrupted: nothing more is added; the executor gives what ran its results.
+    } else if (!sawMessageStop) {
+      failure = "The model stream ended before message_stop"
+    } else {
+      const unfinished = [...open.values()].find((b) => !b.closed)
+      if (unfinished !== undefined) {
+        const what = unfinished.start.type === "tool_use"
+          ? `the tool call ${unfinished.start.id} (${unfinished.start.name}); the call was not run`
+          : `a ${unfinished.start.type} block`
+        failure = stopReason === "max_tokens"
+          ? `The response hit max_tokens in the middle of ${what}.`
+          : `The response ended in the middle of ${what}.`
+      }
+    }
+    if (failure !== undefined) {
+      yield* emit(LoopEvent.Error({
+        turn,
+        reason: Either.isLeft(finished) ? finished.left.reason : "incomplete",
+        message: failure
+      }))
+    }
+
+    if (!streaming && failure === undefined && !node.isAborted()) {
+      yield* Effect.forEach(toolUses, executor.addTool, { discard: true })
+    }
+    yield* executor.finish
+    yield* Fiber.join(consumer).pipe(Effect.onInterrupt(() => pairOnInterrupt(executor, record)))
+    const toolResults = yield* executor.toolResults
+
+    let extra: ReadonlyArray<string> = []
+    let hookStop = yield* executor.stopReason
+    if (toolResults.length > 0 && hooks.has("PostToolBatch")) {
+      const batch = yield* hooks.postToolBatch({ context: yield* Ref.get(contextRef), results: toolResults })
+      yield* emitHookMessages(emit, "PostToolBatch", batch.messages)
+      extra = batch.additionalContext
+      if (batch.stop !== undefined && Option.isNone(hookStop)) hookStop = Option.some(batch.stop)
+    }
+    yield* record(toolResults, extra)
+    yield* emit(LoopEvent.TurnEnded({ turn, stopReason, at: yield* Clock.currentTimeMillis }))
+    return {
+      toolResults: toolUses.length === 0 ? [] : toolResults,
+      failure,
+      abort: node.reason(),
+      hookStop
+    }
+  }))
+
+/** The consumer went away mid-turn: record the turn with what finished, synthetic results for the rest. */
+const pairOnInterrupt = (
+  executor: StreamingExecutor.StreamingExecutor,
+  record: (results: ReadonlyArray<Messages.ToolResultBlock>) => Effect.Effect<void>
+) => Effect.flatMap(executor.toolResults, record)
+
+/**
+ * Collect a run's events (handy in tests and `-p` mode).
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const collect = <R>(stream: Stream.Stream<LoopEvent, never, R>): Effect.Effect<ReadonlyArray<LoopEvent>, never, R> =>
+  Effect.map(Stream.runCollect(stream), (chunk) => Array.from(chunk))
