@@ -26,7 +26,7 @@ import * as DispatchEvent from "./DispatchEvent.js"
 import * as Hooks from "./Hooks.js"
 import type * as Interruption from "./Interruption.js"
 import * as Messages from "./Messages.js"
-import * as PermissionContext from "./PermissionContext.js"
+import * as PermissionRules from "./PermissionRules.js"
 import * as Permissions from "./Permissions.js"
 import * as Registry from "./Registry.js"
 import * as Results from "./Results.js"
@@ -61,7 +61,7 @@ export const makeEnvironment = (
     const registry = yield* Registry.ToolRegistry
     const ref = Ref.RefTypeId in context ? context : yield* Ref.make(context)
     const current = yield* Ref.get(ref)
-    const tools = yield* registry.getTools((name) => PermissionContext.isBlanketDenied(current.permissions, name))
+    const tools = yield* registry.getTools((name) => PermissionRules.isBlanketDenied(current.permissions, name))
     const pool = yield* registry.pool
     return { tools, pool, context: ref }
   })
@@ -286,7 +286,12 @@ const pipeline = (
     if (decision.behavior === "deny") {
       return yield* end({
         status: "denied",
-        content: decision.rejectedByUser ? Results.REJECTED_BY_USER : decision.message,
+        // Claude Code's wording for a user's "no", plus what the user said, if anything.
+        content: decision.rejectedByUser
+          ? decision.message.includes(" and said: ")
+            ? `${Results.REJECTED_BY_USER}\n${decision.message}`
+            : Results.REJECTED_BY_USER
+          : decision.message,
         abort: decision.rejectedByUser ? "permission_rejected" : undefined,
         stop: pre.stop
       })

@@ -107,16 +107,6 @@ export const ruleNamesTool = (rule: PermissionRule, toolName: string): boolean =
 }
 
 /**
- * A blanket deny removes a tool from what the model sees (SPEC §4.2 step 3):
- * `Bash` alone denies, `Bash(rm *)` does not.
- *
- * @since 0.1.0
- * @category predicates
- */
-export const isBlanketDenied = (context: PermissionContext, toolName: string): boolean =>
-  context.rules.some((rule) => rule.behavior === "deny" && rule.specifier === undefined && ruleNamesTool(rule, toolName))
-
-/**
  * What a tool's own `checkPermissions` says about a call: `allow` means the
  * tool has no objection (the mode and rules still apply), `ask` asks the user
  * with a message, `deny` refuses with a message to the model.

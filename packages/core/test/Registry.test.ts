@@ -1,4 +1,4 @@
-import { Execution, Messages, PermissionContext, Registry, Tool, ToolUseContext } from "@switchyard/core"
+import { Execution, Messages, PermissionContext, PermissionRules, Registry, Tool, ToolUseContext } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -72,7 +72,7 @@ describe("Registry (SPEC §4.2)", () => {
       }
       const result = Registry.filterTools(pool, {
         ...defaults,
-        isBlanketDenied: (name) => PermissionContext.isBlanketDenied(permissions, name)
+        isBlanketDenied: (name) => PermissionRules.isBlanketDenied(permissions, name)
       })
       expect(names(result)).not.toContain("Glob")
       expect(names(result)).toContain("Bash")

@@ -1,0 +1,209 @@
+/**
+ * The Anthropic adapter of the model port (SPEC §4.11), on `@anthropic-ai/sdk`.
+ * A separate entry point (`@switchyard/core/anthropic`), so embedders that
+ * bring their own model do not load the SDK.
+ *
+ * ```ts
+ * import * as AnthropicModel from "@switchyard/core/anthropic"
+ * // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, SWITCHYARD_MODEL / ANTHROPIC_MODEL
+ * const ModelLive = AnthropicModel.layerConfig()
+ * ```
+ *
+ * Each `stream(request)` sends one streaming Messages request
+ * (`client.messages.create({ ...params, stream: true })`) and decodes every
+ * raw event with `Model.ModelStreamEvent`.
+ *
+ * - Retries: the SDK's own are off (`maxRetries: 0`); retryable failures
+ *   (429, 529 and `overloaded_error`, 408/409/5xx, a refused or broken
+ *   connection, an `error` event) are retried with `retrySchedule`, each wait
+ *   at least the response's `retry-after`, but only before the first event
+ *   was emitted: a partial stream is never replayed.
+ * - After the first event every failure ends the stream with a `ModelError`
+ *   whose `retryable` is `false` and whose message says how far the stream
+ *   got: an `error` SSE event (the SDK raises it; its `error.type` gives the
+ *   reason, e.g. `overloaded_error` → `"overloaded"`), a connection broken
+ *   mid-block (`"network"`), an end without `message_stop` (`"network"`), an
+ *   undecodable event (`"protocol"`, naming the event type) or no event for
+ *   `idleTimeout` (`"network"`). The stream therefore never emits `error`
+ *   events, nor `ping`s (the SDK drops them).
+ * - Interrupting the consuming fiber aborts the HTTP request.
+ *
+ * @since 0.1.0
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as internal from "./internal/anthropic.js"
+import * as Model from "./Model.js"
+
+/**
+ * The model used when neither the options, the request nor the environment
+ * name one.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultModel = "claude-sonnet-5-5"
+
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxTokens = 8192
+
+/**
+ * Exponential backoff from 500 ms with jitter, each wait capped at 30 s, for
+ * up to 8 attempts in all.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultRetrySchedule: Schedule.Schedule<unknown, Model.ModelError> = Schedule.exponential("500 millis").pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(30))),
+  Schedule.intersect(Schedule.recurs(7))
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly apiKey: Redacted.Redacted<string>
+  /** Default: the SDK's (`ANTHROPIC_BASE_URL`, else the public API). */
+  readonly baseUrl?: string | undefined
+  /** Default {@link defaultModel}; a request's `model` wins. */
+  readonly model?: string | undefined
+  /** Default {@link defaultMaxTokens}; a request's `maxTokens` wins. */
+  readonly maxTokens?: number | undefined
+  /** Retries before the first event; default {@link defaultRetrySchedule}. */
+  readonly retrySchedule?: Schedule.Schedule<unknown, Model.ModelError> | undefined
+  /** The longest wait for the next event before the stream fails; default 5 minutes. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /** The SDK's timeout for one HTTP request until its response starts; default the SDK's (10 minutes). */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The request parameters sent for a model request.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const requestParams = (
+  request: Model.ModelRequest,
+  defaults: { readonly model: string; readonly maxTokens: number }
+): Anthropic.MessageCreateParamsStreaming => ({
+  model: request.model ?? defaults.model,
+  max_tokens: request.maxTokens ?? defaults.maxTokens,
+  // Messages and tool definitions are already in the API's JSON shapes (the
+  // Messages schemas; `input_schema` inlined; `defer_loading` on deferred
+  // tools): they are sent as given. The SDK's types are the same shapes with
+  // mutable arrays.
+  messages: request.messages as Array<Anthropic.MessageParam>,
+  ...(request.system !== undefined && request.system.length > 0 ? { system: request.system } : {}),
+  ...(request.tools.length > 0 ? { tools: request.tools as Array<Anthropic.Tool> } : {}),
+  stream: true
+})
+
+/**
+ * A model service on an SDK client (e.g. one configured for another backend).
+ * Construct the client with `maxRetries: 0`: retries are `retrySchedule`'s.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromClient = (
+  client: Anthropic,
+  options: Omit<Options, "apiKey" | "baseUrl" | "requestTimeout"> = {}
+): Model.Service => {
+  const defaults = { model: options.model ?? defaultModel, maxTokens: options.maxTokens ?? defaultMaxTokens }
+  const idleTimeout = Duration.decode(options.idleTimeout ?? Duration.minutes(5))
+  const policy = internal.retryPolicy(options.retrySchedule ?? defaultRetrySchedule)
+  return {
+    stream: (request) =>
+      Stream.unwrapScoped(
+        internal.open(client, requestParams(request, defaults), idleTimeout).pipe(
+          Effect.retry(policy),
+          Effect.mapError((failure) => failure.error),
+          Effect.map((opened) => internal.events(opened, idleTimeout))
+        )
+      )
+  }
+}
+
+/**
+ * A model service talking to the Anthropic API with the SDK's retries off.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options): Effect.Effect<Model.Service> =>
+  Effect.sync(() =>
+    fromClient(
+      new Anthropic({
+        apiKey: Redacted.value(options.apiKey),
+        maxRetries: 0,
+        ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
+        ...(options.requestTimeout !== undefined ? { timeout: Duration.toMillis(options.requestTimeout) } : {})
+      }),
+      options
+    )
+  )
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<Model.LanguageModel> =>
+  Layer.effect(Model.LanguageModel, make(options))
+
+const apiKeyConfig = Config.redacted("ANTHROPIC_API_KEY")
+const baseUrlConfig = Config.option(Config.nonEmptyString("ANTHROPIC_BASE_URL"))
+const modelConfig = Config.nonEmptyString("SWITCHYARD_MODEL").pipe(
+  Config.orElse(() => Config.nonEmptyString("ANTHROPIC_MODEL")),
+  Config.withDefault(defaultModel)
+)
+
+/**
+ * The settings read from the environment: `ANTHROPIC_API_KEY` (redacted),
+ * `ANTHROPIC_BASE_URL` (optional), the model from `SWITCHYARD_MODEL`, else
+ * `ANTHROPIC_MODEL`, else {@link defaultModel}.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<{
+  readonly apiKey: Redacted.Redacted<string>
+  readonly baseUrl: Option.Option<string>
+  readonly model: string
+}> = Config.all({ apiKey: apiKeyConfig, baseUrl: baseUrlConfig, model: modelConfig })
+
+/**
+ * The model layer configured from the environment ({@link config}); a field
+ * given in `options` wins over its variable (so `ANTHROPIC_API_KEY` is not
+ * required when `options.apiKey` is given).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  options: Partial<Options> = {}
+): Layer.Layer<Model.LanguageModel, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Config.all({
+        apiKey: options.apiKey !== undefined ? Config.succeed(options.apiKey) : apiKeyConfig,
+        baseUrl: options.baseUrl !== undefined ? Config.succeed(Option.some(options.baseUrl)) : baseUrlConfig,
+        model: options.model !== undefined ? Config.succeed(options.model) : modelConfig
+      }),
+      (settings) => layer({ ...options, ...settings, baseUrl: Option.getOrUndefined(settings.baseUrl) })
+    )
+  )

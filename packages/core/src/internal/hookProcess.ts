@@ -1,0 +1,98 @@
+/**
+ * Running one command hook as a child process: `bash -c command` in the project
+ * directory, the event JSON on stdin, stdout and stderr collected, the whole
+ * run under the hook's timeout.
+ *
+ * The platform executor starts the child as its own process group and, when
+ * its scope closes, sends SIGTERM to the group and waits without escalating
+ * (SPEC §1 traps). A finalizer registered after the start runs first and does
+ * the escalation: TERM to the group, a grace period, then KILL to the group,
+ * so a hook that traps TERM, or a grandchild that ignores it, is gone when
+ * the run ends, on timeout and on interruption alike.
+ */
+import * as Command from "@effect/platform/Command"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+
+/** @internal */
+export type ProcessResult =
+  | { readonly _tag: "Exited"; readonly code: number; readonly stdout: string; readonly stderr: string }
+  | { readonly _tag: "Signaled"; readonly message: string; readonly stderr: string }
+  | { readonly _tag: "TimedOut" }
+  | { readonly _tag: "SpawnFailed"; readonly message: string }
+
+/** @internal */
+export interface ProcessOptions {
+  readonly command: string
+  readonly cwd: string
+  readonly env: Record<string, string>
+  readonly stdin: string
+  readonly timeout: Duration.Duration
+  readonly killGrace: Duration.Duration
+}
+
+const collectText = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<string, E> =>
+  stream.pipe(Stream.decodeText(), Stream.mkString)
+
+/**
+ * TERM the group, give the leader `grace` to exit, then KILL the group, so
+ * members that trap or ignore TERM die too. The group is signalled even when
+ * the leader is gone: a background child that still holds stdout open is what
+ * made the run time out. Interruptible inside, because finalizers run
+ * uninterruptibly and the waits must be cut by their timeouts.
+ */
+const terminateGroup = (process: CommandExecutor.Process, grace: Duration.Duration): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    yield* Effect.interruptible(process.kill("SIGTERM")).pipe(Effect.timeoutOption(grace), Effect.ignore)
+    yield* Effect.interruptible(process.kill("SIGKILL")).pipe(Effect.timeoutOption(grace), Effect.ignore)
+  })
+
+/** @internal */
+export const run = (
+  executor: CommandExecutor.CommandExecutor,
+  options: ProcessOptions
+): Effect.Effect<ProcessResult> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const command = Command.make("bash", "-c", options.command).pipe(
+        Command.workingDirectory(options.cwd),
+        Command.env(options.env),
+        Command.feed(options.stdin)
+      )
+      const started = yield* Effect.either(executor.start(command))
+      if (Either.isLeft(started)) {
+        return { _tag: "SpawnFailed", message: started.left.message } satisfies ProcessResult
+      }
+      const process = started.right
+      // Runs before the executor's own release (finalizers run in reverse order). A hook
+      // that finished is left alone, as Claude Code does; one that timed out or was
+      // interrupted loses its whole process group.
+      let completed = false
+      yield* Effect.addFinalizer(() => completed ? Effect.void : terminateGroup(process, options.killGrace))
+      const finished = yield* Effect.all(
+        [
+          Effect.either(collectText(process.stdout)),
+          Effect.either(collectText(process.stderr)),
+          Effect.either(process.exitCode)
+        ],
+        { concurrency: "unbounded" }
+      ).pipe(Effect.timeoutOption(options.timeout))
+      if (Option.isNone(finished)) return { _tag: "TimedOut" } satisfies ProcessResult
+      completed = true
+      const [stdout, stderr, exitCode] = finished.value
+      const stderrText = Either.getOrElse(stderr, () => "")
+      if (Either.isLeft(exitCode)) {
+        return { _tag: "Signaled", message: exitCode.left.message, stderr: stderrText } satisfies ProcessResult
+      }
+      return {
+        _tag: "Exited",
+        code: exitCode.right,
+        stdout: Either.getOrElse(stdout, () => ""),
+        stderr: stderrText
+      } satisfies ProcessResult
+    })
+  )
