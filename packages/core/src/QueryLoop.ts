@@ -65,6 +65,8 @@ export type LoopEvent = Data.TaggedEnum<{
   ToolResults: { readonly turn: number; readonly message: Messages.Message }
   Usage: { readonly turn: number; readonly usage: Model.Usage }
   HookMessage: { readonly hookEvent: string; readonly content: string; readonly level: DispatchEvent.HookMessageLevel }
+  /** The model's response for this turn is complete (tools may still be running). */
+  ResponseEnded: { readonly turn: number; readonly stopReason: Model.StopReason | undefined; readonly at: number }
   /** Something ended the turn abnormally (model error, malformed input, …). */
   Error: { readonly turn: number; readonly reason: string; readonly message: string }
   TurnEnded: { readonly turn: number; readonly stopReason: Model.StopReason | undefined; readonly at: number }
@@ -453,6 +455,7 @@ const runTurn = (
       Effect.as(node.await, Either.right(undefined))
     ).pipe(Effect.onInterrupt(() => pairOnInterrupt(executor, record)))
 
+    yield* emit(LoopEvent.ResponseEnded({ turn, stopReason, at: yield* Clock.currentTimeMillis }))
     let failure: string | undefined
     if (Either.isLeft(finished)) {
       failure = finished.left.message

@@ -1,0 +1,197 @@
+/**
+ * What every command shares: the working directory, the settings files and
+ * the permission options, turned into the Layer the engine runs on (built-in
+ * tools, registry, result store, permission chain, hooks, shell analysis and
+ * the Node platform).
+ *
+ * @since 0.1.0
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as HookRunner from "@switchyard/core/HookRunner"
+import type * as Hooks from "@switchyard/core/Hooks"
+import type * as Model from "@switchyard/core/Model"
+import * as PermissionChain from "@switchyard/core/PermissionChain"
+import * as PermissionContext from "@switchyard/core/PermissionContext"
+import type * as Permissions from "@switchyard/core/Permissions"
+import * as Registry from "@switchyard/core/Registry"
+import * as Results from "@switchyard/core/Results"
+import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
+import * as Settings from "@switchyard/core/Settings"
+import type * as Tool from "@switchyard/core/Tool"
+import * as ToolUseContext from "@switchyard/core/ToolUseContext"
+import * as Builtins from "@switchyard/tools/Builtins"
+import * as ShellCommand from "@switchyard/tools/ShellCommand"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as CliError from "./CliError.js"
+
+/**
+ * The options every command takes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CommonOptions {
+  readonly cwd: string
+  readonly settingsFiles: ReadonlyArray<string>
+  readonly permissionMode: PermissionContext.PermissionMode | undefined
+  readonly allowedTools: ReadonlyArray<string>
+  readonly disallowedTools: ReadonlyArray<string>
+  readonly verbose: boolean
+}
+
+/**
+ * Split a `--allowed-tools` value like Claude Code does: commas or spaces
+ * between rules, but not inside a rule's parentheses (`Bash(git log *)`).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const splitRuleList = (value: string): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  let depth = 0
+  let current = ""
+  for (const char of value) {
+    if (char === "(") depth++
+    if (char === ")") depth = Math.max(0, depth - 1)
+    if (depth === 0 && (char === "," || /\s/.test(char))) {
+      if (current.trim() !== "") out.push(current.trim())
+      current = ""
+    } else {
+      current += char
+    }
+  }
+  if (current.trim() !== "") out.push(current.trim())
+  return out
+}
+
+/**
+ * Settings and permissions resolved for a command.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Prepared {
+  readonly cwd: string
+  readonly settings: Settings.Settings
+  readonly permissions: PermissionContext.PermissionContext
+  /** One line per settings problem (the rest of the settings still loaded). */
+  readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * Load the settings files, add the command-line rules and pick the mode.
+ * A missing `--settings` file or an invalid rule is bad input; a settings
+ * file with invalid content is a warning naming the file and field.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const prepare = (
+  options: CommonOptions
+): Effect.Effect<Prepared, CliError.CliError, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const cwd = path.resolve(options.cwd)
+    const info = yield* Effect.either(fs.stat(cwd))
+    if (info._tag === "Left" || info.right.type !== "Directory") {
+      return yield* Effect.fail(CliError.badInput(`--cwd ${options.cwd}: not a directory`))
+    }
+    const extraFiles = options.settingsFiles.map((file) => path.resolve(cwd, file))
+    for (const file of extraFiles) {
+      if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false)))) {
+        return yield* Effect.fail(CliError.badInput(`Settings file not found: ${file}`))
+      }
+    }
+    const settings = yield* Settings.load({ cwd, extraFiles })
+    const cliRules: Array<PermissionContext.PermissionRule> = []
+    for (const [values, behavior, flag] of [
+      [options.allowedTools, "allow", "--allowed-tools"],
+      [options.disallowedTools, "deny", "--disallowed-tools"]
+    ] as const) {
+      for (const raw of values.flatMap(splitRuleList)) {
+        const rule = PermissionContext.parseRule(raw, behavior, flag, cwd)
+        if (rule === undefined) {
+          return yield* Effect.fail(
+            CliError.badInput(`${flag}: "${raw}" is not a permission rule (expected Tool or Tool(specifier))`)
+          )
+        }
+        cliRules.push(rule)
+      }
+    }
+    const permissions: PermissionContext.PermissionContext = {
+      ...settings.permissions,
+      mode: options.permissionMode ?? settings.permissions.mode,
+      rules: [...settings.permissions.rules, ...cliRules]
+    }
+    return { cwd, settings, permissions, warnings: settings.issues.map(Settings.formatIssue) }
+  })
+
+/**
+ * A fresh tool-use context for the prepared directory and permissions.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolUseContext = (prepared: Prepared): ToolUseContext.ToolUseContext =>
+  ToolUseContext.make({ cwd: prepared.cwd, permissions: prepared.permissions })
+
+/**
+ * What the engine layer provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services =
+  | Registry.ToolRegistry
+  | Tool.ToolPool
+  | Results.ResultStore
+  | Permissions.PermissionPolicy
+  | Hooks.Hooks
+  | ShellAnalysis.ShellAnalysis
+  | NodeContext.NodeContext
+
+/**
+ * The engine on Node: built-in tools, registry, result store, permission
+ * chain (asking through `prompt`), hooks from the settings, tree-sitter shell
+ * analysis. Pass a model layer to enable the query loop and the Agent tool.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <ME = never, MR = never>(
+  prepared: Prepared,
+  options: {
+    readonly model?: Layer.Layer<Model.LanguageModel, ME, MR> | undefined
+    readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt>
+  }
+): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
+  const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
+  const tools = Builtins.layer().pipe(
+    Layer.provideMerge(Registry.layer()),
+    Layer.provideMerge(Results.layer),
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provideMerge(model)
+  )
+  const policy = PermissionChain.layer({ projectDir: prepared.cwd })
+  const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
+  return Layer.mergeAll(tools, policy, hooks, ShellCommand.layer, options.prompt).pipe(
+    Layer.provideMerge(NodeContext.layer)
+  ) as Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>>
+}
+
+/**
+ * A prompt for where nobody can answer (no terminal): every ask is a denial
+ * with a clear reason.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const noPrompt = (reason: string): Layer.Layer<PermissionChain.PermissionPrompt> =>
+  Layer.succeed(PermissionChain.PermissionPrompt, {
+    ask: () => Effect.succeed({ answer: "unavailable" as const, reason })
+  })

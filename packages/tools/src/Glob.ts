@@ -1,0 +1,199 @@
+/**
+ * Glob: files whose paths match a glob pattern, newest first (Claude Code's
+ * `Glob`).
+ *
+ * Matching is `tinyglobby`'s (picomatch globs: `**`, `{a,b}`, `[abc]`, …; a
+ * directory walk that prunes what the pattern cannot reach). Its directory
+ * reads go through the `FileSystem` service via `tinyglobby`'s `fs` option,
+ * so no `node:fs` is touched. Like Claude Code's Glob, `.gitignore` is not
+ * consulted; hidden files match only when the pattern names them (`.github/**`).
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Tool from "@switchyard/core/Tool"
+import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { glob, isDynamicPattern } from "tinyglobby"
+import * as FsAdapter from "./internal/fsAdapter.js"
+import * as Files from "./internal/files.js"
+
+/**
+ * The most paths one Glob returns.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_RESULTS = 100
+
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const TRUNCATED_NOTE = "(Results are truncated. Consider using a more specific path or pattern.)"
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const GlobInput = Schema.Struct({
+  pattern: Schema.String.annotations({ description: "The glob pattern to match files against, e.g. \"**/*.ts\"" }),
+  path: Schema.optional(Schema.String).annotations({
+    description: "The directory to search in. Omit it to search the current working directory " +
+      "(do not pass \"undefined\" or \"null\")."
+  })
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type GlobInput = Schema.Schema.Type<typeof GlobInput>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface GlobOutput {
+  /** Absolute paths, newest first. */
+  readonly filenames: ReadonlyArray<string>
+  readonly numFiles: number
+  readonly truncated: boolean
+}
+
+/**
+ * A search failed before it ran: its directory is missing or not a directory.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class GlobError extends Schema.TaggedError<GlobError>()("GlobError", {
+  parameter: Schema.String,
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+// Models sometimes spell an omitted optional as a string.
+const givenPath = (path: string | undefined): string | undefined =>
+  path === undefined || path === "" || path === "undefined" || path === "null" ? undefined : path
+
+const resolveSearchDirectory = (
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  context: ToolUseContext.ToolUseContext,
+  given: string | undefined
+): Effect.Effect<string, GlobError> =>
+  Effect.gen(function*() {
+    const directory = Files.resolvePath(path, context.cwd, givenPath(given) ?? context.cwd)
+    const info = yield* Effect.option(fs.stat(directory))
+    if (Option.isNone(info)) {
+      return yield* new GlobError({ parameter: "path", path: directory, message: `Directory does not exist: ${directory}` })
+    }
+    if (info.value.type !== "Directory") {
+      return yield* new GlobError({ parameter: "path", path: directory, message: `Path is not a directory: ${directory}` })
+    }
+    return directory
+  })
+
+/**
+ * An absolute pattern (`/repo/src/**\/*.ts`) searches from its longest static
+ * directory prefix.
+ */
+const splitAbsolutePattern = (pattern: string, directory: string): { cwd: string; pattern: string } => {
+  if (!pattern.startsWith("/")) return { cwd: directory, pattern }
+  const segments = pattern.split("/")
+  let staticEnd = 1
+  while (staticEnd < segments.length - 1 && !isDynamicPattern(segments[staticEnd]!)) staticEnd++
+  return {
+    cwd: segments.slice(0, staticEnd).join("/") || "/",
+    pattern: segments.slice(staticEnd).join("/")
+  }
+}
+
+/**
+ * The Glob tool.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const Glob = Tool.make("Glob", {
+  description: [
+    "Fast file pattern matching for any codebase size.",
+    "- Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\".",
+    `- Returns matching absolute file paths sorted by modification time, newest first (at most ${MAX_RESULTS}).`,
+    "- Use it to find files by name; use Grep to search their contents."
+  ].join("\n"),
+  input: GlobInput,
+  isConcurrencySafe: () => true,
+  isReadOnly: () => true,
+  interruptBehavior: "cancel",
+  backfillObservableInput: (input, context) => ({
+    ...input,
+    path: Files.toAbsolute(context.cwd, givenPath(input.path) ?? context.cwd)
+  }),
+  validateInput: (input, context) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      yield* resolveSearchDirectory(fs, path, context, input.path)
+    }).pipe(Effect.mapError((error) => new Tool.ToolError({ message: error.message }))),
+  call: (input, ctx) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const directory = yield* resolveSearchDirectory(fs, path, ctx.context, input.path)
+      const runtime = yield* Effect.runtime<FileSystem.FileSystem>()
+      const adapter = FsAdapter.make(runtime)
+      const search = splitAbsolutePattern(input.pattern, directory)
+      // Interrupting the call aborts the walk (the signal) and the filesystem calls still in flight (close).
+      const matches = yield* Effect.tryPromise({
+        try: (signal) =>
+          glob(search.pattern, {
+            cwd: search.cwd,
+            absolute: true,
+            onlyFiles: true,
+            expandDirectories: false,
+            fs: adapter.fs,
+            signal
+          }),
+        catch: (cause) =>
+          new GlobError({
+            parameter: "pattern",
+            path: directory,
+            message: `Invalid glob pattern "${input.pattern}": ${cause instanceof Error ? cause.message : String(cause)}`
+          })
+      }).pipe(Effect.ensuring(adapter.close))
+      const dated = yield* Effect.forEach(
+        matches,
+        (file) => {
+          const known = adapter.mtimes.get(file)
+          if (known !== undefined) return Effect.succeed({ file, mtime: known })
+          return fs.stat(file).pipe(
+            Effect.map((info) => ({ file, mtime: Files.mtimeMs(info) })),
+            Effect.orElseSucceed(() => ({ file, mtime: 0 }))
+          )
+        },
+        { concurrency: 32 }
+      )
+      dated.sort((a, b) => b.mtime - a.mtime || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+      const output: GlobOutput = {
+        filenames: dated.slice(0, MAX_RESULTS).map((entry) => entry.file),
+        numFiles: dated.length,
+        truncated: dated.length > MAX_RESULTS
+      }
+      return output
+    }),
+  mapResult: (output) => {
+    if (output.filenames.length === 0) return "No files found"
+    return output.truncated ? [...output.filenames, TRUNCATED_NOTE].join("\n") : output.filenames.join("\n")
+  }
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Tool.layer(Glob)
