@@ -12,6 +12,7 @@ export default defineConfig({
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    globalSetup: ["test/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks"

@@ -60,14 +60,17 @@ export const parseInput = (text: string, source: string): Either.Either<Readonly
       CliError.badInput(`${source} is not valid JSON (${error instanceof Error ? error.message : String(error)})`)
     )
   }
-  const decoded = Schema.decodeUnknownEither(DispatchInput)(json)
+  // Report against the shape the input is trying to be: an array, or a message.
+  const decoded = Array.isArray(json)
+    ? Schema.decodeUnknownEither(Schema.Array(Messages.ToolUseBlock))(json)
+    : Schema.decodeUnknownEither(DispatchInput)(json)
   if (Either.isLeft(decoded)) {
     const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
     const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`
     return Either.left(
       CliError.badInput(
         `${source}: expected a JSON array of tool_use blocks or an assistant message${where}` +
-          (issue === undefined ? "" : ` (${issue.message})`)
+          (issue === undefined ? "" : ` (${issue.message.length > 120 ? `${issue.message.slice(0, 119)}…` : issue.message})`)
       )
     )
   }
@@ -263,7 +266,9 @@ const report = (
       const result = byId.get(call.id)
       if (result === undefined) continue
       const mark = result.status === "success" ? "✓" : result.status === "denied" ? "⊘" : "✗"
-      const text = firstLine(Messages.contentText(result.block.content))
+      const content = Messages.contentText(result.block.content)
+      // A success shows its first line; a failure shows what went wrong in full (briefly).
+      const text = result.status === "success" ? firstLine(content) : content.trim().slice(0, 400).replace(/\n/g, "\n    ")
       const group = groupOf.get(call.id)
       const together = group === undefined ? 1 : groups[group - 1]!.runs.length
       yield* Output.line(

@@ -1,0 +1,56 @@
+/**
+ * Run the built `switchyard` binary as a child process and collect what it
+ * printed and how it exited.
+ */
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+
+export const root = path.join(import.meta.dirname, "..", "..")
+export const bin = path.join(root, "packages/cli/bin/switchyard.js")
+
+export interface CliResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly lines: ReadonlyArray<string>
+}
+
+export const runCli = (
+  args: ReadonlyArray<string>,
+  options: {
+    readonly cwd?: string
+    readonly input?: string
+    readonly env?: Readonly<Record<string, string | undefined>>
+    readonly timeoutMs?: number
+  } = {}
+): Promise<CliResult> =>
+  new Promise((resolve, reject) => {
+    const env: Record<string, string> = {}
+    for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) env[k] = v
+    // Never touch the real ~/.switchyard from tests.
+    env["SWITCHYARD_HOME"] ??= path.join(root, ".switchyard-test", "home")
+    delete env["FORCE_COLOR"]
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: options.cwd ?? root,
+      env,
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`switchyard ${args.join(" ")} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`))
+    }, options.timeoutMs ?? 30_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr, lines: stdout.split("\n").filter((l) => l.trim() !== "") })
+    })
+    child.stdin.end(options.input ?? "")
+  })
+
+/** The JSON objects of a stream-json output. */
+export const jsonLines = (result: CliResult): ReadonlyArray<Record<string, unknown>> =>
+  result.lines.map((line) => JSON.parse(line) as Record<string, unknown>)
