@@ -208,6 +208,9 @@ const emitHookMessages = (emit: Emit, hookEvent: string, messages: ReadonlyArray
 const interruptedStop = (reason: Interruption.InterruptReason): StopReason =>
   reason === "new_message" ? "new_message" : "interrupted"
 
+const interruptedDetail = (reason: Interruption.InterruptReason): string | undefined =>
+  reason === "permission_rejected" ? "a tool use was rejected" : reason === "user_interrupt" ? "by the user" : undefined
+
 const loop = (
   prompt: string | ReadonlyArray<Messages.ContentBlock>,
   contextRef: Ref.Ref<ToolUseContext.ToolUseContext>,
@@ -218,7 +221,7 @@ const loop = (
   Effect.gen(function*() {
     const hooks = yield* Hooks.Hooks
     const maxTurns = options.maxTurns ?? 100
-    const stopped = (reason: StopReason, turns: number, detail?: string) =>
+    const stopped = (reason: StopReason, turns: number, detail?: string | undefined) =>
       emit(LoopEvent.Stopped({ reason, turns, detail }))
 
     // UserPromptSubmit: may block the prompt, stop, or add context.
@@ -239,11 +242,15 @@ const loop = (
     for (let turn = 1;; turn++) {
       if (turn > maxTurns) return yield* stopped("max_turns", turn - 1, `Reached the limit of ${maxTurns} turns`)
       const aborted = node.reason()
-      if (Option.isSome(aborted)) return yield* stopped(interruptedStop(aborted.value), turn - 1)
+      if (Option.isSome(aborted)) {
+        return yield* stopped(interruptedStop(aborted.value), turn - 1, interruptedDetail(aborted.value))
+      }
 
       const outcome = yield* runTurn(turn, contextRef, node, emit, options)
       if (outcome.failure !== undefined) return yield* stopped("error", turn, outcome.failure)
-      if (Option.isSome(outcome.abort)) return yield* stopped(interruptedStop(outcome.abort.value), turn)
+      if (Option.isSome(outcome.abort)) {
+        return yield* stopped(interruptedStop(outcome.abort.value), turn, interruptedDetail(outcome.abort.value))
+      }
       if (Option.isSome(outcome.hookStop)) return yield* stopped("hook_stop", turn, outcome.hookStop.value)
 
       if (outcome.toolResults.length === 0) {
