@@ -9,7 +9,11 @@ import * as path from "node:path"
 import { rows } from "./harness.js"
 
 const suites: Record<string, () => Promise<void>> = {
-  dispatch: () => import("./dispatch.js").then((m) => m.run())
+  dispatch: () => import("./dispatch.js").then((m) => m.run()),
+  tools: () => import("./tools.js").then((m) => m.run()),
+  permissions: () => import("./permissions.js").then((m) => m.run()),
+  streaming: () => import("./streaming.js").then((m) => m.run()),
+  cli: () => import("./cli.js").then((m) => m.run())
 }
 
 const only = process.argv.slice(2)

@@ -123,7 +123,8 @@ interface TrackedTool {
   status: ToolStatus
   result: DispatchEvent.Result | undefined
   modifiers: ReadonlyArray<ToolUseContext.ContextModifier>
-  modifiersApplied: boolean
+  /** The next tool not yet yielded, in call order (the yield walk's list). */
+  nextPending: TrackedTool | undefined
 }
 
 /**
@@ -155,20 +156,33 @@ export const make = (
     let siblingError = false
     let abortReason: Option.Option<Interruption.InterruptReason> = Option.none()
     let stopReason: Option.Option<string> = Option.none()
+    // Bookkeeping that keeps every step O(1) amortised, so a turn of thousands of calls
+    // stays linear: queued tools are always a suffix of `tools` (they start in call order),
+    // unyielded tools form a linked list, and modifiers waiting to be applied are few.
+    let nextToStart = 0
+    let executing = 0
+    let executingUnsafe = 0
+    let yielded = 0
+    let pendingHead: TrackedTool | undefined
+    let pendingTail: TrackedTool | undefined
+    const unappliedModifiers: Array<TrackedTool> = []
 
     const emit: Execution.Emit = (event) =>
       // Results are held back for the yield walk; everything else goes out at once.
       event._tag === "Result" || discarded ? Effect.void : Effect.asVoid(out.offer(event))
 
-    const canExecute = (tool: TrackedTool): boolean => {
-      let executing = 0
-      let allSafe = true
-      for (const t of tools) {
-        if (t.status !== "executing") continue
-        executing++
-        if (!t.isConcurrencySafe) allSafe = false
+    const canExecute = (tool: TrackedTool): boolean =>
+      (executing === 0 || (tool.isConcurrencySafe && executingUnsafe === 0)) && executing < cap
+
+    /** Mark a tool completed with its result; called with the state lock held. */
+    const markCompleted = (tool: TrackedTool, result: DispatchEvent.Result) => {
+      if (tool.status === "executing") {
+        executing--
+        if (!tool.isConcurrencySafe) executingUnsafe--
       }
-      return (executing === 0 || (tool.isConcurrencySafe && allSafe)) && executing < cap
+      tool.result = result
+      tool.status = "completed"
+      if (tool.modifiers.length > 0) unappliedModifiers.push(tool)
     }
 
     /** Why a tool that has not started will never start, if it will not. */
@@ -185,20 +199,33 @@ export const make = (
         endedAt
       })
 
-    // The walk of SPEC §4.8 (the chapter's getCompletedResults).
+    // The walk of SPEC §4.8 (the chapter's getCompletedResults), over the unyielded tools:
+    // a completed tool is yielded, an executing unsafe tool stops the walk, an executing
+    // safe tool is passed over. Queued tools form a suffix with nothing completed behind
+    // them, so the walk may stop at the first one.
     const flush: Effect.Effect<void> = yieldLock.withPermits(1)(
       Effect.gen(function*() {
         if (discarded) return
-        for (const tool of tools) {
-          if (tool.status === "yielded") continue
+        let previous: TrackedTool | undefined
+        let tool = pendingHead
+        while (tool !== undefined) {
+          const next = tool.nextPending
           if (tool.status === "completed") {
             tool.status = "yielded"
+            yielded++
+            if (previous === undefined) pendingHead = next
+            else previous.nextPending = next
+            if (pendingTail === tool) pendingTail = previous
+            tool.nextPending = undefined
             yield* out.offer(tool.result!)
-            continue
+          } else if (tool.status === "queued" || !tool.isConcurrencySafe) {
+            break
+          } else {
+            previous = tool
           }
-          if (tool.status === "executing" && !tool.isConcurrencySafe) break
+          tool = next
         }
-        if (addingDone && tools.every((tool) => tool.status === "yielded")) {
+        if (addingDone && yielded === tools.length) {
           // The turn is over: the next one sees every modifier, in call order.
           yield* applyEarlierModifiers(tools.length)
           yield* out.end
@@ -208,17 +235,12 @@ export const make = (
 
     const applyEarlierModifiers = (before: number) =>
       Effect.suspend(() => {
-        const pending: Array<ToolUseContext.ContextModifier> = []
-        for (let i = 0; i < before; i++) {
-          const t = tools[i]!
-          if ((t.status === "completed" || t.status === "yielded") && !t.modifiersApplied) {
-            t.modifiersApplied = true
-            pending.push(...t.modifiers)
-          }
-        }
-        return pending.length === 0
-          ? Effect.void
-          : Ref.update(env.context, (context) => ToolUseContext.applyAll(context, pending))
+        if (unappliedModifiers.length === 0) return Effect.void
+        const ready = unappliedModifiers.filter((t) => t.index < before).sort((a, b) => a.index - b.index)
+        if (ready.length === 0) return Effect.void
+        for (const t of ready) unappliedModifiers.splice(unappliedModifiers.indexOf(t), 1)
+        const pending = ready.flatMap((t) => t.modifiers)
+        return Ref.update(env.context, (context) => ToolUseContext.applyAll(context, pending))
       })
 
     const complete = (
@@ -234,8 +256,8 @@ export const make = (
           const raise: Array<Effect.Effect<void>> = []
           if (Exit.isSuccess(exit)) {
             const outcome = exit.value
-            tool.result = outcome.result
             tool.modifiers = outcome.modifiers
+            markCompleted(tool, outcome.result)
             if (outcome.stop !== undefined && Option.isNone(stopReason)) stopReason = Option.some(outcome.stop)
             if (tool.cancelsSiblings && outcome.result.status === "error" && !siblingError) {
               siblingError = true
@@ -247,9 +269,8 @@ export const make = (
               Option.orElse(toolNode.reason(), () => abortReason),
               (): Interruption.InterruptReason => "user_interrupt"
             )
-            tool.result = synthetic(tool, reason, startedAt, endedAt)
+            markCompleted(tool, synthetic(tool, reason, startedAt, endedAt))
           }
-          tool.status = "completed"
           return Effect.as(processQueueLocked, raise)
         }))
         yield* toolNode.detach
@@ -273,29 +294,26 @@ export const make = (
 
     // Walk queued tools in call order; start each that can run, stop at the first that cannot.
     const processQueueLocked: Effect.Effect<void> = Effect.suspend(() => {
+      const reason = notStartingReason()
+      if (reason !== undefined) {
+        const cancelled = tools.slice(nextToStart)
+        nextToStart = tools.length
+        if (cancelled.length === 0) return Effect.void
+        return Effect.map(Clock.currentTimeMillis, (now) => {
+          for (const tool of cancelled) markCompleted(tool, synthetic(tool, reason, now, now))
+        })
+      }
       const toStart: Array<TrackedTool> = []
-      const cancelled: Array<[TrackedTool, Interruption.InterruptReason]> = []
-      for (const tool of tools) {
-        if (tool.status !== "queued") continue
-        const reason = notStartingReason()
-        if (reason !== undefined) {
-          cancelled.push([tool, reason])
-          continue
-        }
+      while (nextToStart < tools.length) {
+        const tool = tools[nextToStart]!
         if (!canExecute(tool)) break
         tool.status = "executing"
+        executing++
+        if (!tool.isConcurrencySafe) executingUnsafe++
         toStart.push(tool)
+        nextToStart++
       }
-      return Effect.gen(function*() {
-        if (cancelled.length > 0) {
-          const now = yield* Clock.currentTimeMillis
-          for (const [tool, reason] of cancelled) {
-            tool.result = synthetic(tool, reason, now, now)
-            tool.status = "completed"
-          }
-        }
-        yield* Effect.forEach(toStart, start, { discard: true })
-      })
+      return toStart.length === 0 ? Effect.void : Effect.forEach(toStart, start, { discard: true })
     })
 
     // An abort reaching the executor (user, new message, a rejected permission, a failed Bash).
@@ -313,7 +331,7 @@ export const make = (
         const isConcurrencySafe = yield* Batches.isCallConcurrencySafe(block, env, context)
         const tool = Registry.findToolByName(env.pool, block.name)
         yield* stateLock.withPermits(1)(Effect.suspend(() => {
-          tools.push({
+          const tracked: TrackedTool = {
             index: tools.length,
             block,
             isConcurrencySafe,
@@ -322,8 +340,12 @@ export const make = (
             status: "queued",
             result: undefined,
             modifiers: [],
-            modifiersApplied: false
-          })
+            nextPending: undefined
+          }
+          tools.push(tracked)
+          if (pendingTail === undefined) pendingHead = tracked
+          else pendingTail.nextPending = tracked
+          pendingTail = tracked
           return processQueueLocked
         }))
         yield* flush
@@ -380,7 +402,11 @@ export const runAll = (
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const executor = yield* make(env, options)
-      yield* Effect.forEach(calls, executor.addTool, { discard: true })
-      return executor.getRemainingResults
+      // Add while the consumer reads: the output mailbox is bounded, so adding
+      // everything before reading could fill it and stall.
+      yield* Effect.forkScoped(
+        Effect.zipRight(Effect.forEach(calls, executor.addTool, { discard: true }), executor.finish)
+      )
+      return executor.results
     })
   )

@@ -1,0 +1,93 @@
+/**
+ * Issue 4: the cost of one permission decision with 200 rules, and of one
+ * no-op command hook (a process spawn) against a programmatic hook.
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import {
+  Execution,
+  HookRunner,
+  Messages,
+  PermissionChain,
+  PermissionContext,
+  Permissions,
+  Results,
+  Tool,
+  ToolUseContext,
+  Hooks
+} from "@switchyard/core"
+import * as ShellCommand from "@switchyard/tools/ShellCommand"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import { fmt, record, timeEffect } from "./harness.js"
+
+const SUITE = "permissions"
+
+const rules = (cwd: string): ReadonlyArray<PermissionContext.PermissionRule> => {
+  const out: Array<PermissionContext.PermissionRule> = []
+  for (let i = 0; i < 200; i++) {
+    const raw = [`Bash(npm run script${i} *)`, `Read(./src/module${i}/**)`, `Edit(//tmp/project${i}/**)`, `WebFetch(domain:host${i}.example.com)`][i % 4]!
+    out.push(PermissionContext.parseRule(raw, i % 7 === 0 ? "deny" : i % 5 === 0 ? "ask" : "allow", "bench", cwd)!)
+  }
+  return out
+}
+
+const fileTool = (name: string, readOnly: boolean) =>
+  Tool.make(name, {
+    description: name,
+    input: Schema.Struct({ file_path: Schema.String }),
+    isReadOnly: () => readOnly,
+    call: () => Effect.succeed("ok")
+  })
+
+const bashTool = Tool.make("Bash", {
+  description: "bash",
+  input: Schema.Struct({ command: Schema.String }),
+  isReadOnly: (input) => Effect.flatMap(ShellCommand.isReadOnly(input.command), Effect.succeed),
+  call: () => Effect.succeed("ok")
+})
+
+export const run = async () => {
+  console.log(`\n## ${SUITE}`)
+  const cwd = process.cwd()
+  const context = ToolUseContext.make({ cwd, sessionId: "bench", permissions: { mode: "default", rules: rules(cwd), additionalDirectories: [] } })
+  const N = 2_000
+  const decide = (tool: Tool.Any, input: unknown) =>
+    Effect.gen(function*() {
+      const policy = yield* Permissions.PermissionPolicy
+      for (let i = 0; i < N; i++) {
+        yield* policy.decide({ tool, toolUseId: "t", input, context, hook: Hooks.emptyPreToolUse, emit: () => Effect.void })
+      }
+    }).pipe(Effect.provide(Layer.mergeAll(PermissionChain.layer({ projectDir: cwd }), ShellCommand.layer).pipe(Layer.provideMerge(NodeContext.layer))))
+  const read = await timeEffect(decide(fileTool("Read", true), { file_path: `${cwd}/src/module3/file.ts` }), { samples: 5 })
+  const edit = await timeEffect(decide(fileTool("Edit", false), { file_path: "/tmp/project6/a.ts" }), { samples: 5 })
+  const bash = await timeEffect(decide(bashTool, { command: "npm run script0 --watch" }), { samples: 3 })
+  record(SUITE, "decision with 200 rules: Read (µs)", fmt((read * 1000) / N))
+  record(SUITE, "decision with 200 rules: Edit (µs)", fmt((edit * 1000) / N))
+  record(SUITE, "decision with 200 rules: Bash, incl. tree-sitter parse (µs)", fmt((bash * 1000) / N))
+
+  const noop = Tool.make("Noop", { description: "", input: Schema.Struct({}), call: () => Effect.succeed("ok") })
+  const calls = 40
+  const dispatchWith = (hooks: Layer.Layer<Hooks.Hooks>) =>
+    Effect.gen(function*() {
+      const env: Execution.Environment = {
+        tools: [noop],
+        pool: [noop],
+        context: yield* Ref.make(ToolUseContext.make({ cwd, sessionId: "bench" }))
+      }
+      for (let i = 0; i < calls; i++) yield* Execution.execute(Messages.toolUse(`t${i}`, "Noop", {}), env, () => Effect.void)
+    }).pipe(Effect.provide(Layer.mergeAll(hooks, Results.layerMemory)))
+  const none = await timeEffect(dispatchWith(Layer.succeed(Hooks.Hooks, Hooks.none)), { samples: 3 })
+  const programmatic = await timeEffect(
+    dispatchWith(HookRunner.layer({ hooks: {}, projectDir: cwd, programmatic: [{ event: "PreToolUse", run: () => Effect.void }] }).pipe(Layer.provide(NodeContext.layer))),
+    { samples: 3 }
+  )
+  const command = await timeEffect(
+    dispatchWith(HookRunner.layer({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "true" }] }] }, projectDir: cwd }).pipe(Layer.provide(NodeContext.layer))),
+    { samples: 3, warmup: 1 }
+  )
+  const per = (ms: number) => (ms * 1000) / calls
+  record(SUITE, "PreToolUse hook overhead: programmatic hook (µs/call)", fmt(per(programmatic - none)))
+  record(SUITE, "PreToolUse hook overhead: no-op command hook `true` (µs/call)", fmt(per(command - none)), `${fmt((command - none) / Math.max(1e-9, programmatic - none), 0)}× programmatic (a process spawn per call)`)
+}
