@@ -146,8 +146,11 @@ export const make = (
       capacity: Execution.MAILBOX_CAPACITY,
       strategy: "suspend"
     })
-    const stateLock = yield* Effect.makeSemaphore(1)
-    const yieldLock = yield* Effect.makeSemaphore(1)
+    // State changes happen inside single synchronous steps (`Effect.suspend`/`sync`), which no
+    // other fiber can interleave with, so they need no lock. Yielding offers to a bounded
+    // mailbox and may suspend: one fiber flushes at a time, others leave it a note.
+    let flushing = false
+    let flushAgain = false
     const services = yield* Effect.context<Results.ResultStore>()
 
     const tools: Array<TrackedTool> = []
@@ -203,35 +206,57 @@ export const make = (
     // a completed tool is yielded, an executing unsafe tool stops the walk, an executing
     // safe tool is passed over. Queued tools form a suffix with nothing completed behind
     // them, so the walk may stop at the first one.
-    const flush: Effect.Effect<void> = yieldLock.withPermits(1)(
-      Effect.gen(function*() {
-        if (discarded) return
-        let previous: TrackedTool | undefined
-        let tool = pendingHead
-        while (tool !== undefined) {
-          const next = tool.nextPending
-          if (tool.status === "completed") {
-            tool.status = "yielded"
-            yielded++
-            if (previous === undefined) pendingHead = next
-            else previous.nextPending = next
-            if (pendingTail === tool) pendingTail = previous
-            tool.nextPending = undefined
-            yield* out.offer(tool.result!)
-          } else if (tool.status === "queued" || !tool.isConcurrencySafe) {
-            break
-          } else {
-            previous = tool
-          }
-          tool = next
+    const walk = (): Array<DispatchEvent.Result> => {
+      const ready: Array<DispatchEvent.Result> = []
+      let previous: TrackedTool | undefined
+      let tool = pendingHead
+      while (tool !== undefined) {
+        const next = tool.nextPending
+        if (tool.status === "completed") {
+          tool.status = "yielded"
+          yielded++
+          if (previous === undefined) pendingHead = next
+          else previous.nextPending = next
+          if (pendingTail === tool) pendingTail = previous
+          tool.nextPending = undefined
+          ready.push(tool.result!)
+        } else if (tool.status === "queued" || !tool.isConcurrencySafe) {
+          break
+        } else {
+          previous = tool
         }
-        if (addingDone && yielded === tools.length) {
+        tool = next
+      }
+      return ready
+    }
+
+    const flushLoop: Effect.Effect<void> = Effect.suspend(() => {
+      if (discarded) return Effect.void
+      flushAgain = false
+      const ready = walk()
+      const done = addingDone && yielded === tools.length
+      return Effect.gen(function*() {
+        if (ready.length > 0) yield* out.offerAll(ready)
+        if (done) {
           // The turn is over: the next one sees every modifier, in call order.
           yield* applyEarlierModifiers(tools.length)
           yield* out.end
+          return
         }
+        if (flushAgain) yield* flushLoop
       })
-    )
+    })
+
+    const flush: Effect.Effect<void> = Effect.suspend(() => {
+      if (flushing) {
+        flushAgain = true
+        return Effect.void
+      }
+      flushing = true
+      return Effect.ensuring(flushLoop, Effect.sync(() => {
+        flushing = false
+      }))
+    })
 
     const applyEarlierModifiers = (before: number) =>
       Effect.suspend(() => {
@@ -252,7 +277,7 @@ export const make = (
       Effect.gen(function*() {
         const endedAt = yield* Clock.currentTimeMillis
         // Aborts are raised after the state lock is released: their listeners take it again.
-        const aborts = yield* stateLock.withPermits(1)(Effect.suspend(() => {
+        const aborts = yield* Effect.suspend(() => {
           const raise: Array<Effect.Effect<void>> = []
           if (Exit.isSuccess(exit)) {
             const outcome = exit.value
@@ -271,8 +296,8 @@ export const make = (
             )
             markCompleted(tool, synthetic(tool, reason, startedAt, endedAt))
           }
-          return Effect.as(processQueueLocked, raise)
-        }))
+          return Effect.as(processQueue, raise)
+        })
         yield* toolNode.detach
         yield* Effect.all(aborts, { discard: true })
         yield* flush
@@ -293,7 +318,7 @@ export const make = (
       })
 
     // Walk queued tools in call order; start each that can run, stop at the first that cannot.
-    const processQueueLocked: Effect.Effect<void> = Effect.suspend(() => {
+    const processQueue: Effect.Effect<void> = Effect.suspend(() => {
       const reason = notStartingReason()
       if (reason !== undefined) {
         const cancelled = tools.slice(nextToStart)
@@ -318,10 +343,10 @@ export const make = (
 
     // An abort reaching the executor (user, new message, a rejected permission, a failed Bash).
     yield* node.onAbort((reason) =>
-      stateLock.withPermits(1)(Effect.suspend(() => {
+      Effect.suspend(() => {
         if (reason !== "sibling_error" && Option.isNone(abortReason)) abortReason = Option.some(reason)
-        return processQueueLocked
-      })).pipe(Effect.zipRight(flush))
+        return processQueue
+      }).pipe(Effect.zipRight(flush))
     )
 
     const addTool = (block: Messages.ToolUseBlock): Effect.Effect<void> =>
@@ -330,7 +355,7 @@ export const make = (
         const context = yield* Ref.get(env.context)
         const isConcurrencySafe = yield* Batches.isCallConcurrencySafe(block, env, context)
         const tool = Registry.findToolByName(env.pool, block.name)
-        yield* stateLock.withPermits(1)(Effect.suspend(() => {
+        yield* Effect.suspend(() => {
           const tracked: TrackedTool = {
             index: tools.length,
             block,
@@ -346,14 +371,14 @@ export const make = (
           if (pendingTail === undefined) pendingHead = tracked
           else pendingTail.nextPending = tracked
           pendingTail = tracked
-          return processQueueLocked
-        }))
+          return processQueue
+        })
         yield* flush
       })
 
-    const finishAdding = stateLock.withPermits(1)(Effect.sync(() => {
+    const finishAdding = Effect.sync(() => {
       addingDone = true
-    })).pipe(Effect.zipRight(flush))
+    }).pipe(Effect.zipRight(flush))
 
     const executor: StreamingExecutor = {
       addTool,
