@@ -255,6 +255,7 @@ describe("switchyard CLI", () => {
       const result = await runCli(["demo", "--keep"], { env: { ANTHROPIC_API_KEY: undefined } })
       expect(result.code).toBe(0)
       expect(result.stdout).toContain("Summary")
+      expect(result.stdout).toMatch(/\[Read\(src\/cart\.js\) ∥ Read\(src\/price\.js\) ∥ Read\(test\/cart\.test\.js\) ∥ Grep\(TODO\)\]/)
       expect(result.stdout).toMatch(/\[Bash\(sleep 5 && ls test\) ∥ Bash\(cat CHANGELOG.md\)\]/)
       expect(result.stdout).toContain("failed → cancelled")
       expect(result.stdout).toMatch(/saved/)
