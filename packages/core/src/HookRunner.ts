@@ -147,14 +147,7 @@ export const matches = (matcher: string | undefined, toolName: string): boolean 
 
 const TOOL_EVENTS: ReadonlySet<Hooks.HookEvent> = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure"])
 
-const EVENTS: ReadonlyArray<Hooks.HookEvent> = [
-  "PreToolUse",
-  "PostToolUse",
-  "PostToolUseFailure",
-  "PostToolBatch",
-  "UserPromptSubmit",
-  "Stop"
-]
+const EVENTS: ReadonlyArray<Hooks.HookEvent> = Hooks.HookEvent.literals
 
 interface Entry {
   readonly matches: hookMatcher.ToolMatcher
