@@ -25,7 +25,6 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { NodeHtmlMarkdown } from "node-html-markdown"
 
 /**
  * @since 0.1.0
@@ -273,7 +272,10 @@ const toMarkdown = (page: Page, options: Options): Effect.Effect<string, WebFetc
       })
     }
     const text = decodeBody(page.body, contentType)
-    const markdown = isHtml(contentType, text) ? NodeHtmlMarkdown.translate(text) : text
+    const markdown = isHtml(contentType, text)
+      // The converter is loaded on first use, not when the tool set is built.
+      ? (yield* Effect.promise(() => import("node-html-markdown"))).NodeHtmlMarkdown.translate(text)
+      : text
     const notes: Array<string> = []
     let content = markdown
     if (page.truncated) notes.push(`[Only the first ${options.maxBytes} bytes of the response were read.]`)

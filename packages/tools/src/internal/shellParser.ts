@@ -10,8 +10,7 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { createRequire } from "node:module"
-import { Language, Parser } from "web-tree-sitter"
-import type { Tree } from "web-tree-sitter"
+import type { Parser, Tree } from "web-tree-sitter"
 
 /** The grammar could not be loaded or the analysis threw; callers fail closed. */
 export class ShellParseError extends Data.TaggedError("ShellParseError")<{
@@ -23,6 +22,8 @@ export class ShellParseError extends Data.TaggedError("ShellParseError")<{
 }
 
 const load = async (): Promise<Parser> => {
+  // Imported on first use, so commands that never parse a shell line do not load it.
+  const { Language, Parser } = await import("web-tree-sitter")
   const wasm = createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm")
   await Parser.init()
   const language = await Language.load(wasm)
