@@ -251,20 +251,22 @@ export const make = (options: Options): Effect.Effect<Hooks.Service, never, Comm
       event: Hooks.HookEvent,
       toolName: string | undefined,
       input: HookInput
-    ): Effect.Effect<ReadonlyArray<hookOutcome.Verdict>> =>
-      Effect.forEach(
-        select(event, toolName),
-        (entry) =>
-          entry.run(event, input).pipe(
-            // A bug in decoding must not take the dispatcher down either.
-            Effect.catchAllCause((cause) =>
-              Cause.isInterruptedOnly(cause)
-                ? Effect.failCause(cause)
-                : Effect.succeed(hookOutcome.errorVerdict(`${event} hook failed: ${describeCause(cause)}`))
-            )
-          ),
-        { concurrency }
-      )
+    ): Effect.Effect<ReadonlyArray<hookOutcome.Verdict>> => {
+      const entries = select(event, toolName)
+      const runEntry = (entry: Entry) =>
+        entry.run(event, input).pipe(
+          // A bug in decoding must not take the dispatcher down either.
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.succeed(hookOutcome.errorVerdict(`${event} hook failed: ${describeCause(cause)}`))
+          )
+        )
+      // One hook needs no fork; several run in parallel.
+      return entries.length === 1
+        ? Effect.map(runEntry(entries[0]!), (verdict) => [verdict])
+        : Effect.forEach(entries, runEntry, { concurrency })
+    }
 
     const service: Hooks.Service = {
       has: (event, toolName) => select(event, toolName).length > 0,
