@@ -393,14 +393,27 @@ describe("Grep", () => {
     }
 
     // Repository boundaries, .git/info/exclude, kinds of ignore files and their precedence, whitelisted hidden
-    // directories, a deeper negation re-including an ignored directory, a search rooted in an ignored directory,
-    // symlinked directories.
+    // directories, ripgrep's {a,b} alternation in an ignore file, symlinked directories. Two situations where each
+    // ignore file must judge a path by itself, never by its parent directories: a deeper negation re-including a
+    // directory a higher .gitignore excluded (proj/build: what is inside is judged by the higher rules again, one
+    // path at a time), and a search rooted inside an ignored directory (vendor/pkg: the root is not judged, the
+    // rules above it still judge what is below it, anchored at their own directory).
     const IGNORE_TREE: ReadonlyArray<readonly [string, string]> = [
-      [".gitignore", "*.gen\n!.github/\nvendor/\nbuild/\n"],
+      [".gitignore", "*.gen\n!.github/\nvendor/\nbuild/\n*.{tmp,bak}\n/vendor/pkg/dist/\n"],
       ["vendor/v.txt", "needle\n"],
+      ["vendor/pkg/p.txt", "needle\n"],
+      ["vendor/pkg/p.gen", "needle\n"],
+      ["vendor/pkg/dist/d.txt", "needle\n"],
+      ["vendor/pkg/lib/l.txt", "needle\n"],
+      ["vendor/pkg/lib/build/b.txt", "needle\n"],
       ["build/top.txt", "needle\n"],
       ["proj/.gitignore", "!build/\n"],
       ["proj/build/b.txt", "needle\n"],
+      ["proj/build/x.gen", "needle\n"],
+      ["proj/build/deep/d.txt", "needle\n"],
+      ["proj/build/vendor/v.txt", "needle\n"],
+      ["notes.bak", "needle\n"],
+      ["notes.txt", "needle\n"],
       [".github/workflow.yml", "needle\n"],
       [".other/hidden.txt", "needle\n"],
       ["outside.gen", "needle\n"],
@@ -437,6 +450,9 @@ describe("Grep", () => {
       { pattern: "needle", path: "repo" },
       { pattern: "needle", path: "repo/sub", output_mode: "content" },
       { pattern: "needle", path: "vendor" },
+      { pattern: "needle", path: "vendor/pkg", output_mode: "content" },
+      { pattern: "needle", path: "vendor/pkg/dist" },
+      { pattern: "needle", path: "proj/build", output_mode: "count" },
       { pattern: "needle", glob: "*.gen", output_mode: "count" }
     ]) {
       it.scoped(`ignore rules: ${JSON.stringify(query)}`, () =>
@@ -459,6 +475,19 @@ describe("Grep", () => {
         for (const result of [rg, builtin]) {
           expect(result.status).toBe("error")
           expect(result.text).toMatch(/^Error: Invalid regular expression "a\(": /)
+        }
+      }).pipe(Effect.provide(NodeContext.layer)))
+
+    it.scoped("both refuse an invalid glob with ripgrep's message", () =>
+      Effect.gen(function*() {
+        const dir = yield* makeTree
+        const ctx = yield* makeContext(dir)
+        for (const glob of ["*.{ts", "*.[ch"]) {
+          const rg = yield* dispatch(ctx, "Grep", { pattern: "foo", glob }).pipe(Effect.provide(engineLayer("ripgrep")))
+          const builtin = yield* dispatch(ctx, "Grep", { pattern: "foo", glob }).pipe(Effect.provide(Builtin))
+          expect(rg.status).toBe("error")
+          expect(rg.text).toContain(`Invalid glob "${glob}"`)
+          expect(builtin).toEqual(rg)
         }
       }).pipe(Effect.provide(NodeContext.layer)))
   })

@@ -3,18 +3,25 @@
  * the `FileSystem` service with ripgrep's filtering rules, and JavaScript
  * regular expressions.
  *
- * The walk follows ripgrep's order of precedence for each entry:
+ * The walk follows ripgrep's order of precedence for each entry below the
+ * search root (the root itself is never judged: a root given inside an
+ * ignored or hidden directory is searched):
  * 1. `--glob` overrides (the `glob` parameter);
  * 2. ignore files — `.rgignore`, then `.ignore`, then `.gitignore`, then
- *    `.git/info/exclude`; within each kind the deepest directory decides;
- *    `.gitignore` rules stop at the enclosing repository's root; the search
- *    root's parent directories count too. Each file's rules judge a path by
- *    itself, never by its parents (ripgrep's `Gitignore::matched`): so a
- *    deeper `!build/` re-includes what a higher `build/` excluded, and a
- *    search rooted inside an ignored directory (`node_modules`) still finds
- *    its files. (The `ignore` package always applies "a file in an ignored
- *    directory is ignored" per file, which breaks both; the rules are
- *    compiled here with ripgrep's glob semantics instead.)
+ *    `.git/info/exclude`. Each file's rules are matched by the `ignore`
+ *    package (`GrepQuery.parseIgnoreFile`) against paths relative to the
+ *    file's own directory, directories with a trailing slash; within each
+ *    kind, the deepest file that says "ignored" or "whitelisted" decides.
+ *    The search root's parent directories count too. `.gitignore` and
+ *    `exclude` rules stop at the enclosing repository's root (a `.git`
+ *    entry), and apply outside any repository (the ripgrep runner passes
+ *    `--no-require-git`).
+ *    Each file judges a path by itself, never by its parent directories
+ *    (ripgrep's `Gitignore::matched`), since the walk never enters a
+ *    directory that was excluded: so a deeper `!build/` re-includes what a
+ *    higher `build/` excluded (what is inside is still judged by the higher
+ *    rules, one path at a time), and for a root inside `node_modules` the
+ *    rules above the root judge what is below it.
  * 3. the file type (`type`);
  * 4. hidden names (a leading `.`) are skipped unless something above
  *    whitelisted them.
@@ -33,7 +40,7 @@ import * as Option from "effect/Option"
 import * as Files from "./files.js"
 import * as GrepQuery from "./grepQuery.js"
 
-type Rules = ReadonlyArray<GrepQuery.CompiledGlob>
+type Rules = GrepQuery.Rules
 
 interface Level {
   readonly dir: string
@@ -44,7 +51,7 @@ interface Level {
   readonly hasGit: boolean
 }
 
-type Match = "ignore" | "whitelist" | "none"
+type Match = GrepQuery.Match
 
 const IGNORE_FILES = [".rgignore", ".ignore", ".gitignore"] as const
 
@@ -76,7 +83,7 @@ export const compileRegex = (
 }
 
 const test = (rules: Rules | undefined, relative: string, isDirectory: boolean): Match =>
-  rules === undefined || relative === "" ? "none" : GrepQuery.matchIgnoreRules(rules, relative, isDirectory)
+  rules === undefined || relative === "" ? "none" : rules.match(relative, isDirectory)
 
 /** ripgrep's `matched_ignore`: per kind, the deepest level that says anything decides; kinds in precedence order. */
 const matchIgnoreFiles = (levels: ReadonlyArray<Level>, absolute: string, isDirectory: boolean): Match => {
@@ -153,10 +160,10 @@ interface Candidate {
 const walk = (
   fs: FileSystem.FileSystem,
   path: Path.Path,
-  query: GrepQuery.Query
+  query: GrepQuery.Query,
+  overrides: GrepQuery.Overrides | undefined
 ): Effect.Effect<ReadonlyArray<Candidate>> =>
   Effect.gen(function*() {
-    const overrides = query.globs.flatMap((glob) => GrepQuery.compileGlob(glob) ?? [])
     const isType = query.type === undefined ? undefined : GrepQuery.typeMatcher(query.type)
     const files: Array<Candidate> = []
     const root = query.root
@@ -186,7 +193,7 @@ const walk = (
       })
 
     const included = (absolute: string, name: string, isDirectory: boolean, levels: ReadonlyArray<Level>): boolean => {
-      if (overrides.length > 0) {
+      if (overrides !== undefined) {
         const verdict = GrepQuery.overrideVerdict(overrides, absolute.slice(root.length + 1), isDirectory)
         if (verdict === "include") return true
         if (verdict === "exclude") return false
@@ -296,16 +303,14 @@ export const search = (
     if (query.type !== undefined && GrepQuery.FILE_TYPES[query.type] === undefined) {
       return yield* Effect.fail(`unrecognized file type: ${query.type}`)
     }
-    for (const glob of query.globs) {
-      const compiled = Either.try(() => GrepQuery.compileGlob(glob))
-      if (Either.isLeft(compiled)) return yield* Effect.fail(`error parsing glob '${glob}': ${String(compiled.left)}`)
-    }
+    const overrides = query.globs.length === 0 ? Either.right(undefined) : GrepQuery.compileOverrides(query.globs)
+    if (Either.isLeft(overrides)) return yield* Effect.fail(overrides.left)
     // One scan of the whole text rejects most files at native speed; per-line matching then runs only on files that
     // can match. (A negative lookaround can match in a line alone but not in the whole text, so it gets no prefilter.)
     const prefilter = query.multiline || /\(\?<?!/.test(query.pattern)
       ? undefined
       : new RegExp(regex.right.source, `${regex.right.flags.replace("g", "")}m`)
-    const files = query.rootIsFile ? [{ path: query.root }] : yield* walk(fs, path, query)
+    const files = query.rootIsFile ? [{ path: query.root }] : yield* walk(fs, path, query, overrides.right)
     const results = yield* Effect.forEach(
       files,
       (file) => searchFile(fs, file.path, query, regex.right, prefilter),

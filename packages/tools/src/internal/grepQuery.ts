@@ -1,12 +1,22 @@
 /**
- * What both Grep engines share: the query, the file types, ripgrep's glob
- * semantics (for `glob` and `type` in the built-in engine), the result model
- * and the output format. Both engines produce `FileResult`s; one formatter
- * turns them into what the model reads, so the two engines give the same
- * text for the same tree.
+ * What both Grep engines share: the query, the file types, the result model
+ * and the output format; and, for the built-in engine, ripgrep's reading of
+ * ignore files, `--glob`s and type globs. Both engines produce `FileResult`s;
+ * one formatter turns them into what the model reads, so the two engines give
+ * the same text for the same tree.
+ *
+ * Gitignore matching is the `ignore` package's. ripgrep compiles the same
+ * syntax with its globset crate, which adds `{a,b}` alternation (nested
+ * groups since ripgrep 15): the alternatives are expanded here before the
+ * lines reach `ignore`. In the few corners where globset and git read a glob
+ * differently, the built-in engine reads it as git does: POSIX classes
+ * (`[[:digit:]]`), which ripgrep does not know, and a `\` inside a class,
+ * which ripgrep takes literally.
  *
  * @internal
  */
+import * as Either from "effect/Either"
+import ignore from "ignore"
 
 /** @internal */
 export type OutputMode = "files_with_matches" | "content" | "count"
@@ -135,161 +145,195 @@ export const splitGlobParameter = (glob: string | undefined): ReadonlyArray<stri
   return globs
 }
 
-/** @internal */
-export interface CompiledGlob {
-  readonly regex: RegExp
-  /** `!glob`: re-includes in an ignore file; excludes as a `--glob` override. */
-  readonly negated: boolean
-  /** `dir/`: matches directories only. */
-  readonly directoryOnly: boolean
-}
-
 /**
- * Compile one gitignore line the way ripgrep's `ignore` crate does
- * (`GitignoreBuilder::add_line`), for ignore files and for `--glob`
- * overrides alike: `!` negates (`\!`, `\#` escape), a trailing `/` matches
- * directories only, a slash anywhere else anchors the glob at its base
- * directory, no slash matches the name at any depth (`**/` prefix), and a
- * trailing `/**` matches what is inside but not the directory itself. In the
- * glob, `*` and `?` stop at `/`, `**` crosses directories, `{a,b}`, `[a-z]`,
- * `[!a]` and `\x` work as usual. `undefined` for comments and blank lines.
+ * What one set of rules says about a path: the last rule that matches it
+ * decides; a `!` rule whitelists.
  *
  * @internal
  */
-export const compileGlob = (line: string): CompiledGlob | undefined => {
-  if (line.startsWith("#")) return undefined
-  let pattern = line.endsWith("\\ ") ? line : line.trimEnd()
-  if (pattern === "") return undefined
-  let negated = false
-  let anchored = false
-  if (pattern.startsWith("\\!") || pattern.startsWith("\\#")) {
-    pattern = pattern.slice(1)
-  } else {
-    if (pattern.startsWith("!")) {
-      negated = true
-      pattern = pattern.slice(1)
-    }
-    if (pattern.startsWith("/")) {
-      pattern = pattern.slice(1)
-      anchored = true
-    }
-  }
-  let directoryOnly = false
-  if (pattern.endsWith("/")) {
-    directoryOnly = true
-    pattern = pattern.slice(0, -1)
-    if (pattern.endsWith("\\")) pattern = pattern.slice(0, -1)
-  }
-  if (!anchored && !pattern.includes("/") && !pattern.startsWith("**/")) pattern = `**/${pattern}`
-  if (pattern.endsWith("/**")) pattern = `${pattern}/*`
-  return { regex: new RegExp(`^${globBody(pattern)}$`), negated, directoryOnly }
-}
+export type Match = "ignore" | "whitelist" | "none"
 
 /**
- * The rules of an ignore file (`.gitignore`, `.ignore`, `.rgignore`), in order.
- * Lines that do not compile are skipped, as ripgrep does.
+ * The rules of one ignore file, or the `glob` parameter's globs, matched by
+ * the `ignore` package.
  *
  * @internal
  */
-export const parseIgnoreFile = (text: string): ReadonlyArray<CompiledGlob> =>
-  text.split(/\r?\n/).flatMap((line) => {
-    try {
-      const compiled = compileGlob(line)
-      return compiled === undefined ? [] : [compiled]
-    } catch {
-      return []
-    }
-  })
-
-/**
- * How an ignore file's rules judge one path (relative to the file's
- * directory): the last matching rule decides, a negated one whitelists. Only
- * the path itself is tested, not its parents (as ripgrep's
- * `Gitignore::matched`): a walk never reaches below an ignored directory, and
- * a deeper ignore file may re-include what a higher one excluded.
- *
- * @internal
- */
-export const matchIgnoreRules = (
-  rules: ReadonlyArray<CompiledGlob>,
-  relative: string,
-  isDirectory: boolean
-): "ignore" | "whitelist" | "none" => {
-  for (let i = rules.length - 1; i >= 0; i--) {
-    const rule = rules[i]!
-    if (rule.directoryOnly && !isDirectory) continue
-    if (rule.regex.test(relative)) return rule.negated ? "whitelist" : "ignore"
-  }
-  return "none"
+export interface Rules {
+  /**
+   * The verdict on one path (relative to the rules' directory,
+   * `/`-separated) by itself, as ripgrep's `Gitignore::matched` gives it:
+   * what the rules say about the path's parent directories does not count.
+   */
+  readonly match: (relative: string, isDirectory: boolean) => Match
 }
 
-const escapeRegExp = (char: string) => (/[.*+?^${}()|[\]\\/]/.test(char) ? `\\${char}` : char)
+// ripgrep matches ignore files, globs and types case-sensitively; `ignore` defaults to case-insensitive.
+const IGNORE_OPTIONS = { ignorecase: false }
 
-const globBody = (pattern: string): string => {
-  let out = ""
-  let i = 0
-  let braceDepth = 0
-  while (i < pattern.length) {
-    const char = pattern[i]!
-    if (char === "*") {
-      if (pattern[i + 1] === "*") {
-        const atStart = i === 0 || pattern[i - 1] === "/"
-        const atEnd = i + 2 === pattern.length || pattern[i + 2] === "/"
-        if (atStart && atEnd) {
-          if (i + 2 === pattern.length) {
-            // Trailing `**`: everything below (gitignore `dir/**`), or everything at the very start.
-            out += ".*"
-            i += 2
-          } else {
-            // `**/`: zero or more directories.
-            out += "(?:.*/)?"
-            i += 3
-          }
-          continue
-        }
-        // `a**b` is two stars, which is one star.
-        out += "[^/]*"
-        i += 2
-        continue
-      }
-      out += "[^/]*"
-      i++
-    } else if (char === "?") {
-      out += "[^/]"
+const makeRules = (lines: ReadonlyArray<string>): Rules => {
+  // `ignore` also counts a path as ignored when its rules ignore one of its parent directories: that is how git
+  // reads one .gitignore. ripgrep judges every path by itself, because its walk has already decided each parent
+  // directory across all the ignore files (a deeper `!build/` re-includes what a higher `build/` excluded; an
+  // explicitly given root is searched even inside an ignored directory). So paths `depth` segments deep are
+  // tested against the rules followed by `!/*/`, `!/*/*/`, ... (`depth - 1` of them): those un-ignore every
+  // shallower directory and never match the path itself.
+  const byDepth: Array<ignore.Ignore> = []
+  byDepth[1] = ignore(IGNORE_OPTIONS).add(lines)
+  const atDepth = (depth: number): ignore.Ignore => {
+    let rules = byDepth[depth]
+    if (rules === undefined) {
+      rules = ignore(IGNORE_OPTIONS).add(atDepth(depth - 1)).add(`!/${"*/".repeat(depth - 1)}`)
+      byDepth[depth] = rules
+    }
+    return rules
+  }
+  return {
+    match: (relative, isDirectory) => {
+      let depth = 1
+      for (let slash = relative.indexOf("/"); slash !== -1; slash = relative.indexOf("/", slash + 1)) depth++
+      const result = atDepth(depth).test(isDirectory ? `${relative}/` : relative)
+      return result.ignored ? "ignore" : result.unignored ? "whitelist" : "none"
+    }
+  }
+}
+
+/** Where the `[...]` class opened at `start` closes (its first member may be `]`, as in globset), or -1. */
+const classEnd = (glob: string, start: number): number => {
+  const first = glob[start + 1] === "!" || glob[start + 1] === "^" ? start + 2 : start + 1
+  return glob.indexOf("]", first + 1)
+}
+
+/**
+ * Every glob that `{a,b}` alternation (nested groups too) stands for, as
+ * globset reads it: `\` escapes, classes keep their braces and commas,
+ * empty alternatives match nothing.
+ */
+const expandBraces = (glob: string): Either.Either<ReadonlyArray<string>, string> => {
+  let open = -1
+  let depth = 0
+  const commas: Array<number> = []
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i]
+    if (char === "\\") {
       i++
     } else if (char === "[") {
-      const close = pattern.indexOf("]", i + 2)
-      if (close === -1) {
-        out += "\\["
-        i++
-        continue
-      }
-      let body = pattern.slice(i + 1, close)
-      if (body.startsWith("!") || body.startsWith("^")) body = `^${body.slice(1)}`
-      out += `[${body.replace(/\\/g, "\\\\")}]`
-      i = close + 1
+      const end = classEnd(glob, i)
+      if (end !== -1) i = end
     } else if (char === "{") {
-      braceDepth++
-      out += "(?:"
-      i++
-    } else if (char === "}" && braceDepth > 0) {
-      braceDepth--
-      out += ")"
-      i++
-    } else if (char === "," && braceDepth > 0) {
-      out += "|"
-      i++
-    } else if (char === "\\" && i + 1 < pattern.length) {
-      out += escapeRegExp(pattern[i + 1]!)
-      i += 2
-    } else {
-      out += escapeRegExp(char)
-      i++
+      if (depth++ === 0) open = i
+    } else if (char === "," && depth === 1) {
+      commas.push(i)
+    } else if (char === "}") {
+      if (depth === 0) return Either.left("unopened alternate group; missing '{' (maybe escape '}' with '[}]'?)")
+      if (--depth > 0) continue
+      const bounds = [open, ...commas, i]
+      const alternatives = bounds.slice(1).map((end, k) => glob.slice(bounds[k]! + 1, end)).filter((alt) => alt !== "")
+      return Either.map(
+        Either.all((alternatives.length > 0 ? alternatives : [""]).map((alternative) =>
+          expandBraces(`${glob.slice(0, open)}${alternative}${glob.slice(i + 1)}`)
+        )),
+        (expanded) => expanded.flat()
+      )
     }
   }
-  if (braceDepth > 0) throw new Error(`unclosed alternate group in glob '${pattern}'`)
-  return out
+  return depth > 0
+    ? Either.left("unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)")
+    : Either.right([glob])
 }
+
+const hasInnerSlash = (glob: string) => glob.replace(/\/$/, "").includes("/")
+
+/**
+ * One line of gitignore syntax as ripgrep reads it before compiling its glob
+ * (`GitignoreBuilder::add_line`), turned into lines `ignore` takes the same
+ * way: trailing whitespace is trimmed unless escaped (`\ `), and `{a,b}`
+ * alternation, which ripgrep supports and git does not, becomes one line per
+ * alternative, anchored like the whole line (a slash before its end anchors
+ * it at its directory).
+ */
+const readLine = (raw: string): Either.Either<ReadonlyArray<string>, string> => {
+  const line = raw.endsWith("\\ ") ? raw : raw.trimEnd()
+  if (line.startsWith("#") || (!line.includes("{") && !line.includes("}"))) return Either.right([line])
+  let head = ""
+  let body = line
+  if (!body.startsWith("\\!") && !body.startsWith("\\#")) {
+    if (body.startsWith("!")) {
+      head = "!"
+      body = body.slice(1)
+    }
+    if (body.startsWith("/")) {
+      head += "/"
+      body = body.slice(1)
+    }
+  }
+  const anchor = !head.endsWith("/") && hasInnerSlash(body)
+  return Either.map(expandBraces(body), (globs) =>
+    globs.filter((glob) => glob !== "").map((glob) =>
+      anchor && !hasInnerSlash(glob)
+        ? `${head}/${glob}`
+        // An alternative must not turn into a comment or a negation.
+        : head === "" && (glob.startsWith("!") || glob.startsWith("#"))
+        ? `\\${glob}`
+        : `${head}${glob}`
+    ))
+}
+
+/**
+ * The rules of an ignore file (`.gitignore`, `.ignore`, `.rgignore`,
+ * `.git/info/exclude`). Lines ripgrep cannot compile are skipped, as ripgrep
+ * does.
+ *
+ * @internal
+ */
+export const parseIgnoreFile = (text: string): Rules =>
+  makeRules(text.split(/\r?\n/).flatMap((line) => Either.getOrElse(readLine(line), () => [])))
+
+/** @internal */
+export interface Overrides {
+  readonly rules: Rules
+  /** Whether any glob includes (is not `!`-negated): then files no glob matches are excluded. */
+  readonly includes: boolean
+}
+
+/** ripgrep's errors for a `--glob` beyond unbalanced braces. */
+const globError = (glob: string): string | undefined => {
+  for (let i = 0; i < glob.length; i++) {
+    if (glob[i] === "\\") {
+      if (++i === glob.length) return "dangling '\\'"
+    } else if (glob[i] === "[") {
+      const end = classEnd(glob, i)
+      if (end === -1) return "unclosed character class; missing ']'"
+      i = end
+    }
+  }
+  return undefined
+}
+
+/**
+ * The `glob` parameter's globs as ripgrep's `--glob` overrides: each is a
+ * gitignore line, inverted (a plain glob includes, `!glob` excludes). Fails
+ * with ripgrep's message for a glob it refuses. (The walk matches them
+ * against paths below the search root; ripgrep matches them below its
+ * working directory, which differs for a glob with a slash when `path` is a
+ * subdirectory.)
+ *
+ * @internal
+ */
+export const compileOverrides = (globs: ReadonlyArray<string>): Either.Either<Overrides, string> =>
+  Either.map(
+    Either.all(globs.map((glob) =>
+      Either.flatMap(readLine(glob), (lines) => {
+        const error = globError(glob)
+        return error === undefined ? Either.right(lines) : Either.left(error)
+      }).pipe(Either.mapLeft((error) => `error parsing glob '${glob}': ${error}`))
+    )),
+    (read) => {
+      const lines = read.flat()
+      const includes = lines.some((line) => line !== "" && !line.startsWith("!") && !line.startsWith("#"))
+      return { rules: makeRules(lines), includes }
+    }
+  )
 
 /** @internal */
 export type Verdict = "include" | "exclude" | "none"
@@ -302,16 +346,12 @@ export type Verdict = "include" | "exclude" | "none"
  *
  * @internal
  */
-export const overrideVerdict = (
-  globs: ReadonlyArray<CompiledGlob>,
-  relative: string,
-  isDirectory: boolean
-): Verdict => {
-  const match = matchIgnoreRules(globs, relative, isDirectory)
+export const overrideVerdict = (overrides: Overrides, relative: string, isDirectory: boolean): Verdict => {
+  const match = overrides.rules.match(relative, isDirectory)
   // A plain glob is an ignore rule turned around (ripgrep inverts the gitignore match).
   if (match === "ignore") return "include"
   if (match === "whitelist") return "exclude"
-  if (!isDirectory && globs.some((glob) => !glob.negated)) return "exclude"
+  if (!isDirectory && overrides.includes) return "exclude"
   return "none"
 }
 
@@ -324,8 +364,8 @@ export const overrideVerdict = (
 export const typeMatcher = (type: string): ((name: string) => boolean) | undefined => {
   const globs = FILE_TYPES[type]
   if (globs === undefined) return undefined
-  const compiled = globs.flatMap((glob) => compileGlob(glob) ?? [])
-  return (name) => compiled.some((glob) => glob.regex.test(name))
+  const rules = ignore(IGNORE_OPTIONS).add(globs)
+  return (name) => rules.ignores(name)
 }
 
 /**
