@@ -34,8 +34,17 @@ const bash = (id: string, command: string) =>
   Server.message({ blocks: [{ block: { type: "tool_use", id, name: "Bash", input: { command } } }] })
 const text = (t: string) => Server.message({ blocks: [{ block: { type: "text", text: t } }] })
 
+/** Whether a live (non-zombie) process has `marker` in its command line, read from /proc. */
 const processRunning = (marker: string) =>
-  spawnSync("pgrep", ["-f", marker]).stdout.toString().trim().split("\n").filter((p) => p !== "").length > 0
+  fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).some((pid) => {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ")
+      const state = /^State:\s+(\S)/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+      return cmdline.includes(marker) && state !== "Z"
+    } catch {
+      return false
+    }
+  })
 
 describe.skipIf(!hasTmux)("interactive run in a terminal (tmux)", () => {
   it.scoped("answers n then always; ESC interrupts a long Bash command and leaves no process", () =>
