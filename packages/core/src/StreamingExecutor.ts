@@ -288,7 +288,13 @@ export const make = (
               siblingError = true
               raise.push(node.abort("sibling_error"))
             }
-            if (outcome.abort !== undefined) raise.push(toolNode.abort(outcome.abort))
+            if (outcome.abort !== undefined) {
+              // Decided now, so that the processQueue below starts nothing more this turn.
+              if (Interruption.propagatesUp(outcome.abort) && Option.isNone(abortReason)) {
+                abortReason = Option.some(outcome.abort)
+              }
+              raise.push(toolNode.abort(outcome.abort))
+            }
           } else {
             const reason = Option.getOrElse(
               Option.orElse(toolNode.reason(), () => abortReason),
