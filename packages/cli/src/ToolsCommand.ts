@@ -36,7 +36,7 @@ export interface Options extends Runtime.CommonOptions {
 
 // `tools` answers offline: a model that is never called stands in, so that the
 // tools which need one (Agent) are listed as `run` would offer them.
-const placeholderModel = Layer.succeed(Model.LanguageModel, {
+const standInModel = Layer.succeed(Model.LanguageModel, {
   stream: () => Stream.fail(new Model.ModelError({ reason: "api", message: "no model in `tools`", retryable: false }))
 })
 
@@ -117,6 +117,6 @@ export const run = (options: Options) =>
         }
       }
     }).pipe(
-      Effect.provide(Runtime.layer(prepared, { model: placeholderModel, prompt: Runtime.noPrompt("tools does not ask") }))
+      Effect.provide(Runtime.layer(prepared, { model: standInModel, prompt: Runtime.noPrompt("tools does not ask") }))
     )
   })

@@ -104,13 +104,13 @@ describe("Batches (SPEC §4.7)", () => {
   it.effect("context modifiers of a concurrent batch apply after it, in call order; serial ones at once", () =>
     Effect.gen(function*() {
       const log = new RunLog()
-      const appendTodo = (input: ScriptInput): ToolUseContext.ContextModifier => (context) => ({
+      const appendTask = (input: ScriptInput): ToolUseContext.ContextModifier => (context) => ({
         ...context,
         todos: [...context.todos, { content: input.label ?? "?", status: "pending", activeForm: "" }]
       })
       const seenAtStart: Record<string, ReadonlyArray<string>> = {}
-      const read = scriptedTool("Read", log, { safe: true, modifier: appendTodo })
-      const edit = scriptedTool("Edit", log, { modifier: appendTodo })
+      const read = scriptedTool("Read", log, { safe: true, modifier: appendTask })
+      const edit = scriptedTool("Edit", log, { modifier: appendTask })
       const env = yield* environment([read, edit])
       // Snapshot what each call saw: the context at its start.
       const spy = {
