@@ -411,7 +411,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
   it.live("interrupting the dispatch kills the hook's whole process group", () =>
     live(Effect.scoped(Effect.gen(function*() {
       const p = yield* project
-      const command = yield* p.bash("stubborn.sh", `trap '' TERM\necho $$ > ${p.file("pid")}\nsleep 30`)
+      const command = yield* p.bash("ignores-term.sh", `trap '' TERM\necho $$ > ${p.file("pid")}\nsleep 30`)
       const hooks = yield* makeHooks(p.dir, hooksFor("PreToolUse", [command]))
       const fiber = yield* Effect.fork(preToolUse(hooks, echoTool().tool, p.dir))
       const pgid = yield* p.read("pid").pipe(

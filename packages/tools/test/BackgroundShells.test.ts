@@ -15,7 +15,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { execFileSync } from "node:child_process"
+import { liveInGroup } from "./fixtures/processes.js"
 
 const Settings = Layer.succeed(Bash.ShellSettings, {
   ...Bash.defaultSettings,
@@ -73,19 +73,10 @@ const readUntil = (env: Execution.Environment, taskId: string, done: (output: st
 const outputOf = (text: string) => /<output>\n([\s\S]*)\n<\/output>/.exec(text)?.[1] ?? ""
 const statusOf = (text: string) => /<status>(\w+)<\/status>/.exec(text)?.[1]
 
-const liveProcesses = () =>
-  execFileSync("ps", ["-eo", "pid=,pgid=,stat="], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .map(([pid, pgid, stat]) => ({ pid: Number(pid), pgid: Number(pgid), stat: stat ?? "" }))
-    .filter((process) => !process.stat.startsWith("Z"))
-const liveInGroup = (pgid: number) => liveProcesses().filter((process) => process.pgid === pgid)
-
 const pidOf = (output: string) => Number(/pid=(\d+)/.exec(output)?.[1])
 
 /** Ignores SIGTERM, like its grandchild. */
-const STUBBORN = `trap '' TERM; bash -c "trap '' TERM; sleep 30" & echo "pid=$$"; sleep 30`
+const IGNORES_TERM = `trap '' TERM; bash -c "trap '' TERM; sleep 30" & echo "pid=$$"; sleep 30`
 
 describe("BackgroundShells", () => {
   it.scopedLive("run_in_background returns the task id at once; TaskOutput returns only new output", () =>
@@ -143,14 +134,14 @@ describe("BackgroundShells", () => {
   it.scopedLive("KillShell resolves to TaskStop by alias even when TaskStop is not visible, and kills the group", () =>
     Effect.gen(function*() {
       const { env } = yield* environment
-      const taskId = yield* startInBackground(env, STUBBORN)
+      const taskId = yield* startInBackground(env, IGNORES_TERM)
       const pgid = pidOf(yield* readUntil(env, taskId, (output) => output.includes("pid=")))
       expect(liveInGroup(pgid).length).toBeGreaterThanOrEqual(2)
 
       const hidden: Execution.Environment = { ...env, tools: env.tools.filter((tool) => tool.name !== "TaskStop") }
       expect(Registry.findToolByName(hidden.tools, "KillShell")).toBeUndefined()
       const stopped = yield* call(hidden, "KillShell", { shell_id: taskId })
-      expect(stopped).toEqual({ status: "success", text: `Stopped background task ${taskId} (${STUBBORN})` })
+      expect(stopped).toEqual({ status: "success", text: `Stopped background task ${taskId} (${IGNORES_TERM})` })
       expect(liveInGroup(pgid)).toEqual([])
 
       const after = yield* call(env, "TaskOutput", { task_id: taskId, block: false })
@@ -170,7 +161,7 @@ describe("BackgroundShells", () => {
       const context = yield* Layer.buildWithScope(ShellsLayer, scope)
       const shells = Context.get(context, BackgroundShells.BackgroundShells)
       const ids = yield* Effect.all([
-        shells.start(STUBBORN, { cwd }),
+        shells.start(IGNORES_TERM, { cwd }),
         shells.start("sleep 30 & echo \"pid=$$\"; wait", { cwd })
       ])
       const pgids = yield* Effect.forEach(ids, (id) =>

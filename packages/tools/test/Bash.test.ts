@@ -23,7 +23,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { execFileSync } from "node:child_process"
+import { isLive, liveInGroup } from "./fixtures/processes.js"
 
 // Short grace periods keep the kill tests fast.
 const Settings = Layer.succeed(Bash.ShellSettings, {
@@ -69,18 +69,6 @@ const resultOf = (events: ReadonlyArray<DispatchEvent.DispatchEvent>) => {
 
 const progressTexts = (events: ReadonlyArray<DispatchEvent.DispatchEvent>) =>
   events.filter(DispatchEvent.isProgress).map((event) => (event.data as Bash.BashProgress).output)
-
-/** Live (non-zombie) processes, from `ps`, independently of the code under test. */
-const processTable = () =>
-  execFileSync("ps", ["-eo", "pid=,pgid=,stat="], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .map(([pid, pgid, stat]) => ({ pid: Number(pid), pgid: Number(pgid), stat: stat ?? "" }))
-    .filter((process) => !process.stat.startsWith("Z"))
-
-const liveInGroup = (pgid: number) => processTable().filter((process) => process.pgid === pgid)
-const isLive = (pid: number) => processTable().some((process) => process.pid === pid)
 
 const numberAfter = (text: string, label: string): number => {
   const match = new RegExp(`${label}=(\\d+)`).exec(text)
