@@ -77,9 +77,6 @@ export class GlobError extends Schema.TaggedError<GlobError>()("GlobError", {
 }) {}
 
 // Models sometimes spell an omitted optional as a string.
-const givenPath = (path: string | undefined): string | undefined =>
-  path === undefined || path === "" || path === "undefined" || path === "null" ? undefined : path
-
 const resolveSearchDirectory = (
   fs: FileSystem.FileSystem,
   path: Path.Path,
@@ -87,7 +84,7 @@ const resolveSearchDirectory = (
   given: string | undefined
 ): Effect.Effect<string, GlobError> =>
   Effect.gen(function*() {
-    const directory = Files.resolvePath(path, context.cwd, givenPath(given) ?? context.cwd)
+    const directory = Files.resolveSearchPath(path, context.cwd, given)
     const info = yield* Effect.option(fs.stat(directory))
     if (Option.isNone(info)) {
       return yield* new GlobError({ parameter: "path", path: directory, message: `Directory does not exist: ${directory}` })
@@ -130,10 +127,7 @@ export const Glob = Tool.make("Glob", {
   isConcurrencySafe: () => true,
   isReadOnly: () => true,
   interruptBehavior: "cancel",
-  backfillObservableInput: (input, context) => ({
-    ...input,
-    path: Files.toAbsolute(context.cwd, givenPath(input.path) ?? context.cwd)
-  }),
+  backfillObservableInput: Files.backfillSearchPath,
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

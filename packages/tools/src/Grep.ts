@@ -120,9 +120,6 @@ export class GrepError extends Schema.TaggedError<GrepError>()("GrepError", {
   message: Schema.String
 }) {}
 
-const givenPath = (path: string | undefined): string | undefined =>
-  path === undefined || path === "" || path === "undefined" || path === "null" ? undefined : path
-
 const resolveRoot = (
   fs: FileSystem.FileSystem,
   path: Path.Path,
@@ -130,7 +127,7 @@ const resolveRoot = (
   given: string | undefined
 ): Effect.Effect<{ readonly root: string; readonly isFile: boolean }, GrepError> =>
   Effect.gen(function*() {
-    const root = Files.resolvePath(path, context.cwd, givenPath(given) ?? context.cwd)
+    const root = Files.resolveSearchPath(path, context.cwd, given)
     const info = yield* Effect.option(fs.stat(root))
     if (Option.isNone(info)) {
       return yield* new GrepError({ parameter: "path", message: `Path does not exist: ${root}` })
@@ -201,10 +198,7 @@ export const Grep = Tool.make("Grep", {
   isReadOnly: () => true,
   interruptBehavior: "cancel",
   maxResultSizeChars: 20_000,
-  backfillObservableInput: (input, context) => ({
-    ...input,
-    path: Files.toAbsolute(context.cwd, givenPath(input.path) ?? context.cwd)
-  }),
+  backfillObservableInput: Files.backfillSearchPath,
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

@@ -86,6 +86,23 @@ export const resolvePath = (path: Path.Path, cwd: string, filePath: string): str
 }
 
 /**
+ * The optional `path` of a search tool, with the values models send for "none"
+ * (`""`, `"undefined"`, `"null"`) treated as absent.
+ */
+export const givenSearchPath = (path: string | undefined): string | undefined =>
+  path === undefined || path === "" || path === "undefined" || path === "null" ? undefined : path
+
+/** Where a search tool (Glob, Grep) searches: its `path`, else the working directory. */
+export const resolveSearchPath = (path: Path.Path, cwd: string, given: string | undefined): string =>
+  resolvePath(path, cwd, givenSearchPath(given) ?? cwd)
+
+/** The observable input of a search tool: its `path` made absolute (the working directory when absent). */
+export const backfillSearchPath = <I extends { readonly path?: string | undefined }>(
+  input: I,
+  context: { readonly cwd: string }
+): I => ({ ...input, path: toAbsolute(context.cwd, givenSearchPath(input.path) ?? context.cwd) })
+
+/**
  * The absolute form of a path for the observable input. Pure (no `Path`
  * service in `backfillObservableInput`); POSIX rules.
  *
