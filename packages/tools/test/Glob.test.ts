@@ -13,6 +13,7 @@ import {
   hangingFileSystem,
   makeContext,
   tempDir,
+  hiding,
   toolsLayer
 } from "./fixtures/toolHarness.js"
 
@@ -156,13 +157,3 @@ describe("Glob", () => {
   })
 })
 
-const hiding = (name: string) =>
-  Layer.effect(
-    FileSystem.FileSystem,
-    Effect.map(FileSystem.FileSystem, (fs) =>
-      FileSystem.FileSystem.of({
-        ...fs,
-        readDirectory: (path, options) =>
-          Effect.map(fs.readDirectory(path, options), (names) => names.filter((entry) => entry !== name))
-      }))
-  ).pipe(Layer.provide(NodeContext.layer))

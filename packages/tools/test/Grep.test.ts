@@ -18,6 +18,7 @@ import {
   hangingFileSystem,
   makeContext,
   tempDir,
+  hiding,
   toolsLayer
 } from "./fixtures/toolHarness.js"
 
@@ -538,13 +539,3 @@ const noRipgrep = Layer.effect(
   }))
 ).pipe(Layer.provide(NodeContext.layer))
 
-const hiding = (name: string) =>
-  Layer.effect(
-    FileSystem.FileSystem,
-    Effect.map(FileSystem.FileSystem, (fs) =>
-      FileSystem.FileSystem.of({
-        ...fs,
-        readDirectory: (path, options) =>
-          Effect.map(fs.readDirectory(path, options), (names) => names.filter((entry) => entry !== name))
-      }))
-  ).pipe(Layer.provide(NodeContext.layer))
