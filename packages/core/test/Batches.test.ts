@@ -7,21 +7,12 @@ import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { call, environment, RunLog, scriptedTool, type ScriptInput } from "./fixtures.js"
+import { call, chapterCalls, environment, RunLog, scriptedTool, type ScriptInput } from "./fixtures.js"
 
 const chapterTools = (log: RunLog) => [
   scriptedTool("Read", log, { safe: true }),
   scriptedTool("Grep", log, { safe: true }),
   scriptedTool("Edit", log)
-]
-
-const chapterCalls = [
-  call("A", "Read", { ms: 100 }),
-  call("B", "Read", { ms: 120 }),
-  call("C", "Grep", { ms: 80 }),
-  call("D", "Edit", { ms: 50 }),
-  call("E", "Read", { ms: 30 }),
-  call("F", "Read", { ms: 40 })
 ]
 
 const overlaps = (log: RunLog, a: string, b: string) => {

@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { call, environment, RunLog, scriptedTool, type ScriptInput } from "./fixtures.js"
+import { call, chapterCalls, environment, RunLog, scriptedTool, type ScriptInput } from "./fixtures.js"
 
 const resultsOf = (events: ReadonlyArray<DispatchEvent.DispatchEvent>) => events.filter(DispatchEvent.isResult)
 
@@ -328,15 +328,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
     Effect.gen(function*() {
       const log = new RunLog()
       const env: Execution.Environment = yield* environment(tools(log))
-      const calls = [
-        call("A", "Read", { ms: 100 }),
-        call("B", "Read", { ms: 120 }),
-        call("C", "Grep", { ms: 80 }),
-        call("D", "Edit", { ms: 50 }),
-        call("E", "Read", { ms: 30 }),
-        call("F", "Read", { ms: 40 })
-      ]
-      const fiber = yield* StreamingExecutor.runAll(calls, env).pipe(Stream.runCollect, Effect.fork)
+      const fiber = yield* StreamingExecutor.runAll(chapterCalls, env).pipe(Stream.runCollect, Effect.fork)
       yield* TestClock.adjust(1_000)
       const events = Chunk.toArray(yield* Fiber.join(fiber))
       expect(log.spans.map((s) => [s.id, s.start, s.end])).toEqual([

@@ -114,3 +114,13 @@ export const call = (id: string, name: string, input: unknown = {}): Messages.To
   Messages.toolUse(id, name, input)
 
 export const TestLayer = Layer.mergeAll(Results.layerMemory, Registry.layer())
+
+/** The chapter's example (§5.5.1): `[Read A, Read B, Grep C] [Edit D] [Read E, Read F]`, with durations. */
+export const chapterCalls: ReadonlyArray<Messages.ToolUseBlock> = [
+  call("A", "Read", { ms: 100 }),
+  call("B", "Read", { ms: 120 }),
+  call("C", "Grep", { ms: 80 }),
+  call("D", "Edit", { ms: 50 }),
+  call("E", "Read", { ms: 30 }),
+  call("F", "Read", { ms: 40 })
+]
