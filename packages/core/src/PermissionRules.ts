@@ -44,12 +44,14 @@
  *
  * @since 0.1.0
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as BashRules from "./internal/bashRules.js"
 import * as DomainPatterns from "./internal/domainPatterns.js"
 import * as PathPatterns from "./internal/pathPatterns.js"
 import * as PathRules from "./internal/pathRules.js"
+import * as RealPaths from "./internal/realPaths.js"
 import * as RuleIndex from "./internal/ruleIndex.js"
 import * as ToolRules from "./internal/toolRules.js"
 import * as PermissionContext from "./PermissionContext.js"
@@ -94,6 +96,26 @@ export interface Environment {
   readonly home: string
   readonly workingDirectories: ReadonlyArray<string>
   readonly path: Path.Path
+  /** What an absolute path denotes once symbolic links are followed (without a filesystem: the path itself). */
+  readonly resolvePath: (absolute: string) => Effect.Effect<ResolvedPath>
+}
+
+/**
+ * A path as written and what it denotes: rules, the working-directory
+ * boundary and the protected directories are checked on both.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolvedPath {
+  /** The absolute path as written (`..` and `.` removed, links not followed). */
+  readonly lexical: string
+  /**
+   * Its real path (for a path that does not exist yet, its deepest existing
+   * ancestor's real path plus the rest), also spelled through each working
+   * directory or home directory that is itself reached through a link.
+   */
+  readonly real: ReadonlyArray<string>
 }
 
 /**
@@ -105,11 +127,18 @@ export const makeEnvironment = (options: {
   readonly home: string
   readonly additionalDirectories: ReadonlyArray<string>
   readonly path: Path.Path
+  /** Follow symbolic links through it; without one, paths are judged as written. */
+  readonly fileSystem?: FileSystem.FileSystem | undefined
 }): Environment => {
-  const { path } = options
+  const { fileSystem, path } = options
   const cwd = path.resolve(options.cwd)
   const extra = options.additionalDirectories.map((dir) => path.resolve(cwd, PathRules.expandHome(dir, options.home, path)))
-  return { cwd, home: options.home, workingDirectories: Array.from(new Set([cwd, ...extra])), path }
+  const workingDirectories = Array.from(new Set([cwd, ...extra]))
+  const through = [...workingDirectories, options.home]
+  const resolvePath = fileSystem === undefined
+    ? (absolute: string) => Effect.succeed(RealPaths.lexicalOnly(absolute, path))
+    : (absolute: string) => RealPaths.resolvePath(fileSystem, path, absolute, through)
+  return { cwd, home: options.home, workingDirectories, path, resolvePath }
 }
 
 /**
