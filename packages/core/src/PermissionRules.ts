@@ -253,6 +253,29 @@ export const isBlanketDenied = (context: PermissionContext.PermissionContext, to
   )
 }
 
+/**
+ * Whether the deny rules of a reading tool (`Read(…)` and the tool's own)
+ * cover a path, as written or through its links: the search tools leave such
+ * paths out of what they return. `undefined` when no such rule exists.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const readDenied = (
+  context: PermissionContext.PermissionContext,
+  toolName: string,
+  env: Environment
+): ((absolutePath: string) => Effect.Effect<boolean>) | undefined => {
+  const rules = RuleIndex.candidates([context.rules], "deny", { name: toolName, aliases: [] })
+  if (rules.length === 0) return undefined
+  return (absolutePath) =>
+    Effect.map(env.resolvePath(absolutePath), (resolved) =>
+      [resolved.lexical, ...resolved.real].some((form) => {
+        const facts = { path: PathPatterns.makePathProbe(form, false, env.path.sep), host: undefined, content: undefined }
+        return rules.some((compiled) => RuleIndex.ruleApplies(compiled, facts, env))
+      }))
+}
+
 // ---------------------------------------------------------------------------
 // Assessment
 // ---------------------------------------------------------------------------

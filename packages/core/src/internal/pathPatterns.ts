@@ -18,6 +18,8 @@ export interface PathPattern {
   readonly anchor: PathAnchor
   /** How many `../` led the pattern (relative to cwd). */
   readonly up: number
+  /** The literal leading segments of an anchored pattern (`secrets` of `./secrets/**`): everything it matches is below them. */
+  readonly prefix: ReadonlyArray<string>
   readonly matcher: ReturnType<typeof ignore>
 }
 
@@ -53,7 +55,12 @@ export const compilePathPattern = (specifier: string): PathPattern => {
   }
   // An empty rest (`~`, `//`, `.`) covers everything below the directory.
   const pattern = spec === "" ? "**" : anchored ? `/${spec}` : spec
-  return { anchor, up, matcher: ignore().add(pattern) }
+  // A slash inside (not only at the end) anchors a gitignore pattern too.
+  const segments = spec.replace(/\/+$/, "").split("/")
+  const literal = anchored || segments.length > 1 ? segments.slice(0, -1) : []
+  const stop = literal.findIndex((segment) => /[*?[\]\\!]/.test(segment) || segment === "")
+  const prefix = stop === -1 ? literal : literal.slice(0, stop)
+  return { anchor, up, prefix, matcher: ignore().add(pattern) }
 }
 
 /** The directories path patterns are relative to. @internal */

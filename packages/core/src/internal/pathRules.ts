@@ -11,8 +11,10 @@ import * as RuleIndex from "./ruleIndex.js"
 /** Tools whose path is a directory they search. @internal */
 export const directoryTools: ReadonlySet<string> = new Set(["Glob", "Grep", "LS"])
 
-/** Directories whose contents configure the agent or the repository: never edited by a mode alone. */
-const protectedDirectories: ReadonlySet<string> = new Set([".git", ".switchyard", ".claude"])
+/** Directories whose contents configure the agent or the repository: never edited by a mode alone. @internal */
+export const protectedDirectoryNames: ReadonlyArray<string> = [".git", ".switchyard", ".claude"]
+
+const protectedDirectories: ReadonlySet<string> = new Set(protectedDirectoryNames)
 
 /** `~` and `~/x` against the home directory. @internal */
 export const expandHome = (value: string, home: string, path: Path.Path): string =>
