@@ -23,6 +23,21 @@ export interface Redirect {
 }
 
 /**
+ * A path a simple command reads or writes, as written (quotes removed),
+ * relative to the directory the command runs in.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PathUse {
+  readonly path: string
+  /** The whole tree under the path: recursive readers (`grep -r`, `find`, `rg`), `rm -r`, `cp -r`. */
+  readonly subtree: boolean
+  /** Contents are read or written, not only names and metadata (`cat` and `grep -r`, not `ls` or `find`). */
+  readonly content: boolean
+}
+
+/**
  * One simple command of a command line.
  *
  * @since 0.1.0
@@ -37,6 +52,47 @@ export interface SimpleCommand {
   readonly assignments: ReadonlyArray<string>
   /** Output redirections to files (`/dev/null` included). */
   readonly redirects: ReadonlyArray<Redirect>
+  /**
+   * Files it reads: file arguments of the programs the analyser knows, input
+   * redirections (`< f`), and the working directory for recursive readers
+   * without one (`grep -r x`, `rg x`, `find`, `ls`).
+   */
+  readonly readPaths: ReadonlyArray<PathUse>
+  /**
+   * Files it writes: output redirection targets and the file arguments of
+   * `mkdir touch rm rmdir mv cp ln tee truncate dd chmod chown`, `sed -i`.
+   */
+  readonly writePaths: ReadonlyArray<PathUse>
+  /**
+   * `readPaths` and `writePaths` are everything it touches. False for an
+   * unknown program, a glob or expansion in a path, a file listing more
+   * files (`xargs`, `--files0-from`), or a `cd` (later relative paths move).
+   */
+  readonly pathsKnown: boolean
+  /** This command alone is read-only (the line's verdict also weighs the rest). */
+  readonly readOnly: boolean
+  /**
+   * Its only effect is writing `writePaths` (no program run, no other file
+   * touched): `mkdir`, `rm`, `cp`, `sed -i` with a script without
+   * `e`/`w`/`W`/`r`/`R`, … — what acceptEdits may allow inside the working
+   * directories.
+   */
+  readonly onlyWritesPaths: boolean
+}
+
+/**
+ * The path and verdict fields of a simple command nothing is known about:
+ * the fail-closed defaults for analysers (and tests) that only split.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unknownPaths: Pick<SimpleCommand, "readPaths" | "writePaths" | "pathsKnown" | "readOnly" | "onlyWritesPaths"> = {
+  readPaths: [],
+  writePaths: [],
+  pathsKnown: false,
+  readOnly: false,
+  onlyWritesPaths: false
 }
 
 /**

@@ -93,9 +93,24 @@ describe("ShellCommand", () => {
               text: "FOO=1 BAR='x y' grep -n \"a b\" file",
               argv: ["grep", "-n", "a b", "file"],
               assignments: ["FOO=1", "BAR='x y'"],
-              redirects: [{ operator: ">", target: "out.txt" }]
+              redirects: [{ operator: ">", target: "out.txt" }],
+              readPaths: [{ path: "file", subtree: false, content: true }],
+              writePaths: [{ path: "out.txt", subtree: false, content: true }],
+              pathsKnown: true,
+              readOnly: false,
+              onlyWritesPaths: false
             },
-            { text: "ls", argv: ["ls"], assignments: [], redirects: [{ operator: ">", target: "/dev/null" }] }
+            {
+              text: "ls",
+              argv: ["ls"],
+              assignments: [],
+              redirects: [{ operator: ">", target: "/dev/null" }],
+              readPaths: [{ path: ".", subtree: true, content: false }],
+              writePaths: [],
+              pathsKnown: true,
+              readOnly: true,
+              onlyWritesPaths: false
+            }
           ],
           hasDynamicParts: false,
           readOnly: false
