@@ -14,6 +14,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Deferral from "./Deferral.js"
 import * as Tool from "./Tool.js"
 
 /**
@@ -35,6 +36,10 @@ export interface Options {
   readonly simpleMode?: boolean | undefined
   /** Overrides `SWITCHYARD_REPL_MODE` / `CLAUDE_CODE_REPL`. */
   readonly replMode?: boolean | undefined
+  /** Overrides `ENABLE_TOOL_SEARCH` (SPEC §4.3). */
+  readonly deferral?: Deferral.Policy | undefined
+  /** The model's context window, for `ENABLE_TOOL_SEARCH=auto`. */
+  readonly contextWindowTokens?: number | undefined
 }
 
 /**
@@ -205,10 +210,17 @@ export const layer = (options: Options = {}): Layer.Layer<ToolRegistry | Tool.To
       const simpleMode = options.simpleMode ?? (yield* Effect.orDie(simpleModeConfig))
       const replMode = options.replMode ?? (yield* Effect.orDie(replModeConfig))
       const specialTools = new Set(options.specialTools ?? [])
+      const policy = options.deferral ?? (yield* Deferral.policyConfig)
       const registry: Service = {
         pool: pool.tools,
         getTools: (isBlanketDenied) =>
-          Effect.map(pool.tools, (tools) => filterTools(tools, { simpleMode, replMode, specialTools, isBlanketDenied }))
+          Effect.map(pool.tools, (tools) =>
+            // After the filters: which tools are deferred, and ToolSearch when any are (SPEC §4.3).
+            Deferral.apply(filterTools(tools, { simpleMode, replMode, specialTools, isBlanketDenied }), {
+              policy,
+              contextWindowTokens: options.contextWindowTokens,
+              toolSearchAllowed: !isBlanketDenied("ToolSearch")
+            }))
       }
       return Layer.mergeAll(Layer.succeed(Tool.ToolPool, pool), Layer.succeed(ToolRegistry, registry))
     })
