@@ -242,10 +242,6 @@ const makeServer = (
       return conn
     }).pipe(Effect.provideService(Scope.Scope, layerScope))
 
-    const first = yield* Effect.either(open)
-    if (first._tag === "Right") connection = first.right
-    else error = first.left
-
     /** The live connection, reconnecting once if the last one closed. */
     const live: Effect.Effect<McpClient.Connection, Tool.ToolError> = lock.withPermits(1)(Effect.gen(function*() {
       if (connection !== undefined && !connection.isClosed()) return connection
@@ -323,6 +319,9 @@ const makeServer = (
         return content
       })
 
+    const first = yield* Effect.either(open)
+    if (first._tag === "Right") connection = first.right
+    else error = first.left
     return { status }
   })
 
