@@ -11,15 +11,18 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 
-const tool = (name: string, description: string, extra: Partial<Tool.Definition<unknown, string, never, never>> = {}) =>
+const Input = Schema.Struct({ value: Schema.Number })
+type Extra = Partial<Tool.Definition<typeof Input.Type, string, never, never>>
+
+const tool = (name: string, description: string, extra: Extra = {}) =>
   Tool.make(name, {
     description,
-    input: Schema.Struct({ value: Schema.Number }),
+    input: Input,
     call: () => Effect.succeed(`${name} ran`),
     ...extra
   }) as Tool.Any
 
-const mcp = (name: string, description: string, extra: Partial<Tool.Definition<unknown, string, never, never>> = {}) =>
+const mcp = (name: string, description: string, extra: Extra = {}) =>
   tool(name, description, { isMcp: true, ...extra })
 
 const builtin = tool("Read", "Read a file")
