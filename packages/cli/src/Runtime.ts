@@ -20,13 +20,16 @@ import * as Registry from "@switchyard/core/Registry"
 import * as Results from "@switchyard/core/Results"
 import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Settings from "@switchyard/core/Settings"
-import type * as Tool from "@switchyard/core/Tool"
+import * as Tool from "@switchyard/core/Tool"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Builtins from "@switchyard/tools/Builtins"
+import * as McpConfig from "@switchyard/tools/McpConfig"
+import * as McpServers from "@switchyard/tools/McpServers"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as CliError from "./CliError.js"
+import * as Output from "./Output.js"
 
 /**
  * The options every command takes.
@@ -41,6 +44,10 @@ export interface CommonOptions {
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
   readonly verbose: boolean
+  /** `--mcp-config` values (files or inline JSON). */
+  readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
+  /** `--strict-mcp-config`: ignore `.mcp.json`. */
+  readonly strictMcpConfig?: boolean | undefined
 }
 
 /**
@@ -80,6 +87,8 @@ export interface Prepared {
   readonly permissions: PermissionContext.PermissionContext
   /** One line per settings problem (the rest of the settings still loaded). */
   readonly warnings: ReadonlyArray<string>
+  /** The configured MCP servers (none when absent). */
+  readonly mcp?: McpConfig.Loaded | undefined
 }
 
 /**
@@ -128,7 +137,21 @@ export const prepare = (
       mode: options.permissionMode ?? settings.permissions.mode,
       rules: [...settings.permissions.rules, ...cliRules]
     }
-    return { cwd, settings, permissions, warnings: settings.issues.map(Settings.formatIssue) }
+    const mcpFiles = options.mcpConfigFiles ?? []
+    for (const file of mcpFiles) {
+      if (file.trim().startsWith("{")) continue
+      if (!(yield* fs.exists(path.resolve(cwd, file)).pipe(Effect.orElseSucceed(() => false)))) {
+        return yield* Effect.fail(CliError.badInput(`MCP config file not found: ${path.resolve(cwd, file)}`))
+      }
+    }
+    const mcp = yield* McpConfig.load({ cwd, files: mcpFiles, strict: options.strictMcpConfig ?? false })
+    return {
+      cwd,
+      settings,
+      permissions,
+      warnings: [...settings.issues.map(Settings.formatIssue), ...mcp.issues],
+      mcp
+    }
   })
 
 /**
@@ -171,7 +194,7 @@ export const layer = <ME = never, MR = never>(
   }
 ): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
-  const tools = Builtins.layer().pipe(
+  const tools = Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
     Layer.provideMerge(Registry.layer()),
     Layer.provideMerge(Results.layer),
     Layer.provide(FetchHttpClient.layer),
@@ -183,6 +206,31 @@ export const layer = <ME = never, MR = never>(
     Layer.provideMerge(NodeContext.layer)
   ) as Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>>
 }
+
+/**
+ * The configured MCP servers as a Layer (the MCP SDK is loaded only when
+ * there are some); a server that fails to connect is reported once on stderr.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const mcpLayer = (
+  prepared: Prepared,
+  options: { readonly reportFailures?: boolean } = {}
+): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool> =>
+  McpServers.layer(prepared.mcp?.servers ?? [], {
+    onFailure: options.reportFailures === false
+      ? undefined
+      : (status) => Output.warn(`MCP server "${status.name}" failed to connect: ${status.error ?? "unknown error"}`)
+  })
+
+/**
+ * A tool pool on its own (for commands that only connect MCP servers).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const toolPoolLayer: Layer.Layer<Tool.ToolPool> = Layer.effect(Tool.ToolPool, Tool.ToolPool.make)
 
 /**
  * A prompt for where nobody can answer (no terminal): every ask is a denial

@@ -217,7 +217,11 @@ export class TerminalUi {
         this.stopStatus()
         this.asking = true
         const label = Render.callLabel(question.tool.name, question.input, 60)
-        this.line(`${paint("yellow", "?")} ${paint("bold", label)} ${paint("gray", `— ${question.message}`)}`)
+        // An MCP server's destructiveHint (or a tool's own isDestructive) is shown with the question.
+        const destructive = question.tool.isDestructive(question.input, question.context) === true
+          ? ` ${paint("red", "[destructive]")}`
+          : ""
+        this.line(`${paint("yellow", "?")} ${paint("bold", label)}${destructive} ${paint("gray", `— ${question.message}`)}`)
         const always = question.suggestions.length > 0 ? ` (adds ${question.suggestions.join(", ")})` : ""
         this.print(`  Allow? ${paint("bold", "y")}es / ${paint("bold", "n")}o / ${paint("bold", "a")}lways${paint("gray", always)} `)
         this.handler = (key) => {

@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createRequire } from "node:module"
 import { CliError } from "./CliError.js"
+import * as McpOptions from "./McpOptions.js"
 import { stripColorWhenPiped } from "./Output.js"
 import type * as Runtime from "./Runtime.js"
 
@@ -73,7 +74,7 @@ const maxTurns = Options.integer("max-turns").pipe(
   Options.optional
 )
 
-const common = { cwd, settings, permissionMode, allowedTools, disallowedTools, verbose }
+const common = { cwd, settings, permissionMode, allowedTools, disallowedTools, verbose, ...McpOptions.options }
 
 const toCommon = (args: {
   readonly cwd: string
@@ -82,13 +83,17 @@ const toCommon = (args: {
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
   readonly verbose: boolean
+  readonly mcpConfig: ReadonlyArray<string>
+  readonly strictMcpConfig: boolean
 }): Runtime.CommonOptions => ({
   cwd: args.cwd,
   settingsFiles: args.settings,
   permissionMode: Option.getOrUndefined(args.permissionMode),
   allowedTools: args.allowedTools,
   disallowedTools: args.disallowedTools,
-  verbose: args.verbose
+  verbose: args.verbose,
+  mcpConfigFiles: args.mcpConfig,
+  strictMcpConfig: args.strictMcpConfig
 })
 
 const run = Command.make(
@@ -186,15 +191,37 @@ const demo = Command.make(
       Demo.run({ keep: args.keep, outputFormat: args.outputFormat }))
 ).pipe(Command.withDescription("The offline demo: a replayed session on a sample project, with a summary"))
 
+const mcp = Command.make("mcp").pipe(
+  Command.withDescription("MCP servers: list them with their state and tool count"),
+  Command.withSubcommands([
+    Command.make("list", { ...common, json: toolsJson }, (args) =>
+      Effect.flatMap(Effect.promise(() => import("./McpCommand.js")), (Mcp) =>
+        Mcp.list({ ...toCommon(args), json: args.json }))).pipe(
+        Command.withDescription("List the configured MCP servers: connected or failed (and why), tool count")
+      )
+  ])
+)
+
 const switchyard = Command.make("switchyard").pipe(
   Command.withDescription("Switchyard — an Effect-based tool-dispatch runtime for LLM agents"),
-  Command.withSubcommands([run, dispatch, tools, replay, demo])
+  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp])
 )
 
 const cli = Command.run(switchyard, { name: "switchyard", version })
 
-const SUBCOMMANDS = new Set(["run", "dispatch", "tools", "list", "search", "schema", "replay", "demo"])
-const FLAGS = new Set(["-p", "--print", "--verbose", "--keep", "--json", "-h", "--help", "--version", "--wizard"])
+const SUBCOMMANDS = new Set(["run", "dispatch", "tools", "list", "search", "schema", "replay", "demo", "mcp"])
+const FLAGS = new Set([
+  "-p",
+  "--print",
+  "--verbose",
+  "--keep",
+  "--json",
+  "-h",
+  "--help",
+  "--version",
+  "--wizard",
+  "--strict-mcp-config"
+])
 
 /**
  * `@effect/cli` wants a command's options before its arguments; people (and

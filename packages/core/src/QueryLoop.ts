@@ -25,6 +25,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import * as Deferral from "./Deferral.js"
 import type * as DispatchEvent from "./DispatchEvent.js"
 import * as Execution from "./Execution.js"
 import * as Hooks from "./Hooks.js"
@@ -459,7 +460,8 @@ const runTurn = (
 
     const context = yield* Ref.get(contextRef)
     const request: Model.ModelRequest = {
-      system: options.system,
+      // Deferred tools are one line each in the system prompt (SPEC §4.3).
+      system: Deferral.systemPrompt(options.system, env.tools, context.messages),
       messages: context.messages,
       tools: env.tools.map((tool) => Model.toolDefinition(tool, { deferred: Tool.isDeferred(tool) })),
       maxTokens: options.maxTokens,

@@ -15,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Deferral from "./Deferral.js"
 import * as Tool from "./Tool.js"
 
 /**
@@ -36,6 +37,10 @@ export interface Options {
   readonly simpleMode?: boolean | undefined
   /** Overrides `SWITCHYARD_REPL_MODE` / `CLAUDE_CODE_REPL`. */
   readonly replMode?: boolean | undefined
+  /** Overrides `ENABLE_TOOL_SEARCH` (SPEC §4.3). */
+  readonly deferral?: Deferral.Policy | undefined
+  /** The model's context window, for `ENABLE_TOOL_SEARCH=auto`. */
+  readonly contextWindowTokens?: number | undefined
 }
 
 /**
@@ -212,11 +217,18 @@ export const layer = (options: Options = {}): Layer.Layer<ToolRegistry | Tool.To
       const simpleMode = options.simpleMode ?? (yield* Effect.orDie(simpleModeConfig))
       const replMode = options.replMode ?? (yield* Effect.orDie(replModeConfig))
       const specialTools = new Set(options.specialTools ?? [])
+      const policy = options.deferral ?? (yield* Deferral.policyConfig)
       const registry: Service = {
         pool: pool.tools,
         modelPool: Effect.map(pool.tools, (tools) => tools.filter((tool) => !specialTools.has(tool.name))),
         getTools: (isBlanketDenied) =>
-          Effect.map(pool.tools, (tools) => filterTools(tools, { simpleMode, replMode, specialTools, isBlanketDenied }))
+          Effect.map(pool.tools, (tools) =>
+            // After the filters: which tools are deferred, and ToolSearch when any are (SPEC §4.3).
+            Deferral.apply(filterTools(tools, { simpleMode, replMode, specialTools, isBlanketDenied }), {
+              policy,
+              contextWindowTokens: options.contextWindowTokens,
+              toolSearchAllowed: !isBlanketDenied("ToolSearch")
+            }))
       }
       return Layer.mergeAll(Layer.succeed(Tool.ToolPool, pool), Layer.succeed(ToolRegistry, registry))
     })

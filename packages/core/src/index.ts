@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 export * as Batches from "./Batches.js"
+export * as Deferral from "./Deferral.js"
 export * as DispatchEvent from "./DispatchEvent.js"
 export * as Execution from "./Execution.js"
 export * as HookRunner from "./HookRunner.js"
@@ -23,5 +24,6 @@ export * as Settings from "./Settings.js"
 export * as ShellAnalysis from "./ShellAnalysis.js"
 export * as StreamingExecutor from "./StreamingExecutor.js"
 export * as Tool from "./Tool.js"
+export * as ToolSearch from "./ToolSearch.js"
 export * as ToolUseContext from "./ToolUseContext.js"
 export * as Validation from "./Validation.js"
