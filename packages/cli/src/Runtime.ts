@@ -43,6 +43,8 @@ export interface CommonOptions {
   readonly permissionMode: PermissionContext.PermissionMode | undefined
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
+  /** `--add-dir`: more directories the tools may work in. */
+  readonly additionalDirectories?: ReadonlyArray<string> | undefined
   readonly verbose: boolean
   /** `--mcp-config` values (files or inline JSON). */
   readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
@@ -132,10 +134,20 @@ export const prepare = (
         cliRules.push(rule)
       }
     }
+    const addedDirectories: Array<string> = []
+    for (const dir of options.additionalDirectories ?? []) {
+      const resolved = path.resolve(cwd, dir)
+      const stat = yield* Effect.either(fs.stat(resolved))
+      if (stat._tag === "Left" || stat.right.type !== "Directory") {
+        return yield* Effect.fail(CliError.badInput(`--add-dir ${dir}: not a directory`))
+      }
+      addedDirectories.push(resolved)
+    }
     const permissions: PermissionContext.PermissionContext = {
       ...settings.permissions,
       mode: options.permissionMode ?? settings.permissions.mode,
-      rules: [...settings.permissions.rules, ...cliRules]
+      rules: [...settings.permissions.rules, ...cliRules],
+      additionalDirectories: [...new Set([...settings.permissions.additionalDirectories, ...addedDirectories])]
     }
     const mcpFiles = options.mcpConfigFiles ?? []
     for (const file of mcpFiles) {
@@ -243,3 +255,19 @@ export const noPrompt = (reason: string): Layer.Layer<PermissionChain.Permission
   Layer.succeed(PermissionChain.PermissionPrompt, {
     ask: () => Effect.succeed({ answer: "unavailable" as const, reason })
   })
+
+/**
+ * What settings a command runs with, one line each: the files loaded (lowest
+ * precedence first), the mode and the extra directories. For `--verbose` and
+ * `/permissions`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const settingsSummary = (prepared: Prepared): ReadonlyArray<string> => [
+  ...(prepared.settings.files.length === 0
+    ? ["settings: no settings file found"]
+    : prepared.settings.files.map((file) => `settings: loaded ${file.source.path} (${file.source.scope})`)),
+  `permission mode: ${prepared.permissions.mode}`,
+  ...prepared.permissions.additionalDirectories.map((dir) => `additional directory: ${dir}`)
+]
