@@ -159,7 +159,14 @@ export const Glob = Tool.make("Glob", {
             path: directory,
             message: `Invalid glob pattern "${input.pattern}": ${cause instanceof Error ? cause.message : String(cause)}`
           })
-      }).pipe(Effect.ensuring(adapter.close))
+      }).pipe(
+        Effect.ensuring(adapter.close),
+        // Paths a Read deny rule covers are left out.
+        Effect.flatMap((found) =>
+          Effect.flatMap(Files.readDeniedFilter("Glob", ctx.context), (denied) =>
+            Files.withoutDenied(found, (file) => file, denied))
+        )
+      )
       const dated = yield* Effect.forEach(
         matches,
         (file) => {
