@@ -20,8 +20,9 @@
  *   and `git tag` take names only with an option that switches to listing
  *   (`--list`, `--contains`, …); `--sort`, `--format`, `--column`, `-v` do
  *   not (`git branch --sort=x name` creates `name`).
- * - `sed` only with `-n` and a script of printing/addressing commands; `s`
- *   without the `w`/`e` flags; no `-i`, `-f`, `w`, `W`, `r`, `R`, `e`.
+ * - `sed` with a script of selecting, printing and text commands; `s`
+ *   without the `w`/`e` flags; no `-i`, `-f`, `w`, `W`, `r`, `R`, `e`
+ *   (`-i` with such a script only edits its files: `onlyWritesPaths`).
  * - `awk` only with a program that has no `|`, `>`, `system`, `getline`,
  *   `close`, `fflush` or `@` (gawk's includes and indirect calls).
  * - `test`/`[`: the operands of arithmetic comparisons must be literal
@@ -56,12 +57,28 @@ export interface Invocation {
   readonly writes: ReadonlyArray<PathUse>
   /** Every path it touches is in `reads`/`writes` (no glob, expansion, list file or unknown program). */
   readonly pathsKnown: boolean
+  /** A path argument could not be resolved (a glob, an expansion, a list of names); not set for unknown programs. */
+  readonly unresolvedPaths: boolean
   /** Its only effect is writing `writes` (no program run, no other file): `mkdir`, `rm`, `sed -i` with a plain script… */
   readonly onlyWritesPaths: boolean
 }
 
-const UNKNOWN: Invocation = { readOnly: false, reads: [], writes: [], pathsKnown: false, onlyWritesPaths: false }
-const NO_PATHS: Invocation = { readOnly: true, reads: [], writes: [], pathsKnown: true, onlyWritesPaths: false }
+const UNKNOWN: Invocation = {
+  readOnly: false,
+  reads: [],
+  writes: [],
+  pathsKnown: false,
+  unresolvedPaths: false,
+  onlyWritesPaths: false
+}
+const NO_PATHS: Invocation = {
+  readOnly: true,
+  reads: [],
+  writes: [],
+  pathsKnown: true,
+  unresolvedPaths: false,
+  onlyWritesPaths: false
+}
 const notReadOnly = (invocation: Invocation): Invocation => ({ ...invocation, readOnly: false })
 
 interface Describe {
@@ -99,7 +116,14 @@ class Paths {
   }
 
   done(readOnly: boolean, onlyWritesPaths = false): Invocation {
-    return { readOnly, reads: this.reads, writes: this.writes, pathsKnown: this.known, onlyWritesPaths }
+    return {
+      readOnly,
+      reads: this.reads,
+      writes: this.writes,
+      pathsKnown: this.known,
+      unresolvedPaths: !this.known,
+      onlyWritesPaths
+    }
   }
 }
 
@@ -427,7 +451,8 @@ const jq: Describe = withGrammar(JQ, (args) => {
 const mergePaths = (invocation: Invocation, paths: Paths): Invocation => ({
   ...invocation,
   reads: [...paths.reads, ...invocation.reads],
-  pathsKnown: invocation.pathsKnown && paths.known
+  pathsKnown: invocation.pathsKnown && paths.known,
+  unresolvedPaths: invocation.unresolvedPaths || !paths.known
 })
 
 const ARITHMETIC_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"])
@@ -485,7 +510,9 @@ const checksum = (extra = ""): Describe => (args) => {
   )(args)
   // `-c` reads the files a checksum list names.
   const parsed = Options.parse(Options.grammar(`b c t w z ${extra}`, "check length: algorithm:"), args)
-  return parsed.ok && Options.has(parsed, "c", "check") ? { ...described, pathsKnown: false } : described
+  return parsed.ok && Options.has(parsed, "c", "check")
+    ? { ...described, pathsKnown: false, unresolvedPaths: true }
+    : described
 }
 const base64 = fileReader("d i w:", "decode ignore-garbage wrap:", { maxFiles: 1 })
 const column = fileReader(
@@ -701,8 +728,8 @@ const sed: Describe = withGrammar(SED, (args) => {
     return paths.done(false, plain)
   }
   for (const operand of operands) paths.read(operand, false, true)
-  const quiet = Options.has(parsed, "n", "quiet", "silent")
-  return paths.done(quiet && plain && scripts.every((script) => isPrintingSedScript(script.value)))
+  // Without `-i` sed writes only standard output: any script without `e w W r R` only prints.
+  return paths.done(plain)
 })
 
 interface SedScan {
@@ -1203,6 +1230,7 @@ const xargs: Describe = withGrammar(XARGS, (args) => {
     reads: [...paths.reads, ...described.reads],
     writes: described.writes,
     pathsKnown: false,
+    unresolvedPaths: true,
     onlyWritesPaths: false
   }
 })
