@@ -69,7 +69,19 @@ export interface SimpleCommand {
    * files (`xargs`, `--files0-from`), or a `cd` (later relative paths move).
    */
   readonly pathsKnown: boolean
-  /** This command alone is read-only (the line's verdict also weighs the rest). */
+  /**
+   * A path argument or redirection target of a program the analyser knows
+   * could not be resolved statically (a glob, brace or parameter expansion, a
+   * file listing more files, the names `xargs` feeds). Unlike `pathsKnown`,
+   * an unknown program alone does not set it: its arguments are not known to
+   * be paths.
+   */
+  readonly unresolvedPaths: boolean
+  /**
+   * The program call alone is read-only: its output redirections are judged
+   * apart (they are in `redirects` and `writePaths`), as is the rest of the
+   * line (`Analysis.readOnly` weighs everything).
+   */
   readonly readOnly: boolean
   /**
    * Its only effect is writing `writePaths` (no program run, no other file
@@ -81,16 +93,47 @@ export interface SimpleCommand {
 }
 
 /**
+ * Variables a `VAR=value` prefix may set without changing what an allowed or
+ * read-only command does (issue 9, item 9): locale, time zone, colours and
+ * terminal size. Everything else — `HOME`, `XDG_*`, `GIT_*`, `npm_config_*`,
+ * `PATH`, `LD_*`, `BASH_ENV`, `PAGER`, `EDITOR`, `POSIXLY_CORRECT` (it
+ * changes how options are parsed), … — may point the program at other
+ * configuration or another program.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isHarmlessAssignment = (assignment: string): boolean => {
+  const eq = assignment.indexOf("=")
+  if (eq <= 0) return false
+  const name = assignment.slice(0, eq)
+  // The value must be a literal: no expansion or substitution to evaluate.
+  return HARMLESS_VARIABLE.test(name) && !/[$`]/.test(assignment.slice(eq + 1))
+}
+
+const HARMLESS_VARIABLE = new RegExp(
+  "^(" + [
+    "LANG", "LANGUAGE", "LC_[A-Z]+", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS",
+    "LINES", "TERM", "CI", "NODE_ENV", "DEBUG", "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE"
+  ].join("|") + ")$"
+)
+
+/**
  * The path and verdict fields of a simple command nothing is known about:
  * the fail-closed defaults for analysers (and tests) that only split.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const unknownPaths: Pick<SimpleCommand, "readPaths" | "writePaths" | "pathsKnown" | "readOnly" | "onlyWritesPaths"> = {
+export const unknownPaths: Pick<
+  SimpleCommand,
+  "readPaths" | "writePaths" | "pathsKnown" | "unresolvedPaths" | "readOnly" | "onlyWritesPaths"
+> = {
   readPaths: [],
   writePaths: [],
   pathsKnown: false,
+  unresolvedPaths: false,
   readOnly: false,
   onlyWritesPaths: false
 }

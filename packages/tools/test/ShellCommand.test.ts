@@ -97,6 +97,7 @@ describe("ShellCommand", () => {
               readPaths: [{ path: "file", subtree: false, content: true }],
               writePaths: [{ path: "out.txt", subtree: false, content: true }],
               pathsKnown: true,
+              unresolvedPaths: false,
               readOnly: false,
               onlyWritesPaths: false
             },
@@ -108,6 +109,7 @@ describe("ShellCommand", () => {
               readPaths: [{ path: ".", subtree: true, content: false }],
               writePaths: [],
               pathsKnown: true,
+              unresolvedPaths: false,
               readOnly: true,
               onlyWritesPaths: false
             }

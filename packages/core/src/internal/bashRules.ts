@@ -120,6 +120,8 @@ interface CommandPart {
   readonly text: string
   readonly forms: CommandPatterns.CommandForms
   readonly redirects: ReadonlyArray<ShellAnalysis.Redirect>
+  /** The analyser's record, when the part came from an analysis. */
+  readonly simple?: ShellAnalysis.SimpleCommand
 }
 
 /**
@@ -130,6 +132,45 @@ interface CommandPart {
  */
 export const matchesCommand = (specifier: string, command: string): boolean =>
   CommandPatterns.compileCommandPattern(specifier)(CommandPatterns.normalizeSpaces(command))
+
+/** The rule's directory: everything it matches is at or below it. */
+const ruleBase = (compiled: RuleIndex.CompiledRule, env: PermissionRules.Environment): string | undefined => {
+  const pattern = compiled.path
+  if (pattern === undefined) return undefined
+  let base = pattern.anchor === "absolute"
+    ? env.path.sep
+    : pattern.anchor === "home"
+    ? env.home
+    : pattern.anchor === "root"
+    ? compiled.rule.root ?? env.cwd
+    : env.cwd
+  for (let i = 0; i < pattern.up; i++) base = env.path.dirname(base)
+  return env.path.join(base, ...pattern.prefix)
+}
+
+const within = (env: PermissionRules.Environment, dir: string, candidate: string): boolean =>
+  candidate === dir || candidate.startsWith(dir.endsWith(env.path.sep) ? dir : dir + env.path.sep)
+
+/** A path a part touches, resolved. */
+interface Touched {
+  readonly subject: string
+  /** Every absolute form (lexical and real) of every base it may be relative to; `undefined` when unknown. */
+  readonly forms: ReadonlyArray<string> | undefined
+  readonly write: boolean
+  /** Its whole tree's contents are read (`grep -r`, `rg`, `git grep`). */
+  readonly treeContent: boolean
+}
+
+/** A name bash cannot be known to run: an expansion, a substitution or a glob in command position. */
+const unresolvableName = (name: string | undefined): boolean => name === undefined || /[$`*?[\]]/.test(name)
+
+/** A shell that reads its script from standard input or a file: what it runs is not on the line. */
+const shellWithoutScript = (argv: ReadonlyArray<string>): boolean => {
+  const name = argv[0]
+  if (name === "source" || name === ".") return true
+  if (name === undefined || !shells.has(name)) return false
+  return scriptOf(argv) === undefined && !argv.slice(1).every((word) => word === "--version" || word === "--help")
+}
 
 /** @internal */
 export const assessBash = (
@@ -150,6 +191,21 @@ export const assessBash = (
     const editAllow = RuleIndex.candidates(ruleSets, "allow", editTool)
     const readDeny = RuleIndex.candidates(ruleSets, "deny", readTool)
     const readAsk = RuleIndex.candidates(ruleSets, "ask", readTool)
+    // `Bash` and `Bash(*)` allow every command no deny or ask rule matches (issue 13).
+    const blanketAllow = allowRules.find((compiled) =>
+      compiled.rule.specifier === undefined || CommandPatterns.normalizeSpaces(compiled.rule.specifier) === "*"
+    )?.rule
+    /** The first deny, else ask, rule an unresolvable name or path could match: the subject of a fail-closed ask. */
+    const couldMatch = (kinds: "command" | "path" | "both"): PermissionContext.PermissionRule | undefined => {
+      const commandRules = [...denyRules, ...askRules]
+      const pathRules = [...readDeny, ...editDeny, ...readAsk, ...editAsk]
+      const list = kinds === "command" ? commandRules : kinds === "path" ? pathRules : [...commandRules, ...pathRules]
+      return list[0]?.rule
+    }
+    const failClosed = (
+      rule: PermissionContext.PermissionRule,
+      subject: string
+    ): PermissionRules.RuleMatch => ({ behavior: "ask", rule, subject })
 
     const matchCommand = (rules: ReadonlyArray<RuleIndex.CompiledRule>, forms: ReadonlyArray<string>) => {
       for (const compiled of rules) {
@@ -159,35 +215,46 @@ export const assessBash = (
       }
       return undefined
     }
-    const matchPaths = (rules: ReadonlyArray<RuleIndex.CompiledRule>, paths: ReadonlyArray<string>, every: boolean) => {
+    const matchForms = (rules: ReadonlyArray<RuleIndex.CompiledRule>, forms: ReadonlyArray<string>, every: boolean) => {
       for (const compiled of rules) {
-        const hits = paths.filter((path) => {
+        const hits = forms.filter((path) => {
           const probe = PathPatterns.makePathProbe(path, false, env.path.sep)
           return RuleIndex.ruleApplies(compiled, { path: probe, host: undefined, content: undefined }, env)
         })
-        if (every ? hits.length === paths.length && paths.length > 0 : hits.length > 0) return compiled.rule
+        if (every ? hits.length === forms.length && forms.length > 0 : hits.length > 0) return compiled.rule
       }
       return undefined
     }
+    /** A rule that matches something inside one of these directories (a recursive read enters it). */
+    const matchInside = (rules: ReadonlyArray<RuleIndex.CompiledRule>, dirs: ReadonlyArray<string>) =>
+      rules.find((compiled) => {
+        const base = ruleBase(compiled, env)
+        return base !== undefined && dirs.some((dir) => within(env, dir, base))
+      })?.rule
 
     if (Option.isNone(analysis)) {
-      // Fail closed: deny and ask rules see a naive split; nothing is allowed by a rule or as read-only.
+      // Fail closed: deny and ask rules see a naive split; a rule that could match asks.
       const parts = ShellAnalysis.naiveSplit(command).map((text) =>
         CommandPatterns.commandForms(text, CommandPatterns.naiveWords(text), [])
       )
-      const match = firstCommandMatch(
+      const matched = firstCommandMatch(
         parts.map((forms) => ({ forms, subject: forms.argv.join(" ") })),
         matchCommand,
         denyRules,
         askRules
       )
+      const closing = couldMatch("both")
+      const match = matched ?? (closing === undefined
+        ? undefined
+        : failClosed(closing, `\`${CommandPatterns.normalizeSpaces(command)}\` (it could not be analysed)`))
+      const allowed = match === undefined && blanketAllow !== undefined
       return {
         subject: command,
         match,
-        allowed: false,
-        allowRules: [],
+        allowed,
+        allowRules: allowed ? [blanketAllow!] : [],
         readOnly: false,
-        allowedWithEdits: false,
+        allowedWithEdits: allowed,
         reason: "the command could not be analysed, so it needs approval",
         suggestions: []
       }
@@ -197,11 +264,12 @@ export const assessBash = (
     const parts: ReadonlyArray<CommandPart> = commands.map((simple) => ({
       text: simple.text,
       forms: CommandPatterns.commandForms(simple.text, simple.argv, simple.assignments),
-      redirects: fileRedirects(simple.redirects)
+      redirects: fileRedirects(simple.redirects),
+      simple
     }))
     const resolution = resolutionBases(parts.map((part) => part.forms.argv), env)
 
-    // Deny, then ask: any subcommand (scripts given to `sh -c` and `eval` included) or redirect target.
+    // Deny, then ask: any subcommand (scripts given to `sh -c`, `eval`, `find -exec`, aliases included).
     const nested = yield* nestedParts(parts, shell, 3)
     const everyPart = [...parts, ...nested]
     let match = firstCommandMatch(
@@ -210,76 +278,148 @@ export const assessBash = (
       denyRules,
       askRules
     )
-    const targetsOf = (list: ReadonlyArray<CommandPart>) =>
-      list.flatMap((part) =>
-        part.redirects.map((redirect) => ({
-          target: redirect.target,
-          paths: resolveArgument(redirect.target, resolution, env)
-        }))
+    // A name that cannot be resolved statically may be any program a rule names.
+    if (match === undefined) {
+      const hidden = everyPart.find((part) =>
+        unresolvableName(part.forms.argv[0] ?? part.simple?.argv[0]) && (part.forms.argv.length > 0) ||
+        shellWithoutScript(part.forms.argv)
       )
-    const redirectTargets = targetsOf(parts)
-    // Path rules also see what commands touch: redirect targets and the path arguments of
-    // commands known to take paths (an edit for the filesystem commands, a read otherwise).
-    const pathTargets = [
-      ...[...redirectTargets, ...targetsOf(nested)].map(({ paths, target }) => ({
-        subject: `> ${target}`,
-        paths,
-        edit: true
-      })),
-      ...everyPart.flatMap((part) => {
-        const edit = part.forms.argv[0] !== undefined && acceptEditsCommands.has(part.forms.argv[0])
-        return (pathArguments(part.forms.argv) ?? []).map((word) => ({
-          subject: `${part.forms.argv[0]} ${word}`,
-          paths: resolveArgument(word, resolution, env),
-          edit
-        }))
-      })
-    ]
-    if (match?.behavior !== "deny") {
-      for (const { edit, paths, subject } of pathTargets) {
-        if (paths === undefined) continue
-        const denied = matchPaths(edit ? editDeny : readDeny, paths, false)
-        if (denied !== undefined) {
-          match = { behavior: "deny", rule: denied, subject }
-          break
-        }
-        if (match === undefined) {
-          const asked = matchPaths(edit ? editAsk : readAsk, paths, false)
-          if (asked !== undefined) match = { behavior: "ask", rule: asked, subject }
-        }
+      const rule = hidden === undefined ? undefined : couldMatch("command")
+      if (hidden !== undefined && rule !== undefined) {
+        match = failClosed(rule, `\`${CommandPatterns.normalizeSpaces(hidden.text)}\` (what it runs cannot be known ahead of time)`)
       }
     }
 
-    // Allow: every part by an allow rule or as read-only inside the working directories.
+    // Paths: what every part reads and writes, on the paths as written and their real paths.
+    const absoluteForms = (word: string) =>
+      Effect.gen(function*() {
+        const bases = resolveArgument(word, resolution, env)
+        if (bases === undefined) return undefined
+        const forms: Array<string> = []
+        for (const absolute of bases) {
+          const resolved = yield* env.resolvePath(absolute)
+          forms.push(resolved.lexical, ...resolved.real)
+        }
+        return Array.from(new Set(forms))
+      })
+    const touchedBy = (part: CommandPart) =>
+      Effect.gen(function*() {
+        const out: Array<Touched> = []
+        const name = part.forms.argv[0] ?? ""
+        const simple = part.simple
+        const uses = simple === undefined || (!simple.pathsKnown && simple.readPaths.length === 0 &&
+            simple.writePaths.length === 0)
+          ? (pathArguments(part.forms.argv) ?? []).map((path) => ({
+            path,
+            write: acceptEditsCommands.has(name),
+            subtree: false,
+            content: true
+          }))
+          : [
+            ...simple.readPaths.map((use) => ({ ...use, write: false })),
+            ...simple.writePaths.map((use) => ({ ...use, write: true }))
+          ]
+        for (const use of uses) {
+          out.push({
+            subject: `${use.write ? "write" : "read"} of ${use.path} by \`${CommandPatterns.normalizeSpaces(part.text)}\``,
+            forms: yield* absoluteForms(use.path),
+            write: use.write,
+            treeContent: !use.write && use.subtree && use.content
+          })
+        }
+        // Redirect targets of parts the analyser did not describe (nested scripts).
+        if (simple === undefined) {
+          for (const redirect of part.redirects) {
+            out.push({ subject: `> ${redirect.target}`, forms: yield* absoluteForms(redirect.target), write: true, treeContent: false })
+          }
+        }
+        return out
+      })
+    const touchedByPart = new Map<CommandPart, ReadonlyArray<Touched>>()
+    for (const part of everyPart) touchedByPart.set(part, yield* touchedBy(part))
+    const allTouched = everyPart.flatMap((part) => touchedByPart.get(part) ?? [])
+
+    if (match?.behavior !== "deny") {
+      for (const touched of allTouched) {
+        if (touched.forms === undefined) continue
+        const denyList = touched.write ? editDeny : readDeny
+        const denied = matchForms(denyList, touched.forms, false) ??
+          (touched.treeContent ? matchInside(readDeny, touched.forms) : undefined)
+        if (denied !== undefined) {
+          match = { behavior: "deny", rule: denied, subject: touched.subject }
+          break
+        }
+        if (match === undefined) {
+          const askList = touched.write ? editAsk : readAsk
+          const asked = matchForms(askList, touched.forms, false) ??
+            (touched.treeContent ? matchInside(readAsk, touched.forms) : undefined)
+          if (asked !== undefined) match = { behavior: "ask", rule: asked, subject: touched.subject }
+        }
+      }
+    }
+    // A path that cannot be resolved statically may be any path a rule names.
+    let unresolvable = false
+    if (match === undefined) {
+      const hidden = everyPart.find((part) =>
+        part.simple?.unresolvedPaths === true || (touchedByPart.get(part) ?? []).some((touched) => touched.forms === undefined)
+      )
+      if (hidden !== undefined) {
+        const rule = couldMatch("path")
+        if (rule !== undefined) {
+          unresolvable = true
+          match = failClosed(rule, `\`${CommandPatterns.normalizeSpaces(hidden.text)}\` (a path in it cannot be resolved ahead of time)`)
+        }
+      }
+    }
+    if (match?.behavior === "ask" && match.subject.endsWith("ahead of time)")) unresolvable = true
+
+    // Allow: the blanket rule, or every part by an allow rule or as read-only inside the working directories.
+    if (blanketAllow !== undefined && match === undefined) {
+      return {
+        subject: command,
+        match,
+        allowed: true,
+        allowRules: [blanketAllow],
+        readOnly: analysis.value.readOnly && !hasDynamicParts,
+        allowedWithEdits: true,
+        reason: `\`${CommandPatterns.normalizeSpaces(command)}\` is allowed by ${blanketAllow.toolName}`,
+        suggestions: []
+      }
+    }
     const used: Array<PermissionContext.PermissionRule> = []
     const suggestions: Array<string> = []
     let allowed = !hasDynamicParts
     let allowedWithEdits = !hasDynamicParts
+    const redirectTouched = parts.flatMap((part) =>
+      (touchedByPart.get(part) ?? []).filter((touched) => touched.write && part.simple !== undefined &&
+        part.redirects.some((redirect) => touched.subject.startsWith(`write of ${redirect.target} `)))
+    )
     // The analyser judged the whole line (redirects and substitutions included).
-    const readOnly = analysis.value.readOnly && !hasDynamicParts && redirectTargets.length === 0
+    const readOnly = analysis.value.readOnly && !hasDynamicParts && parts.every((part) => part.redirects.length === 0)
     let reason: string | undefined = hasDynamicParts
       ? "the command contains a substitution or expansion that cannot be checked ahead of time"
       : undefined
+    const insideAll = (list: ReadonlyArray<Touched>, unprotected: boolean) =>
+      list.every((touched) =>
+        touched.forms !== undefined &&
+        touched.forms.every((path) => PathRules.isInside(env, path) && (!unprotected || !PathRules.isProtected(env, path)))
+      )
 
     for (const part of parts) {
       const argv = part.forms.argv
+      const simple = part.simple!
       const allowRule = hasDynamicParts ? undefined : matchCommand(allowRules, part.forms.allowForms)
-      // Only a part no allow rule covers needs its own read-only verdict (one more parse).
-      const partReadOnly = !hasDynamicParts &&
-        (analysis.value.readOnly || (allowRule === undefined && (yield* shell.isReadOnly(part.text))))
-      const pathArgs = pathArguments(argv)
-      const resolved = (pathArgs ?? []).map((word) => resolveArgument(word, resolution, env))
-      const pathsInside = resolved.every((paths) => paths !== undefined && paths.every((path) => PathRules.isInside(env, path)))
-      const pathsUnprotected = resolved.every((paths) =>
-        paths !== undefined && !paths.some((path) => PathRules.isProtected(env, path))
-      )
+      const partReadOnly = !hasDynamicParts && (analysis.value.readOnly || simple.readOnly)
+      const touched = touchedByPart.get(part) ?? []
+      const ownTouched = touched.filter((entry) => !redirectTouched.includes(entry))
+      const pathsInside = insideAll(ownTouched, false) && !simple.unresolvedPaths
       const partAllowed = allowRule !== undefined || (partReadOnly && pathsInside)
-      const fsCommand = argv[0] !== undefined && acceptEditsCommands.has(argv[0]) && pathArgs !== undefined &&
-        pathsInside && pathsUnprotected
+      const fsCommand = argv[0] !== undefined && acceptEditsCommands.has(argv[0]) && simple.onlyWritesPaths &&
+        simple.pathsKnown && !simple.unresolvedPaths && insideAll(ownTouched, true)
       if (allowRule !== undefined) used.push(allowRule)
       if (!partAllowed) {
         allowed = false
-        suggestions.push(suggestCommandRule(argv))
+        if (!hasDynamicParts) suggestions.push(suggestionFor(part))
         reason ??= partReadOnly
           ? `\`${CommandPatterns.normalizeSpaces(part.text)}\` reads outside ${PathRules.workingDirectories(env)}`
           : `\`${CommandPatterns.normalizeSpaces(part.text)}\` needs approval`
@@ -287,19 +427,27 @@ export const assessBash = (
       if (!partAllowed && !(fsCommand && !hasDynamicParts)) allowedWithEdits = false
     }
 
-    for (const { paths, target } of redirectTargets) {
-      const allowRule = paths === undefined ? undefined : matchPaths(editAllow, paths, true)
-      const inside = paths !== undefined && paths.every((path) => PathRules.isInside(env, path) && !PathRules.isProtected(env, path))
-      if (allowRule !== undefined) {
-        used.push(allowRule)
-        continue
+    for (const part of parts) {
+      for (const redirect of part.redirects) {
+        const paths = resolveArgument(redirect.target, resolution, env)
+        const touched = redirectTouched.find((entry) => entry.subject.startsWith(`write of ${redirect.target} `))
+        const forms = touched?.forms ?? (paths === undefined ? undefined : paths)
+        const allowRule = forms === undefined ? undefined : matchForms(editAllow, forms, true)
+        const inside = forms !== undefined &&
+          forms.every((path) => PathRules.isInside(env, path) && !PathRules.isProtected(env, path))
+        if (allowRule !== undefined) {
+          used.push(allowRule)
+          continue
+        }
+        allowed = false
+        if (!inside) allowedWithEdits = false
+        if (paths !== undefined && paths.length === 1) {
+          suggestions.push(`Edit(/${PathPatterns.escapePathPattern(paths[0]!)})`)
+        }
+        reason ??= inside
+          ? `the output redirect to ${redirect.target} is an edit that needs approval`
+          : `the output redirect to ${redirect.target} writes outside ${PathRules.workingDirectories(env)}`
       }
-      allowed = false
-      if (!inside) allowedWithEdits = false
-      if (paths !== undefined && paths.length === 1) suggestions.push(`Edit(/${PathPatterns.escapePathPattern(paths[0]!)})`)
-      reason ??= inside
-        ? `the output redirect to ${target} is an edit that needs approval`
-        : `the output redirect to ${target} writes outside ${PathRules.workingDirectories(env)}`
     }
 
     return {
@@ -310,22 +458,94 @@ export const assessBash = (
       readOnly,
       allowedWithEdits: allowed || allowedWithEdits,
       reason: reason ?? `\`${CommandPatterns.normalizeSpaces(command)}\` needs approval`,
-      suggestions: Array.from(new Set(suggestions))
+      // A fail-closed ask has no rule that could allow the call; a dynamic line only the blanket rule.
+      suggestions: unresolvable ? [] : hasDynamicParts ? ["Bash"] : Array.from(new Set(suggestions))
     }
   })
 
+/**
+ * The rule an "always allow" adds for one part: the narrowed prefix rule when
+ * it matches the part as an allow rule would see it, else the exact command.
+ */
+const suggestionFor = (part: CommandPart): string => {
+  const narrowed = suggestCommandRule(part.forms.argv)
+  const specifier = narrowed.slice("Bash(".length, -1)
+  if (narrowed !== "Bash" && part.forms.allowForms.some(CommandPatterns.compileCommandPattern(specifier))) {
+    return narrowed
+  }
+  const exact = CommandPatterns.normalizeSpaces(part.text)
+  return part.forms.allowForms.some(CommandPatterns.compileCommandPattern(exact)) ? `Bash(${exact})` : "Bash"
+}
+
 const shells: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh"])
 
-/** The script a command hands to a shell: `bash -c 'script'`, `eval script`. */
+/** The script a command hands to a shell: `bash -c 'script'`, `bash -c -- 'script'`, `eval script`. */
 const scriptOf = (argv: ReadonlyArray<string>): string | undefined => {
   const name = argv[0]
   if (name === "eval") return argv.length > 1 ? argv.slice(1).join(" ") : undefined
   if (name === undefined || !shells.has(name)) return undefined
   const flag = argv.findIndex((word, index) => index > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(word))
-  return flag === -1 ? undefined : argv[flag + 1]
+  if (flag === -1) return undefined
+  // Options may follow `-c` before the script (`bash -c -e 'x'`, `bash -c -- 'x'`).
+  let i = flag + 1
+  while (i < argv.length && argv[i]!.startsWith("-") && argv[i] !== "-") i++
+  return argv[i]
 }
 
-/** The commands of scripts run through `sh -c` or `eval`, for deny and ask rules only. */
+/** Scripts a command runs that are not shell scripts on their own: aliases, `env -S`, `find -exec`. */
+const embeddedScripts = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const name = argv[0]
+  if (name === "alias") {
+    // `alias x='rm -rf'`: the commands an alias may later run.
+    return argv.slice(1).flatMap((word) => {
+      const eq = word.indexOf("=")
+      return eq > 0 ? [word.slice(eq + 1)] : []
+    })
+  }
+  if (name === "env") {
+    for (let i = 1; i < argv.length; i++) {
+      const word = argv[i]!
+      if (word === "-S" || word === "--split-string") return [argv.slice(i + 1).join(" ")]
+      if (word.startsWith("-S")) return [[word.slice(2), ...argv.slice(i + 1)].join(" ")]
+      if (word.startsWith("--split-string=")) return [[word.slice(15), ...argv.slice(i + 1)].join(" ")]
+    }
+    return []
+  }
+  if (name === "find") {
+    const out: Array<string> = []
+    const roots = argv.slice(1).filter((word, index, words) =>
+      !word.startsWith("-") && !["(", "!", ")"].includes(word) && words.slice(0, index).every((w) => !w.startsWith("-"))
+    )
+    for (let i = 1; i < argv.length; i++) {
+      const word = argv[i]!
+      if (["-exec", "-execdir", "-ok", "-okdir"].includes(word)) {
+        let j = i + 1
+        while (j < argv.length && argv[j] !== ";" && argv[j] !== "+") j++
+        out.push(argv.slice(i + 1, j).join(" "))
+        i = j
+      } else if (word === "-delete") {
+        // The same effect as `rm`: a `Bash(rm …)` deny rule sees it.
+        out.push(["rm", "-r", ...(roots.length > 0 ? roots : ["."])].join(" "))
+      }
+    }
+    return out
+  }
+  if (name === "unlink") return [["rm", ...argv.slice(1)].join(" ")]
+  return []
+}
+
+/** The part's name with a directory stripped (`/bin/rm x` is `rm x` for deny rules). */
+const basenameForm = (argv: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  const name = argv[0]
+  if (name === undefined || !name.includes("/") || name.endsWith("/")) return undefined
+  return [name.slice(name.lastIndexOf("/") + 1), ...argv.slice(1)]
+}
+
+/**
+ * The commands of scripts run through `sh -c`, `eval`, aliases, `env -S` and
+ * `find -exec`, and the bare-name form of `/abs/path/name`, for deny and ask
+ * rules (and path rules).
+ */
 const nestedParts = (
   parts: ReadonlyArray<CommandPart>,
   shell: ShellAnalysis.Service,
@@ -335,20 +555,36 @@ const nestedParts = (
     if (depth === 0) return []
     const out: Array<CommandPart> = []
     for (const part of parts) {
-      const script = scriptOf(part.forms.argv)
-      if (script === undefined) continue
-      const analysis = yield* shell.analyze(script)
-      const inner: ReadonlyArray<CommandPart> = Option.isSome(analysis)
-        ? analysis.value.commands.map((simple) => ({
-          text: simple.text,
-          forms: CommandPatterns.commandForms(simple.text, simple.argv, simple.assignments),
-          redirects: fileRedirects(simple.redirects)
-        }))
-        : ShellAnalysis.naiveSplit(script).map((text) => ({
-          text,
-          forms: CommandPatterns.commandForms(text, CommandPatterns.naiveWords(text), []),
-          redirects: []
-        }))
+      const argv = part.forms.argv
+      const script = scriptOf(argv)
+      const scripts = [...(script === undefined ? [] : [script]), ...embeddedScripts(argv)]
+      const inner: Array<CommandPart> = []
+      const bare = basenameForm(argv)
+      if (bare !== undefined) {
+        inner.push({
+          text: bare.join(" "),
+          forms: CommandPatterns.commandForms(bare.join(" "), bare, []),
+          redirects: [],
+          ...(part.simple === undefined ? {} : { simple: part.simple })
+        })
+      }
+      for (const text of scripts) {
+        const analysis = yield* shell.analyze(text)
+        inner.push(
+          ...(Option.isSome(analysis)
+            ? analysis.value.commands.map((simple) => ({
+              text: simple.text,
+              forms: CommandPatterns.commandForms(simple.text, simple.argv, simple.assignments),
+              redirects: fileRedirects(simple.redirects),
+              simple
+            }))
+            : ShellAnalysis.naiveSplit(text).map((piece) => ({
+              text: piece,
+              forms: CommandPatterns.commandForms(piece, CommandPatterns.naiveWords(piece), []),
+              redirects: []
+            })))
+        )
+      }
       out.push(...inner, ...(yield* nestedParts(inner, shell, depth - 1)))
     }
     return out

@@ -4,6 +4,8 @@
  * command is compared in. Each is compiled once per rule (see `ruleIndex`).
  */
 
+import * as ShellAnalysis from "../ShellAnalysis.js"
+
 /** @internal */
 export type CommandMatcher = (command: string) => boolean
 
@@ -107,19 +109,14 @@ const wrappers: Record<string, (argv: ReadonlyArray<string>) => number | undefin
 export const isAssignment = (word: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)
 
 /**
- * Variables that change which program runs or what it loads: a command that
- * sets one is never matched by an allow rule for the bare command.
+ * A `VAR=value` that may change what the command runs or loads: anything but
+ * the short allow-list of harmless variables (locale, colours, …). A command
+ * with one is never matched by an allow rule for the bare command.
+ *
+ * @internal
  */
-const dangerousVariable = new RegExp(
-  "^(" + [
-    "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "LD_\\w*", "DYLD_\\w*",
-    "NODE_OPTIONS", "NODE_PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT",
-    "RUBYLIB", "GIT_\\w*", "EDITOR", "VISUAL", "PAGER", "LESSOPEN", "BROWSER"
-  ].join("|") + ")="
-)
-
-/** @internal */
-export const isDangerousAssignment = (word: string): boolean => dangerousVariable.test(word)
+export const isDangerousAssignment = (word: string): boolean =>
+  isAssignment(word) && !ShellAnalysis.isHarmlessAssignment(word)
 
 /**
  * What a simple command is, for matching: the words with leading assignments

@@ -22,7 +22,7 @@
  *
  * @internal
  */
-import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
+import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import type { Node, Tree } from "web-tree-sitter"
 import { describeInvocation, type Word } from "./shellReadOnlyCommands.js"
 
@@ -35,6 +35,7 @@ interface CommandRecord {
   readonly readPaths: ReadonlyArray<ShellAnalysis.PathUse>
   readonly writePaths: ReadonlyArray<ShellAnalysis.PathUse>
   readonly pathsKnown: boolean
+  readonly unresolvedPaths: boolean
   readonly onlyWritesPaths: boolean
 }
 
@@ -65,6 +66,7 @@ const opaque = (
   readOnly,
   ...redirectPaths(redirects),
   pathsKnown: pathsKnown && redirects.every((record) => record.known),
+  unresolvedPaths: !redirects.every((record) => record.known),
   onlyWritesPaths: false
 })
 
@@ -168,6 +170,42 @@ const unquote = (text: string): { readonly value: string; readonly pattern: stri
   return { value, pattern }
 }
 
+/** The value of a `$'…'` word: bash's backslash escapes decoded (`\x2d`, `\055`, `\u2028`, `\cA`, …). */
+export const decodeAnsiC = (body: string): string => {
+  const simple: Readonly<Record<string, string>> = {
+    a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\",
+    "'": "'", "\"": "\"", "?": "?"
+  }
+  let out = ""
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!
+    if (c !== "\\" || i + 1 >= body.length) {
+      out += c
+      continue
+    }
+    const next = body[++i]!
+    const hex = (max: number) => {
+      let digits = ""
+      while (digits.length < max && /[0-9a-fA-F]/.test(body[i + 1] ?? "")) digits += body[++i]
+      return digits
+    }
+    if (next in simple) out += simple[next]
+    else if (next === "x") {
+      const digits = hex(2)
+      out += digits.length > 0 ? String.fromCharCode(parseInt(digits, 16)) : "\\x"
+    } else if (next === "u" || next === "U") {
+      const digits = hex(next === "u" ? 4 : 8)
+      out += digits.length > 0 ? String.fromCodePoint(Math.min(parseInt(digits, 16), 0x10ffff)) : `\\${next}`
+    } else if (/[0-7]/.test(next)) {
+      let digits = next
+      while (digits.length < 3 && /[0-7]/.test(body[i + 1] ?? "")) digits += body[++i]
+      out += String.fromCharCode(parseInt(digits, 8) & 0xff)
+    } else if (next === "c" && i + 1 < body.length) out += String.fromCharCode(body[++i]!.charCodeAt(0) & 0x1f)
+    else out += `\\${next}`
+  }
+  return out
+}
+
 const unescapeDoubleQuoted = (text: string): string =>
   text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c))
 
@@ -256,9 +294,15 @@ class Walker {
     const redirects: Array<RedirectRecord> = [...inherited]
     const rest: Array<Node> = []
     let previous: Node | undefined
+    // Words bash joins (`r\<newline>m`): their values are concatenated, as bash runs them.
+    let joinNext = false
     for (const child of node.children) {
       const isRedirect = REDIRECTS.has(child.type)
-      if (previous !== undefined && !isRedirect && !this.separated(previous, child)) structural = false
+      joinNext = false
+      if (previous !== undefined && !isRedirect && !this.separated(previous, child)) {
+        structural = false
+        joinNext = previous.isNamed && child.isNamed && words.length > 0 && child.type !== "variable_assignment"
+      }
       previous = isRedirect ? undefined : child
       if (!child.isNamed) {
         // A bare token inside a command (`$"…"`): not a form we can prove anything about.
@@ -292,19 +336,25 @@ class Walker {
         case "herestring_redirect":
           this.generic(child)
           break
-        default:
-          words.push(this.word(child))
+        default: {
+          const word = this.word(child)
+          if (joinNext) {
+            const last = words.pop()!
+            words.push({ value: last.value + word.value, dynamic: last.dynamic || word.dynamic })
+          } else words.push(word)
+        }
       }
     }
     for (const extra of extraArguments) words.push(this.word(extra))
 
     const [name, ...args] = words
     const invocation = name === undefined || name.dynamic ? undefined : describeInvocation(name.value, args)
+    // The program itself; the line's verdict also weighs the redirections (`redirects`, `writePaths`).
     const readOnly = structural &&
-      assignments.length === 0 &&
+      assignments.every(ShellAnalysis.isHarmlessAssignment) &&
       invocation !== undefined &&
-      redirects.every((record) => record.safe) &&
       invocation.readOnly
+    if (!redirects.every((record) => record.safe)) this.unsafe = true
     const fromRedirects = redirectPaths(redirects)
     this.commands.push({
       text: this.textWithoutRedirects(node, extraArguments),
@@ -316,6 +366,7 @@ class Walker {
       writePaths: [...(invocation?.writes ?? []), ...fromRedirects.writePaths],
       pathsKnown: structural && invocation !== undefined && invocation.pathsKnown &&
         redirects.every((record) => record.known),
+      unresolvedPaths: (invocation?.unresolvedPaths ?? false) || !redirects.every((record) => record.known),
       onlyWritesPaths: structural && assignments.length === 0 && invocation !== undefined && invocation.onlyWritesPaths
     })
     if (name !== undefined && !name.dynamic && EVALUATING_BUILTINS.has(name.value)) {
@@ -500,7 +551,7 @@ class Walker {
     this.generic(node)
     this.commands.push(opaque(
       node.text,
-      node.namedChildren.map((child) => ({ value: child.text, dynamic: expands })),
+      [{ value: "[[", dynamic: false }, ...node.namedChildren.map((child) => ({ value: child.text, dynamic: expands }))],
       [],
       inherited,
       true,
@@ -598,6 +649,7 @@ class Walker {
         this.generic(node)
         return { value: text, dynamic: true }
       case "ansi_c_string":
+        return { value: decodeAnsiC(text.slice(2, -1)), dynamic: false }
       case "brace_expression":
       case "extglob_pattern":
         return { value: text, dynamic: true }
@@ -651,6 +703,7 @@ export const analyze = (tree: Tree, source: string): ShellAnalysis.Analysis | un
       readPaths: command.readPaths,
       writePaths: command.writePaths,
       pathsKnown: command.pathsKnown,
+      unresolvedPaths: command.unresolvedPaths,
       readOnly: command.readOnly,
       onlyWritesPaths: command.onlyWritesPaths
     })),

@@ -59,6 +59,8 @@ export interface Grammar {
   readonly numericShort: boolean
   /** Some option writes or runs: an unprovable word before `--` may become it. */
   readonly hasForbidden: boolean
+  /** An option that takes a value may end a cluster (`-an5`); false for parsers that give it the next word anyway. */
+  readonly valuesInClusters: boolean
 }
 
 const parseEntries = (spec: string): Map<string, OptionKind> => {
@@ -77,7 +79,8 @@ const parseEntries = (spec: string): Map<string, OptionKind> => {
 export const grammar = (
   short: string,
   long: string = "",
-  options: { readonly stopAtOperand?: boolean; readonly numericShort?: boolean } = {}
+  options: { readonly stopAtOperand?: boolean; readonly numericShort?: boolean; readonly valuesInClusters?: boolean } =
+    {}
 ): Grammar => {
   const shortMap = parseEntries(short)
   const longMap = parseEntries(long)
@@ -89,6 +92,7 @@ export const grammar = (
     long: longMap,
     stopAtOperand: options.stopAtOperand ?? false,
     numericShort: options.numericShort ?? false,
+    valuesInClusters: options.valuesInClusters ?? true,
     hasForbidden: [...shortMap.values(), ...longMap.values()].includes("forbidden")
   }
 }
@@ -178,6 +182,7 @@ export const parse = (g: Grammar, args: ReadonlyArray<Word>): ParsedArguments =>
         const kind = g.short.get(letter)
         if (kind === undefined || kind === "forbidden") return FAILED
         if (takesValue(kind)) {
+          if (!g.valuesInClusters && letters.length > 1) return FAILED
           const rest = letters.slice(j + 1)
           const optionValue = rest.length > 0 ? { value: rest, dynamic: false } : args[++i]
           if (optionValue === undefined) return FAILED

@@ -20,8 +20,9 @@
  *   and `git tag` take names only with an option that switches to listing
  *   (`--list`, `--contains`, …); `--sort`, `--format`, `--column`, `-v` do
  *   not (`git branch --sort=x name` creates `name`).
- * - `sed` only with `-n` and a script of printing/addressing commands; `s`
- *   without the `w`/`e` flags; no `-i`, `-f`, `w`, `W`, `r`, `R`, `e`.
+ * - `sed` with a script of selecting, printing and text commands; `s`
+ *   without the `w`/`e` flags; no `-i`, `-f`, `w`, `W`, `r`, `R`, `e`
+ *   (`-i` with such a script only edits its files: `onlyWritesPaths`).
  * - `awk` only with a program that has no `|`, `>`, `system`, `getline`,
  *   `close`, `fflush` or `@` (gawk's includes and indirect calls).
  * - `test`/`[`: the operands of arithmetic comparisons must be literal
@@ -56,15 +57,38 @@ export interface Invocation {
   readonly writes: ReadonlyArray<PathUse>
   /** Every path it touches is in `reads`/`writes` (no glob, expansion, list file or unknown program). */
   readonly pathsKnown: boolean
+  /** A path argument could not be resolved (a glob, an expansion, a list of names); not set for unknown programs. */
+  readonly unresolvedPaths: boolean
   /** Its only effect is writing `writes` (no program run, no other file): `mkdir`, `rm`, `sed -i` with a plain script… */
   readonly onlyWritesPaths: boolean
 }
 
-const UNKNOWN: Invocation = { readOnly: false, reads: [], writes: [], pathsKnown: false, onlyWritesPaths: false }
-const NO_PATHS: Invocation = { readOnly: true, reads: [], writes: [], pathsKnown: true, onlyWritesPaths: false }
+const UNKNOWN: Invocation = {
+  readOnly: false,
+  reads: [],
+  writes: [],
+  pathsKnown: false,
+  unresolvedPaths: false,
+  onlyWritesPaths: false
+}
+const NO_PATHS: Invocation = {
+  readOnly: true,
+  reads: [],
+  writes: [],
+  pathsKnown: true,
+  unresolvedPaths: false,
+  onlyWritesPaths: false
+}
 const notReadOnly = (invocation: Invocation): Invocation => ({ ...invocation, readOnly: false })
 
-type Describe = (args: ReadonlyArray<Word>) => Invocation
+interface Describe {
+  (args: ReadonlyArray<Word>): Invocation
+  /** The option grammar it parses with, when it has one (the execution oracle generates from it). */
+  readonly grammar?: Options.Grammar
+}
+
+const withGrammar = (g: Options.Grammar, describe: (args: ReadonlyArray<Word>) => Invocation): Describe =>
+  Object.assign(describe, { grammar: g })
 
 /** Collects the paths of one invocation. */
 class Paths {
@@ -92,7 +116,14 @@ class Paths {
   }
 
   done(readOnly: boolean, onlyWritesPaths = false): Invocation {
-    return { readOnly, reads: this.reads, writes: this.writes, pathsKnown: this.known, onlyWritesPaths }
+    return {
+      readOnly,
+      reads: this.reads,
+      writes: this.writes,
+      pathsKnown: this.known,
+      unresolvedPaths: !this.known,
+      onlyWritesPaths
+    }
   }
 }
 
@@ -123,7 +154,7 @@ interface ReaderSpec {
 }
 
 /** A program that reads its operands and writes nothing but standard output. */
-const reader = (g: Options.Grammar, spec: ReaderSpec): Describe => (args) => {
+const reader = (g: Options.Grammar, spec: ReaderSpec): Describe => withGrammar(g, (args) => {
   const parsed = Options.parse(g, args)
   if (!parsed.ok) return UNKNOWN
   const paths = new Paths()
@@ -141,7 +172,7 @@ const reader = (g: Options.Grammar, spec: ReaderSpec): Describe => (args) => {
   }
   const fits = spec.maxFiles === undefined || operands.length <= spec.maxFiles
   return paths.done(fits && (spec.check?.(parsed) ?? true))
-}
+})
 
 /** A program whose operands are not paths and that has no options that write. */
 const noPaths: Describe = () => NO_PATHS
@@ -201,7 +232,7 @@ const GREP = Options.grammar(
   { numericShort: true }
 )
 
-const grep: Describe = (args) => {
+const grep: Describe = withGrammar(GREP, (args) => {
   const parsed = Options.parse(GREP, args)
   // `-d recurse` is `-r`.
   const recurse = Options.valuesOf(parsed, "d", "directories").some((word) => "recurse".startsWith(word.value))
@@ -210,7 +241,7 @@ const grep: Describe = (args) => {
     recursive: recurse ? "always" : "option",
     defaultCwd: "recursive"
   })(args)
-}
+})
 
 const RG = Options.grammar(
   "A: B: C: c d: E: e% f# F g: H h i I j: L l M: m: N n o p P q r: S s T: t: u U V v w x z 0 a b",
@@ -233,7 +264,7 @@ const RG = Options.grammar(
     "sort-files no-sort-files"
 )
 
-const rg: Describe = (args) => {
+const rg: Describe = withGrammar(RG, (args) => {
   const parsed = Options.parse(RG, args)
   if (!parsed.ok) return UNKNOWN
   if (Options.has(parsed, "type-list", "version", "V", "help", "h", "pcre2-version", "generate")) return NO_PATHS
@@ -245,7 +276,7 @@ const rg: Describe = (args) => {
     recursive: "always",
     defaultCwd: "always"
   })(args)
-}
+})
 
 const FIND_FORBIDDEN = new Set([
   "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"
@@ -390,7 +421,7 @@ const JQ_PAIRS: Readonly<Record<string, boolean>> = {
   "--rawfile": true
 }
 
-const jq: Describe = (args) => {
+const jq: Describe = withGrammar(JQ, (args) => {
   const rest: Array<Word> = []
   const paths = new Paths()
   for (let i = 0; i < args.length; i++) {
@@ -415,12 +446,13 @@ const jq: Describe = (args) => {
   }
   const described = reader(JQ, { operands: "patternThenFiles" })(rest)
   return described.readOnly ? mergePaths(described, paths) : UNKNOWN
-}
+})
 
 const mergePaths = (invocation: Invocation, paths: Paths): Invocation => ({
   ...invocation,
   reads: [...paths.reads, ...invocation.reads],
-  pathsKnown: invocation.pathsKnown && paths.known
+  pathsKnown: invocation.pathsKnown && paths.known,
+  unresolvedPaths: invocation.unresolvedPaths || !paths.known
 })
 
 const ARITHMETIC_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"])
@@ -478,7 +510,9 @@ const checksum = (extra = ""): Describe => (args) => {
   )(args)
   // `-c` reads the files a checksum list names.
   const parsed = Options.parse(Options.grammar(`b c t w z ${extra}`, "check length: algorithm:"), args)
-  return parsed.ok && Options.has(parsed, "c", "check") ? { ...described, pathsKnown: false } : described
+  return parsed.ok && Options.has(parsed, "c", "check")
+    ? { ...described, pathsKnown: false, unresolvedPaths: true }
+    : described
 }
 const base64 = fileReader("d i w:", "decode ignore-garbage wrap:", { maxFiles: 1 })
 const column = fileReader(
@@ -536,7 +570,9 @@ const tree = reader(
   Options.grammar(
     "a d l f x L: R! P: I: q N Q p u g s h D r t c U v F i A S n C X J o! H: T:",
     "help version noreport charset: filelimit: dirsfirst filesfirst timefmt: si du prune sort: gitignore " +
-      "gitfile< info infofile< matchdirs metafirst ignore-case nolinks hintro: houtro: fflinks noreport"
+      "gitfile< info infofile< matchdirs metafirst ignore-case nolinks hintro: houtro: fflinks noreport",
+    // tree's own parser gives `-L` the next word even inside a cluster (`-Lo 2 out`).
+    { valuesInClusters: false }
   ),
   { operands: "files", content: false, recursive: "always", defaultCwd: "always" }
 )
@@ -552,12 +588,40 @@ const file = reader(
   { operands: "files" }
 )
 
-// `xxd INPUT OUTPUT` writes OUTPUT.
-const xxd = reader(
-  Options.grammar("a b C c: E e g: h i l: n: o: p r s: u v d R:", "autoskip bits capitalize cols: EBCDIC groupsize: " +
-    "help include len: name: offset: ps postscript plain revert seek: uppercase version"),
-  { operands: "files", maxFiles: 1 }
-)
+/**
+ * xxd is not getopt: each option is its own word (`-as` is `-a`, not `-a -s`),
+ * options end at the first operand, and `xxd INPUT OUTPUT` writes OUTPUT. So
+ * only whole words from its list are options, and at most one operand.
+ */
+const XXD_FLAGS = new Set([
+  "-a", "-autoskip", "-b", "-bits", "-C", "-capitalize", "-E", "-EBCDIC", "-e", "-h", "-help", "-i", "-include", "-p",
+  "-ps", "-postscript", "-plain", "-r", "-revert", "-u", "-uppercase", "-d", "-v", "-version"
+])
+const XXD_VALUES = new Set(["-c", "-cols", "-g", "-groupsize", "-l", "-len", "-n", "-name", "-o", "-s", "-seek", "-R"])
+
+const xxd: Describe = (args) => {
+  const paths = new Paths()
+  let i = 0
+  for (; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg.dynamic) return UNKNOWN
+    if (arg.value === "--") {
+      i++
+      break
+    }
+    if (!arg.value.startsWith("-") || arg.value === "-") break
+    if (XXD_FLAGS.has(arg.value)) continue
+    if (XXD_VALUES.has(arg.value) && args[i + 1] !== undefined && !args[i + 1]!.dynamic) {
+      i++
+      continue
+    }
+    return UNKNOWN
+  }
+  const operands = args.slice(i)
+  if (operands.length > 1) return UNKNOWN
+  paths.read(operands[0], false, true)
+  return paths.done(true)
+}
 
 const date: Describe = (args) => {
   const parsed = Options.parse(
@@ -643,7 +707,7 @@ const SED = Options.grammar(
     "sandbox debug posix unbuffered follow-symlinks binary help version"
 )
 
-const sed: Describe = (args) => {
+const sed: Describe = withGrammar(SED, (args) => {
   const parsed = Options.parse(SED, args)
   if (!parsed.ok) return UNKNOWN
   const scripts: Array<Word> = [...Options.valuesOf(parsed, "e", "expression")]
@@ -664,9 +728,9 @@ const sed: Describe = (args) => {
     return paths.done(false, plain)
   }
   for (const operand of operands) paths.read(operand, false, true)
-  const quiet = Options.has(parsed, "n", "quiet", "silent")
-  return paths.done(quiet && plain && scripts.every((script) => isPrintingSedScript(script.value)))
-}
+  // Without `-i` sed writes only standard output: any script without `e w W r R` only prints.
+  return paths.done(plain)
+})
 
 interface SedScan {
   /** Every command is one the scanner knows. */
@@ -831,7 +895,7 @@ const AWK = Options.grammar("F: v:", "field-separator: assign:", { stopAtOperand
 export const isPrintingAwkProgram = (program: string): boolean =>
   !/[|>@`]/.test(program) && !/\b(system|getline|close|fflush)\b/.test(program)
 
-const awk: Describe = (args) => {
+const awk: Describe = withGrammar(AWK, (args) => {
   const parsed = Options.parse(AWK, args)
   if (!parsed.ok) return UNKNOWN
   const [program, ...operands] = parsed.operands
@@ -843,7 +907,7 @@ const awk: Describe = (args) => {
     paths.read(operand, false, true)
   }
   return paths.done(true)
-}
+})
 
 // --- archives ----------------------------------------------------------------
 
@@ -855,12 +919,25 @@ const TAR = Options.grammar(
 )
 
 /** `tar -t`: listing only. An archive name with `:` is a remote host (rsh) unless `--force-local`. */
-const tar: Describe = (args) => {
+const tar: Describe = withGrammar(TAR, (args) => {
   const first = args[0]
-  // The old form: the first word's letters are options without a dash (`tar tvf x.tar`).
-  const words = first !== undefined && !first.dynamic && !first.value.startsWith("-") && first.value.length > 0
-    ? [{ value: `-${first.value}`, dynamic: false }, ...args.slice(1)]
-    : args
+  let words = args
+  if (first !== undefined && !first.dynamic && !first.value.startsWith("-") && first.value.length > 0) {
+    // The old form: the first word's letters are options without a dash, and the ones that
+    // take a value take the following words in order (`tar tfC x.tar dir`).
+    const expanded: Array<Word> = []
+    let next = 1
+    for (const letter of first.value) {
+      expanded.push({ value: `-${letter}`, dynamic: false })
+      const kind = TAR.short.get(letter)
+      if (kind !== undefined && kind !== "flag" && kind !== "forbidden" && kind !== "recursive") {
+        const value = args[next++]
+        if (value === undefined) return UNKNOWN
+        expanded.push(value)
+      }
+    }
+    words = [...expanded, ...args.slice(next)]
+  }
   const parsed = Options.parse(TAR, words)
   if (!parsed.ok) return UNKNOWN
   if (Options.has(parsed, "help", "version")) return NO_PATHS
@@ -872,7 +949,7 @@ const tar: Describe = (args) => {
   const paths = new Paths()
   optionPaths(parsed, paths)
   return paths.done(true)
-}
+})
 
 const unzip: Describe = (args) => {
   const parsed = Options.parse(Options.grammar("l v t q z"), args)
@@ -1133,7 +1210,7 @@ const XARGS = Options.grammar(
 /** The input words xargs appends, unknown by nature. */
 const UNKNOWN_WORD: Word = { value: "", dynamic: true }
 
-const xargs: Describe = (args) => {
+const xargs: Describe = withGrammar(XARGS, (args) => {
   const parsed = Options.parse(XARGS, args)
   if (!parsed.ok) return UNKNOWN
   const paths = new Paths()
@@ -1153,9 +1230,10 @@ const xargs: Describe = (args) => {
     reads: [...paths.reads, ...described.reads],
     writes: described.writes,
     pathsKnown: false,
+    unresolvedPaths: true,
     onlyWritesPaths: false
   }
-}
+})
 
 // --- programs that write (for the footprint and acceptEdits) ----------------
 
@@ -1164,14 +1242,14 @@ const writer = (
   shape: (parsed: Options.ParsedArguments, paths: Paths) => void,
   onlyWrites = true
 ): Describe =>
-(args) => {
-  const parsed = Options.parse(g, args)
-  if (!parsed.ok) return UNKNOWN
-  const paths = new Paths()
-  optionPaths(parsed, paths)
-  shape(parsed, paths)
-  return paths.done(false, onlyWrites)
-}
+  withGrammar(g, (args) => {
+    const parsed = Options.parse(g, args)
+    if (!parsed.ok) return UNKNOWN
+    const paths = new Paths()
+    optionPaths(parsed, paths)
+    shape(parsed, paths)
+    return paths.done(false, onlyWrites)
+  })
 
 const writeOperands = (subtree: (parsed: Options.ParsedArguments) => boolean) =>
 (parsed: Options.ParsedArguments, paths: Paths) => {
@@ -1282,6 +1360,9 @@ const WRITERS: ReadonlyMap<string, Describe> = new Map<string, Describe>([
 
 /** The names on the read-only list (each still subject to its argument check). */
 export const readOnlyCommandNames: ReadonlyArray<string> = [...READ_ONLY.keys()]
+
+/** The option grammar a program on the list is parsed with, if it has one. */
+export const grammarOf = (name: string): Options.Grammar | undefined => READ_ONLY.get(name)?.grammar
 
 /**
  * What running `name` with these arguments does: whether it is read-only and
