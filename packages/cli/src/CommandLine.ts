@@ -579,7 +579,7 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
       value = token.slice(eq + 1)
     } else if (option.valueOptional) {
       const next = rest[i + 1]
-      value = next !== undefined && !next.startsWith("-") && positionals.length === 0 && isSessionIdLike(next) ? rest[++i]! : ""
+      value = next !== undefined && !next.startsWith("-") && isSessionIdLike(next) ? rest[++i]! : ""
     } else {
       const next = rest[i + 1]
       if (next === undefined || (next.startsWith("-") && next !== "-" && !/^-\d/.test(next))) {

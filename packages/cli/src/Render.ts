@@ -39,9 +39,9 @@ const firstLine = (text: string, max = 120) => {
  * @since 0.1.0
  * @category formatting
  */
-export const resultLine = (result: DispatchEvent.Result): string => {
+export const resultLine = (result: DispatchEvent.Result, waitedMs = 0): string => {
   const text = Messages.contentText(result.block.content)
-  const took = Timeline.formatMs(result.endedAt - result.startedAt)
+  const took = Timeline.formatMs(Math.max(0, result.endedAt - result.startedAt - waitedMs))
   if (result.status === "success") {
     const lines = text === "" ? 0 : text.split("\n").length
     return `${paint("green", "✓")} ${took} · ${lines} line${lines === 1 ? "" : "s"}`
@@ -62,6 +62,9 @@ export const resultLine = (result: DispatchEvent.Result): string => {
 export class TranscriptPrinter {
   private atLineStart = true
   private readonly labels = new Map<string, string>()
+  /** Time each call spent waiting for the user's permission answer, left out of its duration. */
+  private readonly asked = new Map<string, number>()
+  private readonly waited = new Map<string, number>()
   readonly runs: Array<Timeline.Run & { readonly turn: number }> = []
 
   constructor(private readonly write: (text: string) => void) {}
@@ -95,6 +98,12 @@ export class TranscriptPrinter {
       }
       case "Tool": {
         const inner = event.event
+        if (inner._tag === "PermissionRequested") this.asked.set(inner.toolUseId, inner.at)
+        if (inner._tag === "PermissionDecided") {
+          const since = this.asked.get(inner.toolUseId)
+          if (since !== undefined) this.waited.set(inner.toolUseId, (this.waited.get(inner.toolUseId) ?? 0) + inner.at - since)
+          this.asked.delete(inner.toolUseId)
+        }
         if (DispatchEvent.isResult(inner)) {
           const label = this.labels.get(inner.toolUseId) ?? inner.name
           this.runs.push({
@@ -106,7 +115,7 @@ export class TranscriptPrinter {
             startedAt: inner.startedAt,
             endedAt: inner.endedAt
           })
-          this.println(`  ${paint("gray", "⎿")} ${paint("dim", label)} ${resultLine(inner)}`)
+          this.println(`  ${paint("gray", "⎿")} ${paint("dim", label)} ${resultLine(inner, this.waited.get(inner.toolUseId))}`)
         } else if (inner._tag === "HookAttachment" && inner.level !== "info") {
           this.println(`  ${paint("yellow", "hook")} ${inner.hookEvent}: ${firstLine(inner.content)}`)
         }

@@ -40,6 +40,26 @@ interface Running {
 }
 
 /**
+ * The keys in a chunk of terminal input: an escape sequence (an arrow key:
+ * `ESC [ B`, `ESC O A`, `ESC [ 1 ; 5 C`) is one key, a lone ESC is ESC, any
+ * other character is a key of its own.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const splitKeys = (text: string): ReadonlyArray<string> => {
+  const keys: Array<string> = []
+  const sequence = /^\x1b(?:\[[0-9;?]*[@-~]|O[@-~])/
+  for (let i = 0; i < text.length;) {
+    const match = text[i] === ESC ? sequence.exec(text.slice(i)) : null
+    const key = match !== null ? match[0] : String.fromCodePoint(text.codePointAt(i)!)
+    keys.push(key)
+    i += key.length
+  }
+  return keys
+}
+
+/**
  * The terminal: key routing, the status line and the transcript printer.
  *
  * @since 0.1.0
@@ -81,9 +101,7 @@ export class TerminalUi {
 
   private readonly onData = (data: string | Buffer) => {
     const text = typeof data === "string" ? data : data.toString("utf8")
-    // An escape sequence (arrow keys) is one key; a lone ESC is ESC.
-    if (text.startsWith(ESC) && text.length > 1) return this.handler(text)
-    for (const key of text) this.handler(key)
+    for (const key of splitKeys(text)) this.handler(key)
   }
 
   /** Transcript text, printed above the status line. */

@@ -304,4 +304,13 @@ const program = Effect.suspend(() => {
   Effect.provide(NodeContext.layer)
 )
 
-NodeRuntime.runMain(program, { disableErrorReporting: true })
+// Exit once the command is done and its output written: idle keep-alive connections
+// to the API would otherwise hold the process for seconds.
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  teardown: (_, onExit) => {
+    const code = typeof process.exitCode === "number" ? process.exitCode : 0
+    onExit(code)
+    process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
+  }
+})
