@@ -214,7 +214,14 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
           message,
           at: yield* Clock.currentTimeMillis
         }))
-        const answer = yield* prompt.value.ask(question)
+        // The time blocked on the user is its own span under the call's `execute_tool` span.
+        const answer = yield* prompt.value.ask(question).pipe(
+          Effect.tap((answer) => Effect.annotateCurrentSpan("switchyard.permission.answer", answer.answer)),
+          Effect.withSpan(`await_permission ${tool.name}`, {
+            kind: "internal",
+            attributes: { "gen_ai.tool.name": tool.name, "gen_ai.tool.call.id": request.toolUseId }
+          })
+        )
         switch (answer.answer) {
           case "yes":
             return allow("user", "approved by the user", updatedInput)
