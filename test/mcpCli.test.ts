@@ -86,6 +86,16 @@ describe("switchyard with MCP servers", () => {
     expect(left).toEqual([])
   })
 
+  it("the MCP client SDK is imported only when servers are configured", async () => {
+    const { dir, extra } = project()
+    const trace = { ...env, NODE_OPTIONS: `--import ${Path.join(root, "test/fixtures/mcp/traceImports.mjs")}` }
+    const without = await runCli(["tools", "list", "--strict-mcp-config"], { cwd: dir, env: trace })
+    expect(without.code).toBe(0)
+    expect(without.stderr).not.toContain("MCP-SDK-IMPORTED")
+    const withServers = await runCli(["tools", "list", "--strict-mcp-config", "--mcp-config", extra], { cwd: dir, env: trace })
+    expect(withServers.stderr).toContain("MCP-SDK-IMPORTED @modelcontextprotocol/client")
+  })
+
   it("a missing --mcp-config file is bad input", async () => {
     const { dir } = project()
     const result = await runCli(["tools", "list", "--mcp-config", "nope.json"], { cwd: dir, env })
