@@ -15,7 +15,9 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
@@ -285,4 +287,38 @@ describe("MCP servers over stdio", () => {
           hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no MCP today" }
         })
     }]))))
+
+  it.live("streamable HTTP: a server on 127.0.0.1 lists and runs its tools", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.async<number>((resume) => {
+        const probe = Net.createServer().listen(0, "127.0.0.1", () => {
+          const { port } = probe.address() as Net.AddressInfo
+          probe.close(() => resume(Effect.succeed(port)))
+        })
+      })
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] })
+        ),
+        (child) => Effect.sync(() => void child.kill("SIGKILL"))
+      )
+      yield* Effect.async<void>((resume) => {
+        child.stderr!.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes("listening")) resume(Effect.void)
+        })
+      })
+      const http: McpConfig.ServerConfig = {
+        name: "remote",
+        source: "test",
+        transport: { _tag: "http", url: `http://127.0.0.1:${port}/mcp`, headers: {} },
+        timeoutMs: undefined
+      }
+      const { results } = yield* Effect.scoped(
+        dispatch([Messages.toolUse("h1", "mcp__remote__echo", { message: "over http" })], context()).pipe(
+          Effect.provide(engine([http]))
+        )
+      )
+      expect(results.get("h1")!.status).toBe("success")
+      expect(text(results.get("h1"))).toContain("over http")
+    }).pipe(Effect.scoped))
 })
