@@ -77,7 +77,7 @@ describe("McpConfig", () => {
     expect(McpConfig.parse(JSON.stringify({ servers: {} }), "d.json").issues[0]).toMatch(/^d\.json: mcpServers: /)
   })
 
-  it.effect(".mcp.json first, then --mcp-config files (a later server of the same name wins); strict skips .mcp.json", () =>
+  it.effect(".mcp.json first, then --mcp-config files (a later server of the same name wins); strict reads only the given files", () =>
     Effect.gen(function*() {
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcpconfig-"))
       Fs.writeFileSync(Path.join(dir, ".mcp.json"), JSON.stringify({ mcpServers: { a: { command: "one" }, b: { command: "b" } } }))
