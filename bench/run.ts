@@ -19,7 +19,8 @@ const suites: Record<string, () => Promise<{ readonly run: () => Promise<void> }
   tools: () => import("./tools.js"),
   permissions: () => import("./permissions.js"),
   streaming: () => import("./streaming.js"),
-  cli: () => import("./cli.js")
+  cli: () => import("./cli.js"),
+  mcp: () => import("./mcp.js")
 }
 
 interface SuiteReport {

@@ -15,7 +15,9 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
@@ -214,13 +216,61 @@ describe("MCP servers over stdio", () => {
       expect(next.tools.some((t) => t.name === "mcp__bad__extra")).toBe(true)
     }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])]))))
 
-  it.live("timeouts are error results naming the server, the tool and the limit", () =>
+  it.live("timeouts are error results naming the server, the tool and the limit; progress resets only the idle timer", () =>
     Effect.gen(function*() {
-      const { results } = yield* dispatch([Messages.toolUse("w1", "mcp__bad__die", {})], context())
+      const { results } = yield* dispatch([
+        Messages.toolUse("w1", "mcp__bad__hang", {}),
+        Messages.toolUse("w2", "mcp__bad__slow", {})
+      ], context())
       expect(results.get("w1")!.status).toBe("error")
-      const slow = yield* dispatch([Messages.toolUse("w2", "mcp__bad__slow", {})], context())
-      expect(text(slow.results.get("w2"))).toMatch(/mcp__bad__slow .*server "bad".*timed out after 300 ms/)
-    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])], { toolTimeout: "300 millis" }))))
+      expect(text(results.get("w1"))).toMatch(/mcp__bad__hang .*server "bad".*no progress for 700 ms \(MCP_TOOL_IDLE_TIMEOUT\)/)
+      // `slow` reports progress every 50 ms: the idle timer never fires, the wall-clock limit does.
+      expect(results.get("w2")!.status).toBe("error")
+      expect(text(results.get("w2"))).toMatch(/mcp__bad__slow .*server "bad".*timed out after 1500 ms \(MCP_TOOL_TIMEOUT\)/)
+    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])], { toolTimeout: "1500 millis", idleTimeout: "700 millis" }))))
+
+  it.live("results: images, resource links, embedded resources, structuredContent, isError, and large output persisted", () =>
+    Effect.gen(function*() {
+      const env = yield* Execution.makeEnvironment(context())
+      // `_meta["anthropic/alwaysLoad"]` keeps a tool loaded.
+      expect(Tool.isDeferred(env.tools.find((t) => t.name === "mcp__bad__big")!)).toBe(false)
+      expect(Tool.isDeferred(env.tools.find((t) => t.name === "mcp__bad__echo")!)).toBe(true)
+      const { results } = yield* dispatch([
+        Messages.toolUse("r1", "mcp__everything__get-tiny-image", {}),
+        Messages.toolUse("r2", "mcp__everything__get-resource-links", { count: 2 }),
+        Messages.toolUse("r3", "mcp__everything__get-resource-reference", { resourceType: "Text", resourceId: 1 }),
+        Messages.toolUse("r4", "mcp__bad__structured", {}),
+        Messages.toolUse("r5", "mcp__bad__fail", {}),
+        Messages.toolUse("r6", "mcp__bad__big", { chars: 500 }),
+        Messages.toolUse("r7", "mcp__bad__big", { chars: 50 })
+      ], context())
+      const image = results.get("r1")!.block.content
+      expect(Array.isArray(image) && image.some((b) => b.type === "image" && b.source.type === "base64")).toBe(true)
+      expect(text(results.get("r2"))).toContain("[Resource link:")
+      expect(text(results.get("r3"))).toContain("[Resource ")
+      expect(JSON.parse(text(results.get("r4")))).toEqual({ temperature: 21, unit: "C" })
+      expect(results.get("r5")!.status).toBe("error")
+      expect(text(results.get("r5"))).toBe("it broke")
+      expect(text(results.get("r6"))).toContain("Output too large (500 characters)")
+      expect(text(results.get("r7"))).toBe("x".repeat(50))
+    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING]), stdio("everything", [EVERYTHING])], { maxOutputTokens: 50 }))))
+
+  it.live("permission rules mcp__server, mcp__server__* and mcp__server__tool apply to MCP tools", () =>
+    Effect.gen(function*() {
+      const exact = yield* dispatch([
+        Messages.toolUse("q1", "mcp__bad__fail", {}),
+        Messages.toolUse("q2", "mcp__bad__structured", {})
+      ], context([], ["mcp__bad__fail"]))
+      expect(text(exact.results.get("q1"))).toBe("it broke")
+      // Not read-only and no rule allows it: it would ask, and nobody can answer here.
+      expect(exact.results.get("q2")!.status).toBe("denied")
+      const server = yield* dispatch([Messages.toolUse("q3", "mcp__bad__structured", {})], context([], ["mcp__bad"]))
+      expect(server.results.get("q3")!.status).toBe("success")
+      const wildcard = yield* dispatch([Messages.toolUse("q4", "mcp__bad__structured", {})], context([], ["mcp__bad__*"]))
+      expect(wildcard.results.get("q4")!.status).toBe("success")
+      const denied = yield* dispatch([Messages.toolUse("q5", "mcp__bad__echo", { text: "x" })], context(["mcp__bad__*"]))
+      expect(text(denied.results.get("q5"))).toContain("No such tool available: mcp__bad__echo")
+    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])]))))
 
   it.live("hooks with matchers on MCP names apply to MCP tools", () =>
     Effect.gen(function*() {
@@ -237,4 +287,38 @@ describe("MCP servers over stdio", () => {
           hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no MCP today" }
         })
     }]))))
+
+  it.live("streamable HTTP: a server on 127.0.0.1 lists and runs its tools", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.async<number>((resume) => {
+        const probe = Net.createServer().listen(0, "127.0.0.1", () => {
+          const { port } = probe.address() as Net.AddressInfo
+          probe.close(() => resume(Effect.succeed(port)))
+        })
+      })
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] })
+        ),
+        (child) => Effect.sync(() => void child.kill("SIGKILL"))
+      )
+      yield* Effect.async<void>((resume) => {
+        child.stderr!.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes("listening")) resume(Effect.void)
+        })
+      })
+      const http: McpConfig.ServerConfig = {
+        name: "remote",
+        source: "test",
+        transport: { _tag: "http", url: `http://127.0.0.1:${port}/mcp`, headers: {} },
+        timeoutMs: undefined
+      }
+      const { results } = yield* Effect.scoped(
+        dispatch([Messages.toolUse("h1", "mcp__remote__echo", { message: "over http" })], context()).pipe(
+          Effect.provide(engine([http]))
+        )
+      )
+      expect(results.get("h1")!.status).toBe("success")
+      expect(text(results.get("h1"))).toContain("over http")
+    }).pipe(Effect.scoped))
 })

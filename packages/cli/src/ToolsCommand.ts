@@ -71,7 +71,7 @@ const printList = (tools: ReadonlyArray<Tool.Any>, json: boolean) =>
       const d = describe(tool)
       const aliases = d.aliases.length > 0 ? Output.paint("gray", ` (alias: ${d.aliases.join(", ")})`) : ""
       const deferred = d.deferred ? Output.paint("yellow", "[deferred] ") : ""
-      return Output.line(`${Output.paint("bold", tool.name.padEnd(14))}${deferred}${tool.searchHint}${aliases}`)
+      return Output.line(`${Output.paint("bold", tool.name.padEnd(Math.max(14, tool.name.length + 1)))}${deferred}${tool.searchHint}${aliases}`)
     }, { discard: true })
 
 /**

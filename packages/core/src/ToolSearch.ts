@@ -81,22 +81,37 @@ export const search = (
   tools: ReadonlyArray<Tool.Any>,
   query: string,
   maxResults: number = DEFAULT_MAX_RESULTS
-): ReadonlyArray<Tool.Any> => {
-  if (SELECT.test(query)) {
-    const names = query.replace(SELECT, "").split(",").map((name) => name.trim()).filter((name) => name.length > 0)
-    const picked: Array<Tool.Any> = []
-    for (const name of names) {
-      const tool = tools.find((t) => Tool.hasName(t, name)) ??
-        tools.find((t) => t.name.toLowerCase() === name.toLowerCase())
-      if (tool !== undefined && !picked.includes(tool)) picked.push(tool)
+): ReadonlyArray<Tool.Any> => makeSearcher(tools)(query, maxResults)
+
+/**
+ * A search over a fixed set of tools, its index built on the first keyword
+ * query and reused after (ToolSearch builds one per turn).
+ *
+ * @since 0.1.0
+ * @category searching
+ */
+export const makeSearcher = (
+  tools: ReadonlyArray<Tool.Any>
+): (query: string, maxResults?: number) => ReadonlyArray<Tool.Any> => {
+  let built: Bm25.Index | undefined
+  return (query, maxResults = DEFAULT_MAX_RESULTS) => {
+    if (SELECT.test(query)) {
+      const names = query.replace(SELECT, "").split(",").map((name) => name.trim()).filter((name) => name.length > 0)
+      const picked: Array<Tool.Any> = []
+      for (const name of names) {
+        const tool = tools.find((t) => Tool.hasName(t, name)) ??
+          tools.find((t) => t.name.toLowerCase() === name.toLowerCase())
+        if (tool !== undefined && !picked.includes(tool)) picked.push(tool)
+      }
+      return picked
     }
-    return picked
+    const trimmed = query.trim()
+    built ??= Bm25.index(tools.map(documentOf), WEIGHTS.length)
+    const exact = tools.find((t) => Tool.hasName(t, trimmed))
+    const ranked = Bm25.rank(built, Bm25.tokenize(trimmed), WEIGHTS).map(({ index }) => tools[index]!)
+    const ordered = exact === undefined ? ranked : [exact, ...ranked.filter((t) => t !== exact)]
+    return ordered.slice(0, Math.max(0, maxResults))
   }
-  const trimmed = query.trim()
-  const exact = tools.find((t) => Tool.hasName(t, trimmed))
-  const ranked = Bm25.rank(tools.map(documentOf), Bm25.tokenize(trimmed), WEIGHTS).map(({ index }) => tools[index]!)
-  const ordered = exact === undefined ? ranked : [exact, ...ranked.filter((t) => t !== exact)]
-  return ordered.slice(0, Math.max(0, maxResults))
 }
 
 /**
@@ -114,8 +129,9 @@ export const toContent = (names: ReadonlyArray<string>): Messages.ToolResultCont
  * @since 0.1.0
  * @category constructors
  */
-export const make = (deferred: ReadonlyArray<Tool.Any>): Tool.Tool<typeof Input.Type, ReadonlyArray<string>> =>
-  Tool.make<typeof Input.Type, ReadonlyArray<string>>(NAME, {
+export const make = (deferred: ReadonlyArray<Tool.Any>): Tool.Tool<typeof Input.Type, ReadonlyArray<string>> => {
+  const searcher = makeSearcher(deferred)
+  return Tool.make<typeof Input.Type, ReadonlyArray<string>>(NAME, {
     description: [
       "Fetches full schema definitions for deferred tools so they can be called.",
       "Deferred tools appear by name (with a one-line summary) in the system prompt; until fetched, only the name is known.",
@@ -128,6 +144,7 @@ export const make = (deferred: ReadonlyArray<Tool.Any>): Tool.Tool<typeof Input.
     isReadOnly: () => true,
     alwaysLoad: true,
     call: ({ max_results, query }) =>
-      Effect.sync(() => search(deferred, query, max_results ?? DEFAULT_MAX_RESULTS).map((tool) => tool.name)),
+      Effect.sync(() => searcher(query, max_results ?? DEFAULT_MAX_RESULTS).map((tool) => tool.name)),
     mapResult: toContent
   })
+}

@@ -124,7 +124,8 @@ const firstIssue = (error: ParseResult.ParseError): { readonly path: string; rea
   return { path: issue?.path.map(String).join(".") ?? "", message: issue?.message ?? String(error) }
 }
 
-const decodeEntry = Schema.decodeUnknownEither(Entry, { onExcessProperty: "ignore" })
+const decodeStdio = Schema.decodeUnknownEither(StdioEntry, { onExcessProperty: "ignore" })
+const decodeHttp = Schema.decodeUnknownEither(HttpEntry, { onExcessProperty: "ignore" })
 const decodeFile = Schema.decodeUnknownEither(File)
 
 /**
@@ -158,7 +159,10 @@ export const parse = (
       issues.push(`${field("type")}: expected "stdio" or "http", got ${JSON.stringify(typed)}`)
       continue
     }
-    const decoded = decodeEntry(raw)
+    // Decode against the declared type, so an issue names that type's field.
+    const decoded: Either.Either<typeof Entry.Type, ParseResult.ParseError> = typed === "http"
+      ? decodeHttp(raw)
+      : decodeStdio(raw)
     if (Either.isLeft(decoded)) {
       const issue = firstIssue(decoded.left)
       issues.push(`${field(issue.path)}: ${issue.message}`)

@@ -57,39 +57,69 @@ export interface Document {
 const K1 = 1.2
 const B = 0.75
 
+/** Postings of one field: for each term, the documents holding it and how often. */
+interface FieldIndex {
+  readonly postings: ReadonlyMap<string, ReadonlyArray<readonly [doc: number, tf: number]>>
+  readonly lengths: Float64Array
+  readonly averageLength: number
+}
+
+/** An inverted index over documents, built once and searched many times. */
+export interface Index {
+  readonly size: number
+  readonly fields: ReadonlyArray<FieldIndex>
+}
+
+export const index = (documents: ReadonlyArray<Document>, fieldCount: number): Index => {
+  const fields: Array<FieldIndex> = []
+  for (let f = 0; f < fieldCount; f++) {
+    const postings = new Map<string, Array<readonly [number, number]>>()
+    const lengths = new Float64Array(documents.length)
+    let total = 0
+    documents.forEach((doc, i) => {
+      const fieldOf = doc.fields[f]
+      if (fieldOf === undefined) return
+      lengths[i] = fieldOf.length
+      total += fieldOf.length
+      for (const [term, tf] of fieldOf.terms) {
+        const list = postings.get(term)
+        if (list === undefined) postings.set(term, [[i, tf]])
+        else list.push([i, tf])
+      }
+    })
+    fields.push({ postings, lengths, averageLength: total / Math.max(1, documents.length) || 1 })
+  }
+  return { size: documents.length, fields }
+}
+
 /**
- * Score every document for the query terms: per field BM25, weighted and
+ * Score the documents for the query terms: per field BM25, weighted and
  * summed. Returns the indices of documents with a positive score, best first
  * (ties keep document order).
  */
 export const rank = (
-  documents: ReadonlyArray<Document>,
+  idx: Index,
   query: ReadonlyArray<string>,
   weights: ReadonlyArray<number>
 ): Array<{ readonly index: number; readonly score: number }> => {
   const terms = [...new Set(query)]
-  if (terms.length === 0 || documents.length === 0) return []
-  const n = documents.length
-  const scores = new Float64Array(n)
-  for (let f = 0; f < weights.length; f++) {
-    let totalLength = 0
-    for (const doc of documents) totalLength += doc.fields[f]?.length ?? 0
-    const averageLength = totalLength / n || 1
+  const n = idx.size
+  if (terms.length === 0 || n === 0) return []
+  const scores = new Map<number, number>()
+  idx.fields.forEach((field, f) => {
+    const weight = weights[f] ?? 0
     for (const term of terms) {
-      let df = 0
-      for (const doc of documents) if (doc.fields[f]?.terms.has(term)) df++
-      if (df === 0) continue
+      const postings = field.postings.get(term)
+      if (postings === undefined) continue
+      const df = postings.length
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
-      for (let i = 0; i < n; i++) {
-        const fieldOf = documents[i]!.fields[f]
-        const tf = fieldOf?.terms.get(term)
-        if (fieldOf === undefined || tf === undefined) continue
-        const norm = tf + K1 * (1 - B + (B * fieldOf.length) / averageLength)
-        scores[i] = scores[i]! + weights[f]! * idf * ((tf * (K1 + 1)) / norm)
+      for (const [doc, tf] of postings) {
+        const norm = tf + K1 * (1 - B + (B * field.lengths[doc]!) / field.averageLength)
+        scores.set(doc, (scores.get(doc) ?? 0) + weight * idf * ((tf * (K1 + 1)) / norm))
       }
     }
-  }
+  })
   const out: Array<{ index: number; score: number }> = []
-  for (let i = 0; i < n; i++) if (scores[i]! > 0) out.push({ index: i, score: scores[i]! })
+  for (const [doc, score] of scores) if (score > 0) out.push({ index: doc, score })
   return out.sort((a, b) => b.score - a.score || a.index - b.index)
 }

@@ -1,0 +1,105 @@
+/**
+ * The CLI with MCP servers (issue 11): `.mcp.json` and `--mcp-config`,
+ * `--strict-mcp-config`, `switchyard mcp list`, `tools list` marking deferred
+ * tools and listing ToolSearch, `tools search`, and `dispatch` calling an MCP
+ * tool, all as a process.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { jsonLines, root, runCli } from "./support/cli.js"
+
+const EVERYTHING = Path.join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+const MISBEHAVING = Path.join(root, "test/fixtures/mcp/misbehavingServer.mjs")
+
+const project = () => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-cli-"))
+  Fs.writeFileSync(
+    Path.join(dir, ".mcp.json"),
+    JSON.stringify({
+      mcpServers: {
+        everything: { command: "${NODE_BIN}", args: [EVERYTHING] },
+        silent: { command: process.execPath, args: [MISBEHAVING, "silent"] },
+        broken: { type: "stdio", args: ["no command"] }
+      }
+    })
+  )
+  const extra = Path.join(dir, "extra.json")
+  Fs.writeFileSync(extra, JSON.stringify({ mcpServers: { bad: { command: process.execPath, args: [MISBEHAVING] } } }))
+  return { dir, extra }
+}
+
+const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "4000" }
+
+describe("switchyard with MCP servers", () => {
+  it("mcp list shows every server: connected with its tool count, failed with why; a bad entry names file and field", async () => {
+    const { dir } = project()
+    const result = await runCli(["mcp", "list", "--json"], { cwd: dir, env, timeoutMs: 60_000 })
+    expect(result.code).toBe(0)
+    const servers = JSON.parse(result.stdout) as ReadonlyArray<Record<string, unknown>>
+    expect(servers.map((s) => [s["name"], s["status"]])).toEqual([["everything", "connected"], ["silent", "failed"]])
+    expect(servers[0]!["tools"]).toBeGreaterThan(5)
+    expect(String(servers[1]!["error"])).toContain("initialize")
+    expect(result.stderr).toContain(`${Path.join(dir, ".mcp.json")}: mcpServers.broken.command`)
+    const text = await runCli(["mcp", "list"], { cwd: dir, env, timeoutMs: 60_000 })
+    expect(text.stdout).toMatch(/everything connected · stdio · \d+ tools/)
+    expect(text.stdout).toMatch(/silent failed · stdio · no answer to initialize/)
+  })
+
+  it("tools list marks MCP tools deferred and lists ToolSearch; --strict-mcp-config uses only --mcp-config", async () => {
+    const { dir, extra } = project()
+    const result = await runCli(["tools", "list", "--strict-mcp-config", "--mcp-config", extra], { cwd: dir, env })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/mcp__bad__echo\s+\[deferred\] Echoes its text/)
+    expect(result.stdout).toMatch(/^ToolSearch\s/m)
+    expect(result.stdout).not.toContain("mcp__everything__")
+    expect(result.stdout).not.toMatch(/^Read\s+\[deferred\]/m)
+    const search = await runCli(["tools", "search", "echo text", "--strict-mcp-config", "--mcp-config", extra], { cwd: dir, env })
+    expect(search.lines[0]).toMatch(/^mcp__bad__echo/)
+    const none = await runCli(["tools", "list", "--strict-mcp-config"], { cwd: dir, env })
+    expect(none.stdout).not.toMatch(/^ToolSearch\s/m)
+  })
+
+  it("dispatch runs MCP tool calls through the pipeline; the server process is gone afterwards", async () => {
+    const { dir, extra } = project()
+    const calls = JSON.stringify([
+      { type: "tool_use", id: "m1", name: "mcp__bad__echo", input: { text: "through the cli" } },
+      { type: "tool_use", id: "m2", name: "mcp__bad__echo", input: { text: 3 } }
+    ])
+    const result = await runCli(["dispatch", "-", "--output-format", "stream-json", "--strict-mcp-config", "--mcp-config", extra], {
+      cwd: dir,
+      env,
+      input: calls
+    })
+    const results = jsonLines(result).filter((line) => line["type"] === "result")
+    expect(results.map((r) => [r["tool_use_id"], r["status"]])).toEqual([["m1", "success"], ["m2", "error"]])
+    expect(String(results[1]!["content"])).toContain("`text`")
+    expect(result.code).toBe(1)
+    const left = Fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return Fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes(MISBEHAVING)
+      } catch {
+        return false
+      }
+    })
+    expect(left).toEqual([])
+  })
+
+  it("the MCP client SDK is imported only when servers are configured", async () => {
+    const { dir, extra } = project()
+    const trace = { ...env, NODE_OPTIONS: `--import ${Path.join(root, "test/fixtures/mcp/traceImports.mjs")}` }
+    const without = await runCli(["tools", "list", "--strict-mcp-config"], { cwd: dir, env: trace })
+    expect(without.code).toBe(0)
+    expect(without.stderr).not.toContain("MCP-SDK-IMPORTED")
+    const withServers = await runCli(["tools", "list", "--strict-mcp-config", "--mcp-config", extra], { cwd: dir, env: trace })
+    expect(withServers.stderr).toContain("MCP-SDK-IMPORTED @modelcontextprotocol/client")
+  })
+
+  it("a missing --mcp-config file is bad input", async () => {
+    const { dir } = project()
+    const result = await runCli(["tools", "list", "--mcp-config", "nope.json"], { cwd: dir, env })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain("MCP config file not found")
+  })
+})
