@@ -94,6 +94,8 @@ export interface Options {
   /** Overrides the tool concurrency cap. */
   readonly concurrency?: number | undefined
   readonly siblingCancellation?: StreamingExecutor.SiblingCancellation | undefined
+  /** Default `"footprints"` (SPEC §4.13); `"greedy"` restores the chapter's schedule. */
+  readonly scheduling?: StreamingExecutor.Scheduling | undefined
   /**
    * `true` (default): tools start at their `content_block_stop`. `false`: wait
    * for the whole message first (the non-streaming baseline, for benchmarks).
@@ -342,7 +344,8 @@ const runTurn = (
     const executor = yield* StreamingExecutor.make(env, {
       interruption: node,
       concurrency: options.concurrency,
-      siblingCancellation: options.siblingCancellation
+      siblingCancellation: options.siblingCancellation,
+      scheduling: options.scheduling
     })
     const consumer = yield* executor.results.pipe(
       Stream.runForEach((event) => emit(LoopEvent.Tool({ turn, event }))),

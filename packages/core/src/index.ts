@@ -6,6 +6,7 @@
 export * as Batches from "./Batches.js"
 export * as DispatchEvent from "./DispatchEvent.js"
 export * as Execution from "./Execution.js"
+export * as Footprint from "./Footprint.js"
 export * as HookRunner from "./HookRunner.js"
 export * as Hooks from "./Hooks.js"
 export * as Interruption from "./Interruption.js"
