@@ -17,6 +17,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import type * as DispatchEvent from "./DispatchEvent.js"
 import * as Execution from "./Execution.js"
+import * as Footprint from "./Footprint.js"
 import type * as Messages from "./Messages.js"
 import * as Registry from "./Registry.js"
 import type * as Results from "./Results.js"
@@ -73,6 +74,68 @@ export const isCallConcurrencySafe = (
   return Effect.suspend(() => Tool.evaluate(tool.isConcurrencySafe(decoded.right, context))).pipe(
     Effect.catchAllCause(() => Effect.succeed(false))
   )
+}
+
+/**
+ * How the scheduler sees one call: whether it is concurrency-safe and what it
+ * reads and writes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Classification {
+  readonly tool: Tool.Any | undefined
+  readonly isConcurrencySafe: boolean
+  readonly footprint: Footprint.Footprint
+}
+
+const unsafeUnknown: Classification = {
+  tool: undefined,
+  isConcurrencySafe: false,
+  footprint: Footprint.writesEverything
+}
+
+/**
+ * Classify a call for a schedule (SPEC §4.7, §4.13). Under `"greedy"` the
+ * footprint is the fail-closed one (a safe call reads `*`, an unsafe one
+ * writes `*`); under `"footprints"` it is the tool's declaration, when it has
+ * one. An unknown tool, an input that fails to decode, or a declaration that
+ * fails writes `*`.
+ *
+ * @since 0.1.0
+ * @category partitioning
+ */
+export const classify = (
+  block: Messages.ToolUseBlock,
+  env: Execution.Environment,
+  context: ToolUseContext.ToolUseContext,
+  scheduling: Footprint.Scheduling
+): Effect.Effect<Classification> => {
+  const resolved = Registry.resolve(block.name, env.tools, env.pool)
+  if (Either.isLeft(resolved)) return Effect.succeed(unsafeUnknown)
+  const tool = resolved.right
+  const decoded = Validation.decode(tool, block.input)
+  if (Either.isLeft(decoded)) return Effect.succeed({ ...unsafeUnknown, tool })
+  const input = decoded.right
+  const safety = Effect.suspend(() => Tool.evaluate(tool.isConcurrencySafe(input, context))).pipe(
+    Effect.catchAllCause(() => Effect.succeed(false))
+  )
+  return Effect.flatMap(safety, (isConcurrencySafe) => {
+    const fallback: Classification = {
+      tool,
+      isConcurrencySafe,
+      footprint: isConcurrencySafe ? Footprint.readsEverything : Footprint.writesEverything
+    }
+    if (scheduling === "greedy" || tool.footprint === undefined) return Effect.succeed(fallback)
+    const declare = tool.footprint
+    return Effect.suspend(() => {
+      const declared = declare(input, context)
+      return Effect.isEffect(declared) ? declared : Effect.succeed(declared)
+    }).pipe(
+      Effect.map((footprint): Classification => ({ tool, isConcurrencySafe, footprint })),
+      Effect.catchAllCause(() => Effect.succeed({ ...fallback, footprint: Footprint.writesEverything }))
+    )
+  })
 }
 
 /**

@@ -21,12 +21,34 @@ export type ResultStatus = "success" | "error" | "cancelled" | "denied"
 export type HookMessageLevel = "info" | "warning" | "error"
 
 /**
+ * An earlier call a call had to wait for before it could start, and why: the
+ * earlier call's conflicting access (`"writes /repo/a.ts"`, `"writes *"`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Wait {
+  readonly toolUseId: string
+  readonly name: string
+  readonly reason: string
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
 export type DispatchEvent = Data.TaggedEnum<{
-  /** The tool begins executing (the runner started it). */
-  Started: { readonly toolUseId: string; readonly name: string; readonly input: unknown; readonly at: number }
+  /**
+   * The tool begins executing (the runner started it). `waitedFor`: the
+   * earlier calls the streaming executor held it back for, if any.
+   */
+  Started: {
+    readonly toolUseId: string
+    readonly name: string
+    readonly input: unknown
+    readonly at: number
+    readonly waitedFor?: ReadonlyArray<Wait> | undefined
+  }
   Progress: { readonly toolUseId: string; readonly name: string; readonly data: unknown; readonly at: number }
   PermissionRequested: {
     readonly toolUseId: string

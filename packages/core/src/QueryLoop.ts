@@ -98,6 +98,8 @@ export interface Options {
   /** Overrides the tool concurrency cap. */
   readonly concurrency?: number | undefined
   readonly siblingCancellation?: StreamingExecutor.SiblingCancellation | undefined
+  /** Default `"footprints"` (SPEC §4.13); `"greedy"` restores the chapter's schedule. */
+  readonly scheduling?: StreamingExecutor.Scheduling | undefined
   /**
    * `true` (default): tools start at their `content_block_stop`. `false`: wait
    * for the whole message first (the non-streaming baseline, for benchmarks).
@@ -352,7 +354,8 @@ const runTurn = (
     const executor = yield* StreamingExecutor.make(env, {
       interruption: node,
       concurrency: options.concurrency,
-      siblingCancellation: options.siblingCancellation
+      siblingCancellation: options.siblingCancellation,
+      scheduling: options.scheduling
     })
     // The finished turn leaves the tree: later aborts no longer reach it, and it can be collected.
     yield* Effect.addFinalizer(() => executor.interruption.detach)

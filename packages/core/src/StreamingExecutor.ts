@@ -3,16 +3,21 @@
  * turn. Tools are added one by one as their `tool_use` blocks complete and
  * start while the model is still streaming.
  *
- * Each tool moves `queued → executing → completed → yielded`. Progress goes to
- * the consumer at once; results are released by a walk in call order in which
- * a completed tool is yielded, an executing unsafe tool stops the walk and an
- * executing safe tool is passed over (so a later safe tool that finished first
- * is yielded first).
+ * Each tool moves `queued → executing → completed → yielded`. A call starts
+ * once every earlier call it conflicts with has completed, under the
+ * concurrency cap, lowest position first. What conflicts depends on the
+ * schedule: under `"greedy"` (the chapter) an unsafe call conflicts with
+ * everything; under `"footprints"` (SPEC §4.13) a write conflicts with reads
+ * and writes of an overlapping resource. Progress goes to the consumer at
+ * once; a completed result is released once the results that must precede it
+ * are (greedy: the last earlier unsafe call's; footprints: every earlier
+ * conflicting call's).
  *
  * The executor is the turn's node in the interruption tree (SPEC §4.9): a
- * failed Bash call aborts it with `sibling_error` (running siblings are
- * interrupted, queued and later tools never start); a user abort or a new
- * message reaching it from the query interrupts what its reason covers.
+ * failed Bash call aborts it with `sibling_error` under `"bash"` (running
+ * siblings are interrupted, queued and later tools never start), or cancels
+ * just its dependents under `"dependents"`; a user abort or a new message
+ * reaching it from the query interrupts what its reason covers.
  *
  * @since 0.1.0
  */
@@ -25,14 +30,18 @@ import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Runtime from "effect/Runtime"
+import * as RuntimeFlags from "effect/RuntimeFlags"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Batches from "./Batches.js"
 import * as DispatchEvent from "./DispatchEvent.js"
 import * as Execution from "./Execution.js"
+import type * as Footprint from "./Footprint.js"
+import { CallHeap } from "./internal/callHeap.js"
+import { FootprintIndex } from "./internal/footprintIndex.js"
 import * as Interruption from "./Interruption.js"
-import type * as Messages from "./Messages.js"
-import * as Registry from "./Registry.js"
+import * as Messages from "./Messages.js"
 import * as Results from "./Results.js"
 import * as ToolUseContext from "./ToolUseContext.js"
 
@@ -43,12 +52,20 @@ import * as ToolUseContext from "./ToolUseContext.js"
 export type ToolStatus = "queued" | "executing" | "completed" | "yielded"
 
 /**
- * Which failures cancel the siblings: Bash errors (Claude Code's rule) or none.
+ * Which failures cancel other calls: a Bash error cancels every sibling
+ * (`"bash"`, Claude Code's rule), only the later calls that conflict with it,
+ * transitively (`"dependents"`, SPEC §4.13), or nothing (`"none"`).
  *
  * @since 0.1.0
  * @category models
  */
-export type SiblingCancellation = "bash" | "none"
+export type SiblingCancellation = "bash" | "dependents" | "none"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Scheduling = Footprint.Scheduling
 
 /**
  * @since 0.1.0
@@ -57,7 +74,9 @@ export type SiblingCancellation = "bash" | "none"
 export interface Options {
   /** Overrides `Batches.maxToolUseConcurrency`. */
   readonly concurrency?: number | undefined
-  /** Default `"bash"`. */
+  /** Default `"footprints"`; `"greedy"` is the chapter's schedule. */
+  readonly scheduling?: Scheduling | undefined
+  /** Default `"dependents"` under footprint scheduling, `"bash"` under greedy. */
   readonly siblingCancellation?: SiblingCancellation | undefined
   /** The query's node; the executor becomes its child. */
   readonly interruption?: Interruption.InterruptionNode | undefined
@@ -74,6 +93,10 @@ export interface TrackedToolView {
   readonly name: string
   readonly status: ToolStatus
   readonly isConcurrencySafe: boolean
+  /** What the scheduler took the call to read and write. */
+  readonly footprint: Footprint.Footprint
+  /** The earlier calls it had to wait for when it was added, and why. */
+  readonly waitedFor: ReadonlyArray<DispatchEvent.Wait>
 }
 
 /**
@@ -83,7 +106,7 @@ export interface TrackedToolView {
 export interface StreamingExecutor {
   /** Track a completed `tool_use` block and start it if it can run. */
   readonly addTool: (block: Messages.ToolUseBlock) => Effect.Effect<void>
-  /** What is ready now, without waiting: progress, and results per the yield walk. */
+  /** What is ready now, without waiting: progress, and results per the yield rules. */
   readonly getCompletedResults: Effect.Effect<ReadonlyArray<DispatchEvent.DispatchEvent>>
   /**
    * No more tools this turn: stream every event until all tools are yielded.
@@ -118,14 +141,28 @@ interface TrackedTool {
   readonly index: number
   readonly block: Messages.ToolUseBlock
   readonly isConcurrencySafe: boolean
-  readonly cancelsSiblings: boolean
-  readonly ignoresNewMessage: boolean
+  readonly footprint: Footprint.Footprint
+  readonly isBash: boolean
+  /** `interruptBehavior: "cancel"`: a new user message stops it. */
+  readonly cancellable: boolean
   status: ToolStatus
   result: DispatchEvent.Result | undefined
   modifiers: ReadonlyArray<ToolUseContext.ContextModifier>
-  /** The next tool not yet yielded, in call order (the yield walk's list). */
-  nextPending: TrackedTool | undefined
+  /** Earlier conflicting calls not completed yet: it starts when this is 0. */
+  startWaits: number
+  /** Earlier calls whose results must be yielded first, not yielded yet. */
+  yieldWaits: number
+  startDependents: Array<TrackedTool> | undefined
+  yieldDependents: Array<TrackedTool> | undefined
+  waitedFor: Array<DispatchEvent.Wait> | undefined
+  fiber: Fiber.RuntimeFiber<void> | undefined
+  startedAt: number
+  interruptedBy: Interruption.InterruptReason | undefined
+  /** Under `"dependents"`: the failed Bash call whose failure this call is part of. */
+  failedRoot: TrackedTool | undefined
 }
+
+const noModifiers: ReadonlyArray<ToolUseContext.ContextModifier> = []
 
 /**
  * Create an executor for one turn. Its fibers live in the current scope.
@@ -139,58 +176,70 @@ export const make = (
 ): Effect.Effect<StreamingExecutor, never, Scope.Scope | Results.ResultStore> =>
   Effect.gen(function*() {
     const cap = yield* Execution.concurrencyCap(options.concurrency, Batches.DEFAULT_MAX_CONCURRENCY)
-    const siblingCancellation = options.siblingCancellation ?? "bash"
+    const scheduling = options.scheduling ?? "footprints"
+    const siblingCancellation = options.siblingCancellation ?? (scheduling === "footprints" ? "dependents" : "bash")
     const node = options.interruption !== undefined ? yield* options.interruption.child() : yield* Interruption.makeRoot
     const fibers = yield* FiberSet.make<void>()
     const out = yield* Mailbox.make<DispatchEvent.DispatchEvent>({
       capacity: Execution.MAILBOX_CAPACITY,
       strategy: "suspend"
     })
-    // State changes happen inside single synchronous steps (`Effect.suspend`/`sync`), which no
-    // other fiber can interleave with, so they need no lock. Yielding offers to a bounded
-    // mailbox and may suspend: one fiber flushes at a time, others leave it a note.
-    let flushing = false
-    let flushAgain = false
-    const services = yield* Effect.context<Results.ResultStore>()
+    // Every runner is forked from this one runtime, captured once: forking each from the
+    // runner that just finished would chain them, and every fork copies the FiberRef
+    // stacks, which then grow by one entry per link (O(N²) over a turn). Runners start
+    // uninterruptible and open an interruptible region only around the call, so an
+    // interrupt that arrives before a runner begins still ends in its synthetic result.
+    const runtime = Runtime.disableRuntimeFlag(yield* Effect.runtime<Results.ResultStore>(), RuntimeFlags.Interruption)
+    const runFork = Runtime.runFork(runtime)
+    const wake = yield* Effect.makeLatch(false)
+    const baseContext = yield* Ref.get(env.context)
 
+    // State changes happen inside single synchronous steps (`Effect.suspend`/`sync`), which
+    // no other fiber can interleave with, so they need no lock. Only the flusher offers
+    // results, and it marks a tool yielded after its offer: an interrupted offer loses nothing.
     const tools: Array<TrackedTool> = []
+    const index = new FootprintIndex<TrackedTool>()
+    const ready = new CallHeap<TrackedTool>()
+    const yieldable = new CallHeap<TrackedTool>()
+    const queuedTools = new Set<TrackedTool>()
+    const executingTools = new Set<TrackedTool>()
+    let lastUnsafe: TrackedTool | undefined
+    let executing = 0
+    let yielded = 0
     let addingDone = false
     let discarded = false
     let siblingError = false
+    let newMessage = false
+    let hardAbort: Interruption.InterruptReason | undefined
     let abortReason: Option.Option<Interruption.InterruptReason> = Option.none()
     let stopReason: Option.Option<string> = Option.none()
-    // Bookkeeping that keeps every step O(1) amortised, so a turn of thousands of calls
-    // stays linear: queued tools are always a suffix of `tools` (they start in call order),
-    // unyielded tools form a linked list, and modifiers waiting to be applied are few.
-    let nextToStart = 0
-    let executing = 0
-    let executingUnsafe = 0
-    let yielded = 0
-    let pendingHead: TrackedTool | undefined
-    let pendingTail: TrackedTool | undefined
-    const unappliedModifiers: Array<TrackedTool> = []
+    // Context modifiers (SPEC §4.8): `settledContext` is the turn's starting context plus the
+    // modifiers of the leading run of completed calls; `loose` holds the completed calls
+    // after it that have modifiers, in call order.
+    let settled = 0
+    let settledContext = baseContext
+    const loose: Array<TrackedTool> = []
+
+    const signal = () => wake.unsafeOpen()
 
     const emit: Execution.Emit = (event) =>
-      // Results are held back for the yield walk; everything else goes out at once.
+      // Results are held back for the yield rules; everything else goes out at once.
       event._tag === "Result" || discarded ? Effect.void : Effect.asVoid(out.offer(event))
 
-    const canExecute = (tool: TrackedTool): boolean =>
-      (executing === 0 || (tool.isConcurrencySafe && executingUnsafe === 0)) && executing < cap
-
-    /** Mark a tool completed with its result; called with the state lock held. */
-    const markCompleted = (tool: TrackedTool, result: DispatchEvent.Result) => {
-      if (tool.status === "executing") {
-        executing--
-        if (!tool.isConcurrencySafe) executingUnsafe--
-      }
-      tool.result = result
-      tool.status = "completed"
-      if (tool.modifiers.length > 0) unappliedModifiers.push(tool)
+    const emitFor = (tool: TrackedTool): Execution.Emit => {
+      const waitedFor = tool.waitedFor
+      if (waitedFor === undefined) return emit
+      return (event) =>
+        event._tag === "Started"
+          ? emit(DispatchEvent.Started({
+            toolUseId: event.toolUseId,
+            name: event.name,
+            input: event.input,
+            at: event.at,
+            waitedFor
+          }))
+          : emit(event)
     }
-
-    /** Why a tool that has not started will never start, if it will not. */
-    const notStartingReason = (): Interruption.InterruptReason | undefined =>
-      siblingError ? "sibling_error" : Option.getOrUndefined(abortReason)
 
     const synthetic = (tool: TrackedTool, reason: Interruption.InterruptReason, startedAt: number, endedAt: number) =>
       DispatchEvent.Result({
@@ -202,189 +251,291 @@ export const make = (
         endedAt
       })
 
-    // The walk of SPEC §4.8 (the chapter's getCompletedResults), over the unyielded tools:
-    // a completed tool is yielded, an executing unsafe tool stops the walk, an executing
-    // safe tool is passed over. Queued tools form a suffix with nothing completed behind
-    // them, so the walk may stop at the first one.
-    const walk = (): Array<DispatchEvent.Result> => {
-      const ready: Array<DispatchEvent.Result> = []
-      let previous: TrackedTool | undefined
-      let tool = pendingHead
-      while (tool !== undefined) {
-        const next = tool.nextPending
-        if (tool.status === "completed") {
-          tool.status = "yielded"
-          yielded++
-          if (previous === undefined) pendingHead = next
-          else previous.nextPending = next
-          if (pendingTail === tool) pendingTail = previous
-          tool.nextPending = undefined
-          ready.push(tool.result!)
-        } else if (tool.status === "queued" || !tool.isConcurrencySafe) {
-          break
-        } else {
-          previous = tool
-        }
-        tool = next
+    const cancelledAsDependent = (tool: TrackedTool, failed: TrackedTool, at: number) =>
+      DispatchEvent.Result({
+        toolUseId: tool.block.id,
+        name: tool.block.name,
+        status: "cancelled",
+        block: Messages.toolResult(
+          tool.block.id,
+          `Cancelled: this call depends on ${failed.block.id} (${failed.block.name}), which failed`,
+          true
+        ),
+        startedAt: at,
+        endedAt: at
+      })
+
+    /** Why a call that has not started must not start, if it must not. */
+    const cancelReason = (tool: TrackedTool): Interruption.InterruptReason | undefined =>
+      siblingError
+        ? "sibling_error"
+        : hardAbort !== undefined
+        ? hardAbort
+        : newMessage && tool.cancellable
+        ? "new_message"
+        : undefined
+
+    const startContext = (tool: TrackedTool): ToolUseContext.ToolUseContext => {
+      let context = settledContext
+      for (const earlier of loose) {
+        if (earlier.index >= tool.index) break
+        context = ToolUseContext.applyAll(context, earlier.modifiers)
       }
-      return ready
+      return context
     }
 
-    const flushLoop: Effect.Effect<void> = Effect.suspend(() => {
-      if (discarded) return Effect.void
-      flushAgain = false
-      const ready = walk()
-      const done = addingDone && yielded === tools.length
-      return Effect.gen(function*() {
-        if (ready.length > 0) yield* out.offerAll(ready)
-        if (done) {
-          // The turn is over: the next one sees every modifier, in call order.
-          yield* applyEarlierModifiers(tools.length)
-          yield* out.end
-          return
-        }
-        if (flushAgain) yield* flushLoop
-      })
-    })
-
-    const flush: Effect.Effect<void> = Effect.suspend(() => {
-      if (flushing) {
-        flushAgain = true
-        return Effect.void
+    const settle = (tool: TrackedTool) => {
+      if (tool.modifiers.length > 0) {
+        let i = loose.length
+        while (i > 0 && loose[i - 1]!.index > tool.index) i--
+        loose.splice(i, 0, tool)
       }
-      flushing = true
-      return Effect.ensuring(flushLoop, Effect.sync(() => {
-        flushing = false
-      }))
-    })
+      while (settled < tools.length) {
+        const next = tools[settled]!
+        if (next.status !== "completed" && next.status !== "yielded") break
+        if (next.modifiers.length > 0) {
+          settledContext = ToolUseContext.applyAll(settledContext, next.modifiers)
+          loose.shift()
+        }
+        settled++
+      }
+    }
 
-    const applyEarlierModifiers = (before: number) =>
-      Effect.suspend(() => {
-        if (unappliedModifiers.length === 0) return Effect.void
-        const ready = unappliedModifiers.filter((t) => t.index < before).sort((a, b) => a.index - b.index)
-        if (ready.length === 0) return Effect.void
-        for (const t of ready) unappliedModifiers.splice(unappliedModifiers.indexOf(t), 1)
-        const pending = ready.flatMap((t) => t.modifiers)
-        return Ref.update(env.context, (context) => ToolUseContext.applyAll(context, pending))
-      })
+    const markCompleted = (tool: TrackedTool, result: DispatchEvent.Result) => {
+      if (tool.status === "executing") {
+        executing--
+        executingTools.delete(tool)
+      } else {
+        queuedTools.delete(tool)
+      }
+      tool.status = "completed"
+      tool.result = result
+      tool.fiber = undefined
+      settle(tool)
+      const dependents = tool.startDependents
+      if (dependents !== undefined) {
+        for (const dependent of dependents) {
+          if (--dependent.startWaits === 0 && dependent.status === "queued") ready.push(dependent)
+        }
+      }
+      if (tool.yieldWaits === 0) yieldable.push(tool)
+    }
 
-    const complete = (
-      tool: TrackedTool,
-      exit: Exit.Exit<Execution.Outcome>,
-      toolNode: Interruption.InterruptionNode,
-      startedAt: number
-    ) =>
-      Effect.gen(function*() {
-        const endedAt = yield* Clock.currentTimeMillis
-        // Aborts are raised after the state lock is released: their listeners take it again.
-        const aborts = yield* Effect.suspend(() => {
+    const markYielded = (tool: TrackedTool) => {
+      tool.status = "yielded"
+      yielded++
+      // A failed call and its cancelled dependents stay in the index: later calls that
+      // conflict with them are cancelled too.
+      if (tool.failedRoot === undefined) index.remove(tool)
+      const dependents = tool.yieldDependents
+      if (dependents !== undefined) {
+        for (const dependent of dependents) {
+          if (--dependent.yieldWaits === 0 && dependent.status === "completed") yieldable.push(dependent)
+        }
+      }
+    }
+
+    /** Cancel, transitively, the queued calls waiting for a failed Bash call. */
+    const cancelDependents = (failed: TrackedTool, now: number) => {
+      failed.failedRoot = failed
+      const stack = failed.startDependents === undefined ? [] : failed.startDependents.slice()
+      while (stack.length > 0) {
+        const dependent = stack.pop()!
+        if (dependent.status !== "queued") continue
+        dependent.failedRoot = failed
+        markCompleted(dependent, cancelledAsDependent(dependent, failed, now))
+        if (dependent.startDependents !== undefined) stack.push(...dependent.startDependents)
+      }
+    }
+
+    const runner = (tool: TrackedTool, callEnv: Execution.Environment): Effect.Effect<void, never, Results.ResultStore> =>
+      Effect.flatMap(
+        Effect.exit(Effect.interruptible(Execution.execute(tool.block, callEnv, emitFor(tool)))),
+        (exit) => complete(tool, exit)
+      )
+
+    const start = (tool: TrackedTool, now: number) => {
+      tool.status = "executing"
+      tool.startedAt = now
+      executing++
+      queuedTools.delete(tool)
+      executingTools.add(tool)
+      const callEnv: Execution.Environment = {
+        tools: env.tools,
+        pool: env.pool,
+        context: Ref.unsafeMake(startContext(tool))
+      }
+      const fiber = runFork(runner(tool, callEnv), { immediate: false })
+      FiberSet.unsafeAdd(fibers, fiber)
+      if (tool.status === "executing") tool.fiber = fiber
+    }
+
+    /** Start ready calls, lowest position first, while the cap allows. */
+    const pump = (now: number) => {
+      while (executing < cap) {
+        const tool = ready.pop()
+        if (tool === undefined) return
+        if (tool.status !== "queued") continue
+        const reason = cancelReason(tool)
+        if (reason !== undefined) markCompleted(tool, synthetic(tool, reason, now, now))
+        else start(tool, now)
+      }
+    }
+
+    const complete = (tool: TrackedTool, exit: Exit.Exit<Execution.Outcome>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.suspend(() => {
+          if (discarded || tool.status !== "executing") return Effect.void
+          // Aborts are raised after this step: their listeners change the state again.
           const raise: Array<Effect.Effect<void>> = []
           if (Exit.isSuccess(exit)) {
             const outcome = exit.value
             tool.modifiers = outcome.modifiers
             markCompleted(tool, outcome.result)
             if (outcome.stop !== undefined && Option.isNone(stopReason)) stopReason = Option.some(outcome.stop)
-            if (tool.cancelsSiblings && outcome.result.status === "error" && !siblingError) {
-              siblingError = true
-              raise.push(node.abort("sibling_error"))
+            // The chapter's isErrorResult: any error result, a denial included.
+            if (tool.isBash && outcome.result.block.is_error === true) {
+              if (siblingCancellation === "bash" && !siblingError) {
+                siblingError = true
+                raise.push(node.abort("sibling_error"))
+              } else if (siblingCancellation === "dependents") {
+                cancelDependents(tool, now)
+              }
             }
             if (outcome.abort !== undefined) {
-              // Decided now, so that the processQueue below starts nothing more this turn.
-              if (Interruption.propagatesUp(outcome.abort) && Option.isNone(abortReason)) {
-                abortReason = Option.some(outcome.abort)
-              }
-              raise.push(toolNode.abort(outcome.abort))
+              // Decided now, so that the pump below starts nothing more this turn.
+              if (Interruption.propagatesUp(outcome.abort) && hardAbort === undefined) hardAbort = outcome.abort
+              raise.push(node.abort(outcome.abort))
             }
           } else {
-            const reason = Option.getOrElse(
-              Option.orElse(toolNode.reason(), () => abortReason),
-              (): Interruption.InterruptReason => "user_interrupt"
-            )
-            markCompleted(tool, synthetic(tool, reason, startedAt, endedAt))
+            const reason = tool.interruptedBy ?? cancelReason(tool) ?? "user_interrupt"
+            markCompleted(tool, synthetic(tool, reason, tool.startedAt, now))
           }
-          return Effect.as(processQueue, raise)
-        })
-        yield* toolNode.detach
-        yield* Effect.all(aborts, { discard: true })
-        yield* flush
-      })
+          pump(now)
+          signal()
+          return raise.length === 0 ? Effect.void : Effect.all(raise, { discard: true })
+        }))
 
-    const start = (tool: TrackedTool): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        yield* applyEarlierModifiers(tool.index)
-        const toolNode = yield* node.child({ ignore: tool.ignoresNewMessage ? ["new_message"] : [] })
-        const startedAt = yield* Clock.currentTimeMillis
-        const runner = Effect.gen(function*() {
-          const work = yield* Effect.fork(Execution.execute(tool.block, env, emit))
-          yield* toolNode.onAbort(() => Effect.asVoid(Fiber.interruptFork(work)))
-          const exit = yield* Fiber.await(work)
-          yield* complete(tool, exit, toolNode, startedAt)
-        })
-        yield* FiberSet.run(fibers, Effect.provide(runner, services))
-      })
-
-    // Walk queued tools in call order; start each that can run, stop at the first that cannot.
-    const processQueue: Effect.Effect<void> = Effect.suspend(() => {
-      const reason = notStartingReason()
-      if (reason !== undefined) {
-        const cancelled = tools.slice(nextToStart)
-        nextToStart = tools.length
-        if (cancelled.length === 0) return Effect.void
-        return Effect.map(Clock.currentTimeMillis, (now) => {
-          for (const tool of cancelled) markCompleted(tool, synthetic(tool, reason, now, now))
-        })
+    // The only fiber that offers results: it releases every yieldable result, lowest
+    // position first, and ends the stream once the turn is over.
+    const flusher = Effect.gen(function*() {
+      while (true) {
+        yield* wake.close
+        while (!discarded) {
+          const tool = yieldable.pop()
+          if (tool === undefined) break
+          if (tool.status !== "completed") continue
+          yield* out.offer(tool.result!)
+          markYielded(tool)
+        }
+        if (discarded) return
+        if (addingDone && yielded === tools.length) {
+          // The turn is over: the next one sees every modifier, in call order.
+          const modifiers = tools.flatMap((tool) => tool.modifiers)
+          if (modifiers.length > 0) {
+            yield* Ref.update(env.context, (context) => ToolUseContext.applyAll(context, modifiers))
+          }
+          yield* out.end
+          return
+        }
+        yield* wake.await
       }
-      const toStart: Array<TrackedTool> = []
-      while (nextToStart < tools.length) {
-        const tool = tools[nextToStart]!
-        if (!canExecute(tool)) break
-        tool.status = "executing"
-        executing++
-        if (!tool.isConcurrencySafe) executingUnsafe++
-        toStart.push(tool)
-        nextToStart++
-      }
-      return toStart.length === 0 ? Effect.void : Effect.forEach(toStart, start, { discard: true })
     })
+    yield* Effect.forkScoped(flusher)
 
     // An abort reaching the executor (user, new message, a rejected permission, a failed Bash).
     yield* node.onAbort((reason) =>
-      Effect.suspend(() => {
-        if (reason !== "sibling_error" && Option.isNone(abortReason)) abortReason = Option.some(reason)
-        return processQueue
-      }).pipe(Effect.zipRight(flush))
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.suspend(() => {
+          if (reason !== "sibling_error" && Option.isNone(abortReason)) abortReason = Option.some(reason)
+          if (reason === "sibling_error") siblingError = true
+          else if (reason === "new_message") newMessage = true
+          else if (hardAbort === undefined) hardAbort = reason
+          const victims: Array<Fiber.RuntimeFiber<void>> = []
+          for (const tool of executingTools) {
+            if (reason === "new_message" && !tool.cancellable) continue
+            if (tool.interruptedBy === undefined) tool.interruptedBy = reason
+            if (tool.fiber !== undefined) victims.push(tool.fiber)
+          }
+          for (const tool of Array.from(queuedTools)) {
+            const cancel = cancelReason(tool)
+            if (cancel !== undefined) markCompleted(tool, synthetic(tool, cancel, now, now))
+          }
+          pump(now)
+          signal()
+          return Effect.forEach(victims, (fiber) => Fiber.interruptFork(fiber), { discard: true })
+        })
+      )
     )
 
     const addTool = (block: Messages.ToolUseBlock): Effect.Effect<void> =>
       Effect.gen(function*() {
         if (discarded || addingDone) return
-        const context = yield* Ref.get(env.context)
-        const isConcurrencySafe = yield* Batches.isCallConcurrencySafe(block, env, context)
-        const tool = Registry.findToolByName(env.pool, block.name)
-        yield* Effect.suspend(() => {
-          const tracked: TrackedTool = {
+        const classification = yield* Batches.classify(block, env, settledContext, scheduling)
+        const now = yield* Clock.currentTimeMillis
+        yield* Effect.sync(() => {
+          if (discarded || addingDone) return
+          const tool: TrackedTool = {
             index: tools.length,
             block,
-            isConcurrencySafe,
-            cancelsSiblings: siblingCancellation === "bash" && (tool?.name ?? block.name) === "Bash",
-            ignoresNewMessage: (tool?.interruptBehavior ?? "block") === "block",
+            isConcurrencySafe: classification.isConcurrencySafe,
+            footprint: classification.footprint,
+            isBash: (classification.tool?.name ?? block.name) === "Bash",
+            cancellable: classification.tool?.interruptBehavior === "cancel",
             status: "queued",
             result: undefined,
-            modifiers: [],
-            nextPending: undefined
+            modifiers: noModifiers,
+            startWaits: 0,
+            yieldWaits: 0,
+            startDependents: undefined,
+            yieldDependents: undefined,
+            waitedFor: undefined,
+            fiber: undefined,
+            startedAt: now,
+            interruptedBy: undefined,
+            failedRoot: undefined
           }
-          tools.push(tracked)
-          if (pendingTail === undefined) pendingHead = tracked
-          else pendingTail.nextPending = tracked
-          pendingTail = tracked
-          return processQueue
+          tools.push(tool)
+          queuedTools.add(tool)
+          let doomedBy: TrackedTool | undefined
+          for (const { call: earlier, reason } of index.add(tool, tool.footprint)) {
+            if (earlier.failedRoot !== undefined && doomedBy === undefined) doomedBy = earlier.failedRoot
+            if (earlier.status === "queued" || earlier.status === "executing") {
+              tool.startWaits++
+              ;(earlier.startDependents ??= []).push(tool)
+              ;(tool.waitedFor ??= []).push({ toolUseId: earlier.block.id, name: earlier.block.name, reason })
+            }
+            if (scheduling === "footprints" && earlier.status !== "yielded") {
+              tool.yieldWaits++
+              ;(earlier.yieldDependents ??= []).push(tool)
+            }
+          }
+          if (scheduling === "greedy") {
+            // The chapter's walk: an unsafe call's result comes before every later one's.
+            if (lastUnsafe !== undefined && lastUnsafe.status !== "yielded") {
+              tool.yieldWaits++
+              ;(lastUnsafe.yieldDependents ??= []).push(tool)
+            }
+            if (!tool.isConcurrencySafe) lastUnsafe = tool
+          }
+          const reason = cancelReason(tool)
+          if (reason !== undefined) {
+            markCompleted(tool, synthetic(tool, reason, now, now))
+          } else if (doomedBy !== undefined) {
+            tool.failedRoot = doomedBy
+            markCompleted(tool, cancelledAsDependent(tool, doomedBy, now))
+          } else if (tool.startWaits === 0) {
+            ready.push(tool)
+          }
+          pump(now)
+          signal()
         })
-        yield* flush
       })
 
     const finishAdding = Effect.sync(() => {
       addingDone = true
-    }).pipe(Effect.zipRight(flush))
+      signal()
+    })
 
     const executor: StreamingExecutor = {
       addTool,
@@ -393,11 +544,11 @@ export const make = (
       results: Mailbox.toStream(out),
       finish: finishAdding,
       interrupt: (reason) => node.abort(reason),
-      discard: Effect.gen(function*() {
-        if (discarded) return
+      discard: Effect.suspend(() => {
+        if (discarded) return Effect.void
         discarded = true
-        yield* FiberSet.clear(fibers)
-        yield* out.shutdown
+        signal()
+        return Effect.zipRight(out.shutdown, FiberSet.clear(fibers))
       }),
       toolResults: Effect.sync(() =>
         tools.flatMap((tool) => (tool.result !== undefined ? [tool.result.block] : []))
@@ -407,7 +558,9 @@ export const make = (
           toolUseId: tool.block.id,
           name: tool.block.name,
           status: tool.status,
-          isConcurrencySafe: tool.isConcurrencySafe
+          isConcurrencySafe: tool.isConcurrencySafe,
+          footprint: tool.footprint,
+          waitedFor: tool.waitedFor ?? []
         }))
       ),
       abortReason: Effect.sync(() => abortReason),
@@ -419,8 +572,10 @@ export const make = (
 
 /**
  * Feed a complete list of calls to a fresh executor at once (what
- * `switchyard dispatch` does): the schedule equals the greedy partition of
- * SPEC §4.7, plus sibling cancellation.
+ * `switchyard dispatch` does): under `"greedy"` the schedule equals the
+ * greedy partition of SPEC §4.7, plus sibling cancellation; under
+ * `"footprints"` (the default) each call waits only for the earlier calls it
+ * conflicts with.
  *
  * @since 0.1.0
  * @category utils

@@ -17,6 +17,7 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type * as Footprint from "./Footprint.js"
 import type * as Messages from "./Messages.js"
 import type { ToolPermissionCheck } from "./PermissionContext.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
@@ -57,6 +58,19 @@ export type InterruptBehavior = "cancel" | "block"
  * @category models
  */
 export type InputPredicate<I, R> = (input: I, context: ToolUseContext.ToolUseContext) => boolean | Effect.Effect<boolean, never, R>
+
+/**
+ * The resources a call reads and writes (SPEC §4.13), from its decoded input.
+ * It may be an Effect (resolving symlinks, asking a shell analyser); a failure
+ * or defect counts as writing everything.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FootprintFunction<I, R> = (
+  input: I,
+  context: ToolUseContext.ToolUseContext
+) => Footprint.Footprint | Effect.Effect<Footprint.Footprint, unknown, R>
 
 /**
  * What `call` receives besides its input.
@@ -142,6 +156,12 @@ export interface Tool<I, O, P = unknown, R = never> {
   readonly wraps: ReadonlyArray<string>
   /** The file or directory a call touches, for path permission rules (default: `file_path`, `notebook_path` or `path`). */
   readonly getPath: (input: I) => string | undefined
+  /**
+   * What a call reads and writes, for footprint scheduling (SPEC §4.13).
+   * Without one the call is fail-closed: a safe call reads `*`, an unsafe one
+   * writes `*`.
+   */
+  readonly footprint: FootprintFunction<I, R> | undefined
 }
 
 /**
@@ -204,6 +224,7 @@ export interface Definition<I, O, P, R> {
   readonly isMcp?: boolean
   readonly wraps?: ReadonlyArray<string>
   readonly getPath?: (input: I) => string | undefined
+  readonly footprint?: FootprintFunction<I, R>
 }
 
 const allow: ToolPermissionCheck = { behavior: "allow" }
@@ -248,7 +269,8 @@ export const make = <I, O, P = unknown, R = never>(name: string, def: Definition
   alwaysLoad: def.alwaysLoad ?? false,
   isMcp: def.isMcp ?? false,
   wraps: def.wraps ?? [],
-  getPath: def.getPath ?? defaultGetPath
+  getPath: def.getPath ?? defaultGetPath,
+  footprint: def.footprint
 })
 
 /**
@@ -323,6 +345,10 @@ export const provideContext = <I, O, P, R>(tool: Tool<I, O, P, R>, context: Cont
     isReadOnly: predicate(tool.isReadOnly),
     isDestructive: predicate(tool.isDestructive),
     checkPermissions: (input, ctx) => provide(tool.checkPermissions(input, ctx)),
+    footprint: tool.footprint === undefined ? undefined : (input, ctx) => {
+      const result = tool.footprint!(input, ctx)
+      return Effect.isEffect(result) ? provide(result) : result
+    },
     validateInput: tool.validateInput === undefined
       ? undefined
       : (input, ctx) => provide(tool.validateInput!(input, ctx)),

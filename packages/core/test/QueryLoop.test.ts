@@ -131,7 +131,7 @@ describe("QueryLoop (SPEC §4.11)", () => {
           }
         ]
       })
-      const { events, messages } = yield* runLoop("fix it", model, log)
+      const { events, messages } = yield* runLoop("fix it", model, log, { scheduling: "greedy" })
       expect(stoppedOf(events)).toMatchObject({ reason: "end_turn", turns: 2 })
       expect(QueryLoop.finalText(events)).toBe("All done.")
       expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"])

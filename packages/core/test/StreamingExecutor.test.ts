@@ -5,6 +5,7 @@ import {
   Permissions,
   Results,
   StreamingExecutor,
+  Tool,
   type ToolUseContext
 } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
@@ -16,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { call, chapterCalls, environment, RunLog, scriptedTool, type ScriptInput } from "./fixtures.js"
+import { call, chapterCalls, environment, RunLog, ScriptInput, scriptedTool } from "./fixtures.js"
 
 const resultsOf = (events: ReadonlyArray<DispatchEvent.DispatchEvent>) => events.filter(DispatchEvent.isResult)
 
@@ -110,17 +111,17 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
   it.scoped("an executing unsafe tool stops the yield walk", () =>
     Effect.gen(function*() {
       const env = yield* environment(tools(new RunLog()))
-      const executor = yield* StreamingExecutor.make(env)
+      const executor = yield* StreamingExecutor.make(env, { scheduling: "greedy" })
       yield* executor.addTool(call("e", "Edit", { ms: 100 }))
-      yield* executor.addTool(call("r", "Read", { ms: 10 }))
-      // A new message: the queued Read gets its synthetic result now, the `block` Edit keeps running.
+      yield* executor.addTool(call("g", "Grep", { ms: 10 }))
+      // A new message: the queued Grep (`cancel`) gets its synthetic result now, the `block` Edit keeps running.
       yield* executor.interrupt("new_message")
       yield* TestClock.adjust(10)
       expect(resultsOf(yield* executor.getCompletedResults)).toEqual([])
       const { fiber, seen } = yield* consume(executor)
       yield* TestClock.adjust(200)
       yield* Fiber.join(fiber)
-      expect(resultsOf(seen).map((r) => [r.toolUseId, r.status])).toEqual([["e", "success"], ["r", "cancelled"]])
+      expect(resultsOf(seen).map((r) => [r.toolUseId, r.status])).toEqual([["e", "success"], ["g", "cancelled"]])
     }).pipe(Effect.provide(Results.layerMemory)))
 
   it.scoped("context modifiers of earlier completed tools apply before a later tool starts (Read then Write)", () =>
@@ -156,7 +157,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       Effect.gen(function*() {
         const log = new RunLog()
         const env = yield* environment(tools(log))
-        const executor = yield* StreamingExecutor.make(env)
+        const executor = yield* StreamingExecutor.make(env, { scheduling: "greedy" })
         yield* executor.addTool(call("b1", "Bash", { ms: 500, label: "sleep" }))
         yield* executor.addTool(call("b2", "Bash", { ms: 20, fail: true }))
         yield* executor.addTool(call("r", "Read", { ms: 500 }))
@@ -198,11 +199,150 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
             yield* Fiber.join(fiber)
             return resultsOf(seen).find((r) => r.toolUseId === "slow")!.status
           })
-        expect(yield* run({}, "Grep")).toBe("success")
-        expect(yield* run({ siblingCancellation: "none" }, "Bash")).toBe("success")
-        expect(yield* run({}, "Bash")).toBe("cancelled")
+        expect(yield* run({ scheduling: "greedy" }, "Grep")).toBe("success")
+        expect(yield* run({ scheduling: "greedy", siblingCancellation: "none" }, "Bash")).toBe("success")
+        expect(yield* run({ scheduling: "greedy" }, "Bash")).toBe("cancelled")
+        expect(yield* run({ siblingCancellation: "bash" }, "Bash")).toBe("cancelled")
       }).pipe(Effect.provide(Results.layerMemory)))
   })
+
+  describe("results are never lost", () => {
+    it.scoped("a flush interrupted while offering to a full mailbox loses no result", () =>
+      Effect.gen(function*() {
+        const env = yield* environment(tools(new RunLog()))
+        const executor = yield* StreamingExecutor.make(env, { concurrency: 1, scheduling: "greedy" })
+        // `p` floods the bounded mailbox with progress nobody reads; r1 and r2 wait for the cap.
+        yield* executor.addTool(call("p", "Read", { ms: 600, progress: 300 }))
+        yield* executor.addTool(call("r1", "Read", { ms: 1 }))
+        yield* executor.addTool(call("r2", "Read", { ms: 1 }))
+        yield* TestClock.adjust(500)
+        // The abort cancels the queued calls; the fiber that raised it is interrupted at once.
+        const interrupter = yield* Effect.fork(executor.interrupt("user_interrupt"))
+        yield* TestClock.adjust(1)
+        yield* Fiber.interrupt(interrupter)
+        const { fiber, seen } = yield* consume(executor)
+        yield* TestClock.adjust(1_000)
+        yield* Fiber.join(fiber)
+        expect(resultsOf(seen).map((r) => r.toolUseId).sort()).toEqual(["p", "r1", "r2"])
+      }).pipe(Effect.provide(Results.layerMemory)))
+  })
+
+  describe("the chapter's isErrorResult and new messages", () => {
+    it.scoped("a Bash call ending in a denial cancels its siblings", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment(tools(log))
+        const executor = yield* StreamingExecutor.make(env, { scheduling: "greedy" })
+        yield* executor.addTool(call("slow", "Read", { ms: 300 }))
+        yield* executor.addTool(call("bash", "Bash", { ms: 10, label: "denied" }))
+        const { fiber, seen } = yield* consume(executor)
+        yield* TestClock.adjust(400)
+        yield* Fiber.join(fiber)
+        expect(resultsOf(seen).map((r) => [r.toolUseId, r.status])).toEqual([["bash", "denied"], ["slow", "cancelled"]])
+        expect(log.get("slow")!.interrupted).toBe(true)
+      }).pipe(
+        Effect.provide(Results.layerMemory),
+        Effect.provide(Layer.succeed(Permissions.PermissionPolicy, {
+          decide: (request) =>
+            Effect.succeed(
+              (request.input as ScriptInput).label === "denied"
+                ? { behavior: "deny" as const, source: "rule", message: "Bash(denied) is denied" }
+                : { behavior: "allow" as const, source: "default" }
+            )
+        }))
+      ))
+
+    it.scoped("a new message cancels queued `cancel` tools; queued `block` tools still run", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment(tools(log))
+        const executor = yield* StreamingExecutor.make(env, { scheduling: "greedy" })
+        yield* executor.addTool(call("e", "Edit", { ms: 100 }))
+        yield* executor.addTool(call("r", "Read", { ms: 10 }))
+        yield* executor.addTool(call("g", "Grep", { ms: 10 }))
+        yield* TestClock.adjust(10)
+        yield* executor.interrupt("new_message")
+        yield* executor.addTool(call("late-g", "Grep", { ms: 10 }))
+        yield* executor.addTool(call("late-r", "Read", { ms: 10 }))
+        const { fiber, seen } = yield* consume(executor)
+        yield* TestClock.adjust(400)
+        yield* Fiber.join(fiber)
+        const byId = new Map(resultsOf(seen).map((r) => [r.toolUseId, r.status]))
+        expect(Object.fromEntries(byId)).toEqual({
+          e: "success",
+          r: "success",
+          g: "cancelled",
+          "late-g": "cancelled",
+          "late-r": "success"
+        })
+        expect(log.get("r")!.start).toBe(100)
+        expect(log.get("g")).toBeUndefined()
+      }).pipe(Effect.provide(Results.layerMemory)))
+  })
+
+  describe("context modifiers in call order", () => {
+    const appendTask = (input: ScriptInput): ToolUseContext.ContextModifier => (context) => ({
+      ...context,
+      todos: [...context.todos, { content: input.label ?? "?", status: "pending", activeForm: "" }]
+    })
+    for (const scheduling of ["greedy", "footprints"] as const) {
+      it.scoped(`[A slow, B fast, C] at cap 2 ends A, B, C and C starts with B's (${scheduling})`, () =>
+        Effect.gen(function*() {
+          const log = new RunLog()
+          const seenAtStart: Record<string, ReadonlyArray<string>> = {}
+          const read = scriptedTool("Read", log, { safe: true, modifier: appendTask })
+          const spy = {
+            ...read,
+            call: (input: ScriptInput, ctx: Tool.CallContext<unknown>) =>
+              Effect.zipRight(
+                Effect.sync(() => {
+                  seenAtStart[ctx.toolUseId] = ctx.context.todos.map((t) => t.content)
+                }),
+                read.call(input, ctx) as Effect.Effect<string, unknown>
+              )
+          }
+          const env = yield* environment([spy])
+          const fiber = yield* StreamingExecutor.runAll([
+            call("A", "Read", { ms: 100, label: "A" }),
+            call("B", "Read", { ms: 10, label: "B" }),
+            call("C", "Read", { ms: 10, label: "C" }),
+            call("D", "Read", { ms: 10, label: "D" })
+          ], env, { concurrency: 2, scheduling }).pipe(Stream.runDrain, Effect.fork)
+          yield* TestClock.adjust(200)
+          yield* Fiber.join(fiber)
+          expect(seenAtStart).toEqual({ A: [], B: [], C: ["B"], D: ["B", "C"] })
+          expect((yield* Ref.get(env.context)).todos.map((t) => t.content)).toEqual(["A", "B", "C", "D"])
+        }).pipe(Effect.provide(Results.layerMemory)))
+    }
+  })
+
+  it.effect("every runner is forked from one parent: the FiberRef stacks of the last call stay shallow", () =>
+    Effect.gen(function*() {
+      // How deep the FiberRef stacks of the current fiber are (each fork can push an entry).
+      const depth = Effect.withFiberRuntime<number>((fiber) => {
+        const locals = (fiber.getFiberRefs() as unknown as { readonly locals: Map<unknown, ReadonlyArray<unknown>> })
+          .locals
+        let deepest = 0
+        for (const stack of locals.values()) deepest = Math.max(deepest, stack.length)
+        return Effect.succeed(deepest)
+      })
+      const depths = new Map<string, number>()
+      const probe = Tool.make("Probe", {
+        description: "records its fiber's FiberRef depth",
+        input: ScriptInput,
+        isConcurrencySafe: () => true,
+        call: (_, ctx) => Effect.map(depth, (d) => void depths.set(ctx.toolUseId, d))
+      })
+      const env = yield* environment([probe])
+      const calls = Array.from({ length: 2_000 }, (_, i) => call(`p${i}`, "Probe", {}))
+      for (const scheduling of ["greedy", "footprints"] as const) {
+        depths.clear()
+        yield* Stream.runDrain(StreamingExecutor.runAll(calls, env, { concurrency: 2, scheduling }))
+        expect(depths.size).toBe(2_000)
+        // A chain of forks would make the last call's stacks about 1 000 entries deep.
+        expect(depths.get("p1999")!).toBeLessThanOrEqual(depths.get("p0")! + 2)
+      }
+    }).pipe(Effect.provide(Results.layerMemory)))
 
   describe("interrupts", () => {
     it.scoped("a user abort interrupts every executing tool and starts nothing more", () =>
