@@ -186,15 +186,37 @@ const demo = Command.make(
       Demo.run({ keep: args.keep, outputFormat: args.outputFormat }))
 ).pipe(Command.withDescription("The offline demo: a replayed session on a sample project, with a summary"))
 
+const speculate = Command.make(
+  "speculate",
+  {
+    ...common,
+    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("The prompt to run as a speculation")),
+    accept: Options.boolean("accept").pipe(Options.withDescription("Apply the overlay to the working tree afterwards")),
+    replay: Options.text("replay").pipe(Options.withDescription("Use a replay transcript instead of Claude"), Options.optional),
+    outputFormat: Options.choice("output-format", ["text", "json"]).pipe(Options.withDefault("text" as const)),
+    model: Options.text("model").pipe(Options.withDescription("The model name"), Options.optional)
+  },
+  (args) =>
+    Effect.flatMap(Effect.promise(() => import("./Speculate.js")), (Speculate) =>
+      Speculate.run({
+        ...toCommon(args),
+        prompt: args.prompt,
+        accept: args.accept,
+        replay: Option.getOrUndefined(args.replay),
+        outputFormat: args.outputFormat,
+        model: Option.getOrUndefined(args.model)
+      }))
+).pipe(Command.withDescription("Run a prompt in a copy-on-write overlay and report what it would change"))
+
 const switchyard = Command.make("switchyard").pipe(
   Command.withDescription("Switchyard — an Effect-based tool-dispatch runtime for LLM agents"),
-  Command.withSubcommands([run, dispatch, tools, replay, demo])
+  Command.withSubcommands([run, dispatch, tools, replay, demo, speculate])
 )
 
 const cli = Command.run(switchyard, { name: "switchyard", version })
 
-const SUBCOMMANDS = new Set(["run", "dispatch", "tools", "list", "search", "schema", "replay", "demo"])
-const FLAGS = new Set(["-p", "--print", "--verbose", "--keep", "--json", "-h", "--help", "--version", "--wizard"])
+const SUBCOMMANDS = new Set(["run", "dispatch", "tools", "list", "search", "schema", "replay", "demo", "speculate"])
+const FLAGS = new Set(["-p", "--print", "--verbose", "--keep", "--json", "--accept", "-h", "--help", "--version", "--wizard"])
 
 /**
  * `@effect/cli` wants a command's options before its arguments; people (and

@@ -179,6 +179,8 @@ export interface Options<E, R> {
   readonly loop?: Omit<QueryLoop.Options, "maxTurns"> | undefined
   /** Where next suggestions come from; default the `SuggestionGenerator` in context, if any. */
   readonly generator?: SuggestionGenerator.Service | undefined
+  /** Start the next suggestion's speculation on accept when it is ready (default `true`). */
+  readonly promote?: boolean | undefined
   /** Sees every event of the speculative loop (a UI's status line). */
   readonly onEvent?: ((event: QueryLoop.LoopEvent) => Effect.Effect<void>) | undefined
 }
@@ -471,7 +473,7 @@ export const start = <E, R>(
       const promoted = Option.isSome(ready) ? yield* ready.value : Option.none<string>()
       yield* Scope.close(scope, Exit.void)
       yield* SubscriptionRef.set(state, State.Idle())
-      const next = Option.isSome(promoted)
+      const next = Option.isSome(promoted) && options.promote !== false
         ? Option.some(
           yield* start(promoted.value, { ...context, messages: [...context.messages, ...cleaned] }, options).pipe(
             Scope.extend(parentScope),
