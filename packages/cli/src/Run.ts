@@ -83,12 +83,16 @@ export const run = (options: Options) =>
       const Terminal = yield* Effect.promise(() => import("./Terminal.js"))
       const ui = new Terminal.TerminalUi()
       const banner = `${Output.paint("bold", "switchyard")} ${Output.paint("gray", `· ${prepared.cwd} · mode ${prepared.permissions.mode} · /help`)}`
+      const suggestions = yield* Effect.promise(() => import("./SuggestionUi.js"))
       return yield* Effect.acquireUseRelease(
         Effect.sync(() => ui.open()),
         () =>
-          Terminal.repl(ui, Runtime.toolUseContext(prepared), loopOptions, banner).pipe(
-            Effect.provide(Runtime.layer(prepared, { model, prompt: Terminal.promptLayer(ui) }))
-          ),
+          Effect.flatMap(suggestions.make(ui, loopOptions), (controller) =>
+            Terminal.repl(ui, Runtime.toolUseContext(prepared), loopOptions, banner, controller)).pipe(
+              Effect.scoped,
+              Effect.provide(suggestions.generatorLayer),
+              Effect.provide(Runtime.layer(prepared, { model, prompt: Terminal.promptLayer(ui) }))
+            ),
         () => Effect.sync(() => ui.close())
       )
     }

@@ -20,6 +20,7 @@ import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import { paint } from "./Output.js"
 import * as Render from "./Render.js"
+import * as SuggestionUi from "./SuggestionUi.js"
 
 const ESC = "\x1b"
 const CTRL_C = "\x03"
@@ -158,12 +159,23 @@ export class TerminalUi {
   }
 
   /** Read one line with simple editing. `undefined` on Ctrl-D (or Ctrl-C twice) at an empty prompt. */
-  readLine(promptText: string): Promise<string | undefined> {
+  readLine(promptText: string, suggestion?: SuggestionUi.Hint): Promise<string | undefined> {
     return new Promise((resolve) => {
       let buffer = ""
       let ctrlC = false
       this.out.write(promptText)
+      suggestion?.show(this.out, promptText)
       this.handler = (key) => {
+        if (suggestion?.visible === true) {
+          // Tab or Enter on the empty line accepts the suggestion; anything else dismisses it.
+          if (key === "\t" || key === "\r" || key === "\n") {
+            suggestion.accept()
+            this.atLineStart = true
+            this.handler = () => {}
+            return resolve(SuggestionUi.ACCEPTED)
+          }
+          suggestion.dismiss()
+        }
         if (key === "\r" || key === "\n") {
           this.out.write("\n")
           this.atLineStart = true
@@ -264,14 +276,34 @@ export const repl = (
   ui: TerminalUi,
   context: ToolUseContext.ToolUseContext,
   options: QueryLoop.Options,
-  banner: string
+  banner: string,
+  suggestions?: SuggestionUi.Controller | undefined
 ): Effect.Effect<void, never, QueryLoop.Requirements> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     let session = yield* QueryLoop.makeSession(context, options)
+    const runTurn = (current: QueryLoop.Session, prompt: string) =>
+      Effect.gen(function*() {
+        ui.listenForInterrupt(() => {
+          ui.line(paint("yellow", "⏹ interrupting…"))
+          Runtime.runFork(runtime)(current.interrupt("user_interrupt"))
+        })
+        let stopped: QueryLoop.StopReason | undefined
+        yield* current.run(prompt).pipe(Stream.runForEach((event) =>
+          Effect.sync(() => {
+            if (event._tag === "Stopped") stopped = event.reason
+            ui.handle(event)
+          })
+        ))
+        if (suggestions !== undefined) yield* suggestions.afterTurn(current, stopped)
+      })
     ui.line(banner)
     while (true) {
-      const text = yield* Effect.promise(() => ui.readLine(paint("bold", "> ")))
+      const text = yield* Effect.promise(() => ui.readLine(paint("bold", "> "), suggestions?.hint()))
+      if (text === SuggestionUi.ACCEPTED && suggestions !== undefined) {
+        yield* suggestions.accept(session, (prompt) => runTurn(session, prompt))
+        continue
+      }
       if (text === undefined || text.trim() === "/exit" || text.trim() === "/quit") break
       const prompt = text.trim()
       if (prompt === "") continue
@@ -284,11 +316,6 @@ export const repl = (
         ui.line(paint("gray", "(new conversation)"))
         continue
       }
-      const current = session
-      ui.listenForInterrupt(() => {
-        ui.line(paint("yellow", "⏹ interrupting…"))
-        Runtime.runFork(runtime)(current.interrupt("user_interrupt"))
-      })
-      yield* current.run(prompt).pipe(Stream.runForEach((event) => Effect.sync(() => ui.handle(event))))
+      yield* runTurn(session, prompt)
     }
   })
