@@ -67,6 +67,8 @@ describe.skipIf(!hasTmux)("interactive run in a terminal (tmux)", () => {
         `ANTHROPIC_API_KEY=test-key`,
         `ANTHROPIC_BASE_URL=${server.url}`,
         `SWITCHYARD_HOME=${home}`,
+        // Suggestions would take scripted responses from this test's queue.
+        "SWITCHYARD_SUGGESTIONS=0",
         "NO_COLOR=1",
         process.execPath,
         bin,

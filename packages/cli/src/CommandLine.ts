@@ -238,6 +238,35 @@ export const commands: ReadonlyArray<CommandSpec> = [
     options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
   },
   {
+    path: ["speculate"],
+    summary: "Run a prompt in a copy-on-write overlay and report what it would change",
+    details: [
+      "The prompt runs as a speculation: writes land in an overlay of the working tree, and it stops at the first",
+      "call that would need approval or touch the real world (its boundary). Without --accept the overlay is",
+      "discarded (a safe preview); with --accept it is applied. Exit code 0 whenever it ran, 1 when it could not",
+      "run, 2 for bad usage."
+    ],
+    args: [{ name: "PROMPT", description: "The prompt to run as a speculation", optional: false }],
+    options: [
+      { name: "accept", description: "Apply the overlay's changes to the working tree afterwards" },
+      { name: "replay", value: "TRANSCRIPT", description: "Use a replay transcript instead of Claude (offline)" },
+      {
+        name: "output-format",
+        value: "FORMAT",
+        choices: ["text", "json"],
+        description: "text: the boundary, a unified diff and the time saved; json: one report object",
+        default: "text"
+      },
+      {
+        name: "model",
+        value: "NAME",
+        description: "The Claude model",
+        default: "$SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model"
+      },
+      ...engineOptions
+    ]
+  },
+  {
     path: ["demo"],
     summary: "The offline demo: a replayed session on a sample project, with a summary",
     args: [],

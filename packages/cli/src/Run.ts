@@ -316,19 +316,25 @@ export const run = (options: Options) =>
       const Terminal = yield* Effect.promise(() => import("./Terminal.js"))
       const ui = new Terminal.TerminalUi()
       const modelLive = yield* modelLayer(options.model, (text) => ui.notice(text))
+      const suggestions = yield* Effect.promise(() => import("./SuggestionUi.js"))
       return yield* Effect.acquireUseRelease(
         Effect.sync(() => ui.open()),
         () =>
           Effect.gen(function*() {
             const start = yield* startingPoint(options, prepared.cwd, (sessions) => Terminal.pickSession(ui, sessions))
+            const controller = yield* suggestions.make(ui, loopOptions)
             yield* Terminal.repl(ui, {
               prepared,
               model,
               loopOptions,
               firstPrompt: options.prompt,
               start
-            })
-          }).pipe(Effect.provide(Runtime.layer(prepared, { model: modelLive, prompt: Terminal.promptLayer(ui) }))),
+            }, controller)
+          }).pipe(
+            Effect.scoped,
+            Effect.provide(suggestions.generatorLayer),
+            Effect.provide(Runtime.layer(prepared, { model: modelLive, prompt: Terminal.promptLayer(ui) }))
+          ),
         () => Effect.sync(() => ui.close())
       )
     }

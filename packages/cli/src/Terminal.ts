@@ -27,6 +27,7 @@ import * as Run from "./Run.js"
 import type { Prepared } from "./Runtime.js"
 import type * as Sessions from "./Sessions.js"
 import * as SlashCommands from "./SlashCommands.js"
+import * as SuggestionUi from "./SuggestionUi.js"
 
 const ESC = "\x1b"
 const CTRL_C = "\x03"
@@ -183,12 +184,23 @@ export class TerminalUi {
   }
 
   /** Read one line with simple editing. `undefined` on Ctrl-D (or Ctrl-C twice) at an empty prompt. */
-  readLine(promptText: string): Promise<string | undefined> {
+  readLine(promptText: string, suggestion?: SuggestionUi.Hint): Promise<string | undefined> {
     return new Promise((resolve) => {
       let buffer = ""
       let ctrlC = false
       this.out.write(promptText)
+      suggestion?.show(this.out, promptText)
       this.handler = (key) => {
+        if (suggestion?.visible === true) {
+          // Tab or Enter on the empty line accepts the suggestion; anything else dismisses it.
+          if (key === "\t" || key === "\r" || key === "\n") {
+            suggestion.accept()
+            this.atLineStart = true
+            this.handler = () => {}
+            return resolve(SuggestionUi.ACCEPTED)
+          }
+          suggestion.dismiss()
+        }
         if (key === "\r" || key === "\n") {
           this.out.write("\n")
           this.atLineStart = true
@@ -382,7 +394,8 @@ export interface ReplOptions {
  */
 export const repl = (
   ui: TerminalUi,
-  options: ReplOptions
+  options: ReplOptions,
+  suggestions?: SuggestionUi.Controller | undefined
 ): Effect.Effect<void, never, QueryLoop.Requirements | FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
@@ -395,6 +408,32 @@ export const repl = (
       usage: Cost.zero,
       turns: 0
     }
+    const runTurn = (prompt: string) =>
+      Effect.gen(function*() {
+        const { session, recorder } = state.conversation
+        ui.listenForInterrupt(() => {
+          ui.line(paint("yellow", "⏹ interrupting…"))
+          Runtime.runFork(runtime)(session.interrupt("user_interrupt"))
+        })
+        const events: Array<QueryLoop.LoopEvent> = []
+        let stopped: QueryLoop.StopReason | undefined
+        yield* session.run(prompt).pipe(
+          Stream.runForEach((event) =>
+            Effect.gen(function*() {
+              events.push(event)
+              if (event._tag === "Stopped") stopped = event.reason
+              ui.handle(event)
+              if (event._tag === "TurnStarted" || event._tag === "AssistantMessage" || event._tag === "ToolResults") {
+                yield* recorder.sync
+              }
+            })
+          ),
+          Effect.ensuring(recorder.sync)
+        )
+        state.usage = Cost.add(state.usage, Cost.fromEvents(events))
+        state.turns += events.filter((e) => e._tag === "TurnStarted").length
+        if (suggestions !== undefined) yield* suggestions.afterTurn(session, stopped)
+      })
     const cwd = options.prepared.cwd
     ui.line(`${paint("bold", "switchyard")} ${paint("gray", `· ${cwd} · ${options.model} · mode ${options.prepared.permissions.mode} · /help`)}`)
     if (options.start !== undefined) {
@@ -402,36 +441,24 @@ export const repl = (
     }
     let pending = options.firstPrompt
     while (true) {
-      const text = pending ?? (yield* Effect.promise(() => ui.readLine(paint("bold", "> "))))
+      const text = pending ?? (yield* Effect.promise(() => ui.readLine(paint("bold", "> "), suggestions?.hint())))
       if (pending !== undefined) ui.line(`${paint("bold", ">")} ${pending}`)
       pending = undefined
+      if (text === SuggestionUi.ACCEPTED && suggestions !== undefined) {
+        const { session, recorder } = state.conversation
+        // The injected work joins the transcript like a turn that ran.
+        yield* suggestions.accept(session, runTurn).pipe(Effect.ensuring(recorder.sync))
+        continue
+      }
       if (text === undefined) break
       const prompt = text.trim()
       if (prompt === "") continue
       if (prompt.startsWith("/")) {
+        if (suggestions !== undefined) yield* suggestions.reject
         const next = yield* SlashCommands.run(prompt, state)
         if (next === "exit") break
         continue
       }
-      const { session, recorder } = state.conversation
-      ui.listenForInterrupt(() => {
-        ui.line(paint("yellow", "⏹ interrupting…"))
-        Runtime.runFork(runtime)(session.interrupt("user_interrupt"))
-      })
-      const events: Array<QueryLoop.LoopEvent> = []
-      yield* session.run(prompt).pipe(
-        Stream.runForEach((event) =>
-          Effect.gen(function*() {
-            events.push(event)
-            ui.handle(event)
-            if (event._tag === "TurnStarted" || event._tag === "AssistantMessage" || event._tag === "ToolResults") {
-              yield* recorder.sync
-            }
-          })
-        ),
-        Effect.ensuring(recorder.sync)
-      )
-      state.usage = Cost.add(state.usage, Cost.fromEvents(events))
-      state.turns += events.filter((e) => e._tag === "TurnStarted").length
+      yield* runTurn(prompt)
     }
   })

@@ -234,9 +234,34 @@ const mcp = Command.make("mcp").pipe(
   ])
 )
 
+const speculate = Command.make(
+  "speculate",
+  {
+    ...engineOptions(["speculate"]),
+    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("The prompt to run as a speculation")),
+    accept: flag(["speculate"], "accept"),
+    replay: text(["speculate"], "replay"),
+    outputFormat: Options.choice("output-format", ["text", "json"]).pipe(
+      Options.withDescription(describeOption(["speculate"], "output-format")),
+      Options.withDefault("text" as const)
+    ),
+    model: text(["speculate"], "model")
+  },
+  (args) =>
+    Effect.flatMap(Effect.promise(() => import("./Speculate.js")), (Speculate) =>
+      Speculate.run({
+        ...toCommon(args),
+        prompt: args.prompt,
+        accept: args.accept,
+        replay: Option.getOrUndefined(args.replay),
+        outputFormat: args.outputFormat,
+        model: Option.getOrUndefined(args.model)
+      }))
+).pipe(Command.withDescription(findCommand(["speculate"])!.summary))
+
 const switchyard = Command.make("switchyard").pipe(
   Command.withDescription("Switchyard — an Effect-based tool-dispatch runtime for LLM agents"),
-  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp])
+  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp, speculate])
 )
 
 const cli = Command.run(switchyard, { name: "switchyard", version })

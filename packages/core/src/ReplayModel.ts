@@ -145,7 +145,9 @@ export interface Turn extends Schema.Schema.Type<typeof Turn> {}
 export const Transcript = Schema.Struct({
   /** Reported as the model name in `message_start`; default `"replay"`. */
   model: Schema.optional(Schema.String),
-  turns: Schema.Array(Turn)
+  turns: Schema.Array(Turn),
+  /** Next prompts the replay suggestion generator hands out in order (speculation, SPEC §4.12). */
+  suggestions: Schema.optional(Schema.Array(Schema.String))
 })
 /**
  * @since 0.1.0

@@ -44,6 +44,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as internal from "./internal/anthropic.js"
 import * as Model from "./Model.js"
+import * as SuggestionGenerator from "./SuggestionGenerator.js"
 
 /**
  * The model used when neither the options, the request nor the environment
@@ -225,5 +226,38 @@ export const layerConfig = (
         model: options.model !== undefined ? Config.succeed(options.model) : modelConfig
       }),
       (settings) => layer({ ...options, ...settings, baseUrl: Option.getOrUndefined(settings.baseUrl) })
+    )
+  )
+
+/**
+ * The model that suggests next prompts when none is configured: small and
+ * fast, since a suggestion should be ready before the user reads the answer.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultSuggestionModel = "claude-haiku-4-5"
+
+/**
+ * A `SuggestionGenerator` asking the Anthropic API for a short next prompt,
+ * with its own small model: `options.model`, else `SWITCHYARD_SUGGESTION_MODEL`,
+ * else {@link defaultSuggestionModel}. The rest is configured like
+ * {@link layerConfig}.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSuggestionGenerator = (
+  options: Partial<Options> = {}
+): Layer.Layer<SuggestionGenerator.SuggestionGenerator, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Config.nonEmptyString("SWITCHYARD_SUGGESTION_MODEL").pipe(Config.withDefault(defaultSuggestionModel)),
+      (configured) => {
+        const model = options.model ?? configured
+        return Layer.effect(SuggestionGenerator.SuggestionGenerator, SuggestionGenerator.fromModel({ model })).pipe(
+          Layer.provide(layerConfig({ ...options, model }))
+        )
+      }
     )
   )

@@ -16,6 +16,7 @@
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
 import * as Tool from "@switchyard/core/Tool"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Context from "effect/Context"
@@ -224,7 +225,9 @@ export const Grep = Tool.make("Grep", {
         before: input["-B"] ?? context,
         after: input["-A"] ?? context
       }
-      const { engine, results: found } = yield* run(yield* GrepEngine, query, input)
+      // Under a speculation overlay with writes, ripgrep would read the real tree and miss them.
+      const overlaid = yield* OverlayFileSystem.hasWrites
+      const { engine, results: found } = yield* run(overlaid ? "builtin" : yield* GrepEngine, query, input)
       // Files a Read deny rule covers are not searched results, whichever engine found them.
       const denied = yield* Files.readDeniedFilter("Grep", ctx.context)
       const results = yield* Files.withoutDenied(found, (result) => result.path, denied)

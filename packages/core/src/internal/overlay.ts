@@ -421,7 +421,11 @@ export const make = (
           yield* touch(target)
           setEntry(target, { _tag: "Directory" })
         })
-      return serial(Effect.flatMap(writeTarget(p, "makeDirectory"), (target) => make(target, p)))
+      return serial(Effect.gen(function*() {
+        // An existing directory (cwd itself, an ancestor) needs no write: `recursive` succeeds anywhere.
+        if (options?.recursive === true && (yield* kindAt(yield* walk(lexical(p), true))) === "directory") return
+        yield* make(yield* writeTarget(p, "makeDirectory"), p)
+      }))
     }
 
     const rename: FileSystem.FileSystem["rename"] = (from, to) =>

@@ -1,0 +1,510 @@
+/**
+ * Speculation (SPEC §4.12, the chapter's §5.7): while the user looks at a
+ * suggested next prompt, run it already — in a scoped fiber, against a
+ * copy-on-write overlay of the working tree, with a permission checker of its
+ * own that stops at the first call it cannot take back.
+ *
+ * `start` forks the query loop (`Effect.forkScoped`, in the speculation's own
+ * scope) with the overlay as the tools' `FileSystem`; hook commands do not
+ * run. `accept` applies the overlay to the real tree and returns the messages
+ * cleaned for injection and the time saved; `reject` (or closing the scope)
+ * interrupts the fiber and deletes the overlay, leaving the real tree
+ * byte-identical. When a speculation completes, the `SuggestionGenerator`
+ * produces the next suggestion at once; accepting promotes it.
+ *
+ * @since 0.1.0
+ */
+import type * as PlatformError from "@effect/platform/Error"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Hooks from "./Hooks.js"
+import * as Interruption from "./Interruption.js"
+import * as Messages from "./Messages.js"
+import type * as Model from "./Model.js"
+import * as OverlayFileSystem from "./OverlayFileSystem.js"
+import * as PermissionRules from "./PermissionRules.js"
+import * as Permissions from "./Permissions.js"
+import * as QueryLoop from "./QueryLoop.js"
+import type * as Registry from "./Registry.js"
+import * as Results from "./Results.js"
+import * as Settings from "./Settings.js"
+import * as SuggestionGenerator from "./SuggestionGenerator.js"
+import * as Tool from "./Tool.js"
+import type * as ToolUseContext from "./ToolUseContext.js"
+
+/**
+ * The turn limit of a speculation.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_TURNS = 20
+
+/**
+ * Tools that only read (or only touch the conversation's own state) and run
+ * freely during speculation.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const SAFE_READ_TOOLS: ReadonlySet<string> = new Set(["Read", "Glob", "Grep", "ToolSearch", "TodoWrite"])
+
+/**
+ * Modes in which an edit runs during speculation (into the overlay) instead of stopping it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const EDITING_MODES: ReadonlySet<string> = new Set(["acceptEdits", "bypassPermissions", "auto"])
+
+/**
+ * Where a speculation stopped. `complete`: the model ended its turn;
+ * `edit`, `bash`, `denied_tool`, `permission`: a call it may not make (with
+ * the tool and input); `max_turns`: the turn limit; `error`: the loop failed
+ * (the model, a transcript).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Boundary {
+  readonly type: "complete" | "edit" | "bash" | "denied_tool" | "permission" | "max_turns" | "error"
+  readonly toolName?: string | undefined
+  readonly input?: unknown
+  readonly detail?: string | undefined
+}
+
+/**
+ * The state a UI shows.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type State = Data.TaggedEnum<{
+  Idle: {}
+  Running: { readonly suggestion: string; readonly startedAt: number }
+  Boundary: { readonly suggestion: string; readonly boundary: Boundary; readonly startedAt: number; readonly endedAt: number }
+  Complete: { readonly suggestion: string; readonly startedAt: number; readonly endedAt: number }
+}>
+
+/**
+ * `State.Running({...})`, `State.$is("Complete")`, …
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const State = Data.taggedEnum<State>()
+
+/**
+ * How a speculation ended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Outcome {
+  readonly boundary: Boundary
+  /** The files that differ from the real tree (relative to cwd). */
+  readonly writtenPaths: ReadonlyArray<string>
+}
+
+/**
+ * What `accept` returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Accepted {
+  /** Where it stopped; `undefined` when it was still running (it was interrupted). */
+  readonly boundary: Boundary | undefined
+  /** The speculation's messages, cleaned for injection into the session. */
+  readonly messages: ReadonlyArray<Messages.Message>
+  readonly writtenPaths: ReadonlyArray<string>
+  /** The written paths that reached the real tree. */
+  readonly applied: ReadonlyArray<string>
+  readonly conflicts: ReadonlyArray<OverlayFileSystem.Conflict>
+  /** Speculative work the user no longer waits for. */
+  readonly timeSavedMs: number
+  /** The pipelined next speculation, when its suggestion was ready. */
+  readonly next: Option.Option<Speculation>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Speculation {
+  readonly suggestion: string
+  readonly state: SubscriptionRef.SubscriptionRef<State>
+  readonly overlay: OverlayFileSystem.Overlay
+  /** Wait until it completes or stops at a boundary. */
+  readonly await: Effect.Effect<Outcome, PlatformError.PlatformError>
+  /** The speculation's messages so far, as recorded (uncleaned). */
+  readonly messages: Effect.Effect<ReadonlyArray<Messages.Message>>
+  /** Wait for the pipelined next suggestion (`None`: it did not complete, or nothing to suggest). */
+  readonly nextSuggestion: Effect.Effect<Option.Option<string>>
+  /** Apply the overlay to the real tree and hand over the work (interrupting it if it still runs). */
+  readonly accept: Effect.Effect<Accepted, PlatformError.PlatformError>
+  /** Interrupt it and delete the overlay; the real tree is untouched. */
+  readonly reject: Effect.Effect<void>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<E, R> {
+  /**
+   * The tools, built once per speculation with the overlay as their
+   * `FileSystem` (e.g. the built-in tools and a registry).
+   */
+  readonly tools: Layer.Layer<Registry.ToolRegistry, E, R>
+  /** The overlay's directory; default `<state dir>/speculation/<random>`. */
+  readonly directory?: string | undefined
+  /** Default {@link MAX_TURNS}. */
+  readonly maxTurns?: number | undefined
+  /** System prompt, model name, … of the loop. */
+  readonly loop?: Omit<QueryLoop.Options, "maxTurns"> | undefined
+  /** Where next suggestions come from; default the `SuggestionGenerator` in context, if any. */
+  readonly generator?: SuggestionGenerator.Service | undefined
+  /** Start the next suggestion's speculation on accept when it is ready (default `true`). */
+  readonly promote?: boolean | undefined
+  /** Sees every event of the speculative loop (a UI's status line). */
+  readonly onEvent?: ((event: QueryLoop.LoopEvent) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * What `start` needs besides the tools' own requirements.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements = Model.LanguageModel | Results.ResultStore | FileSystem.FileSystem | Path.Path
+
+const placeholderTexts: ReadonlySet<string> = new Set([
+  Results.REJECTED_BY_USER,
+  ...(["user_interrupt", "new_message", "sibling_error", "permission_rejected"] as const).map(Interruption.describe),
+  "[Request interrupted by user]",
+  "[Request interrupted by user for tool use]"
+])
+
+/**
+ * The messages of a speculation as they are injected on accept: thinking and
+ * redacted-thinking blocks dropped; every `tool_use` without a successful
+ * `tool_result` dropped with its result; interruption placeholders dropped;
+ * empty messages removed (neighbours of one role merged); and, when it did
+ * not complete, trailing assistant messages removed.
+ *
+ * @since 0.1.0
+ * @category cleaning
+ */
+export const cleanMessages = (
+  messages: ReadonlyArray<Messages.Message>,
+  completed: boolean
+): ReadonlyArray<Messages.Message> => {
+  const used = new Set<string>()
+  const succeeded = new Set<string>()
+  for (const message of messages) {
+    for (const block of Messages.blocks(message)) {
+      if (block.type === "tool_use") used.add(block.id)
+      if (block.type === "tool_result" && block.is_error !== true && !isPlaceholder(block.content)) {
+        succeeded.add(block.tool_use_id)
+      }
+    }
+  }
+  const out: Array<{ role: Messages.Role; content: Array<Messages.ContentBlock> }> = []
+  for (const message of messages) {
+    const content = Messages.blocks(message).filter((block) => {
+      switch (block.type) {
+        case "thinking":
+        case "redacted_thinking":
+          return false
+        case "tool_use":
+          return succeeded.has(block.id)
+        case "tool_result":
+          return succeeded.has(block.tool_use_id) && used.has(block.tool_use_id)
+        case "text":
+          return block.text.trim() !== "" && !placeholderTexts.has(block.text.trim())
+        default:
+          return true
+      }
+    })
+    if (content.length === 0) continue
+    const last = out[out.length - 1]
+    if (last !== undefined && last.role === message.role) last.content.push(...content)
+    else out.push({ role: message.role, content })
+  }
+  if (!completed) while (out.length > 0 && out[out.length - 1]!.role === "assistant") out.pop()
+  return out
+}
+
+const isPlaceholder = (content: Messages.ToolResultContent): boolean =>
+  placeholderTexts.has(Messages.contentText(content).trim())
+
+/**
+ * Where a speculation stops, by the table of SPEC §4.12. `allow` runs the
+ * call (writes land in the overlay); `deny` gives the model an error result
+ * and goes on; `boundary` stops the speculation.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Verdict =
+  | { readonly _tag: "allow" }
+  | { readonly _tag: "deny"; readonly message: string }
+  | { readonly _tag: "boundary"; readonly type: "edit" | "bash" | "denied_tool" | "permission" }
+
+/**
+ * The speculation's permission checker for one call: the first matching row
+ * of SPEC §4.12's table decides. Deny rules still deny; only an explicit ask
+ * rule gives `permission`; hooks are not consulted.
+ *
+ * @since 0.1.0
+ * @category permissions
+ */
+export const check = (
+  call: {
+    readonly tool: Tool.Any
+    readonly input: unknown
+    readonly context: ToolUseContext.ToolUseContext
+  },
+  overlay: Pick<OverlayFileSystem.Overlay, "hasWrites" | "isWritable">,
+  options: { readonly home: string; readonly path: Path.Path }
+): Effect.Effect<Verdict> =>
+  Effect.gen(function*() {
+    const { context, input, tool } = call
+    const { path } = options
+    const permissions = context.permissions
+    const env = PermissionRules.makeEnvironment({
+      cwd: context.cwd,
+      home: options.home,
+      additionalDirectories: permissions.additionalDirectories,
+      path
+    })
+    const assessment = yield* PermissionRules.assess(call, { ruleSets: [permissions.rules], env })
+    if (assessment.match?.behavior === "deny") {
+      return {
+        _tag: "deny",
+        message: `Permission to use ${tool.name} on ${assessment.match.subject} has been denied by the rule ` +
+          `"${assessment.match.rule.raw.trim()}" (${assessment.match.rule.source}).`
+      }
+    }
+    if (PermissionRules.editTools.has(tool.name)) {
+      const target = safePath(tool, input)
+      const resolved = target === undefined ? undefined : path.resolve(context.cwd, target)
+      if (resolved === undefined || !(yield* overlay.isWritable(resolved))) {
+        return {
+          _tag: "deny",
+          message: `${tool.name} may not write ${target ?? "(no path)"} during speculation: it is outside the ` +
+            `working directory ${context.cwd}.`
+        }
+      }
+      return EDITING_MODES.has(permissions.mode) ? { _tag: "allow" } : { _tag: "boundary", type: "edit" }
+    }
+    if (assessment.match?.behavior === "ask") return { _tag: "boundary", type: "permission" }
+    if (SAFE_READ_TOOLS.has(tool.name)) return { _tag: "allow" }
+    if (tool.name === "Bash") {
+      const readOnly = yield* Effect.suspend(() => Tool.evaluate(tool.isReadOnly(input, context))).pipe(
+        Effect.catchAllDefect(() => Effect.succeed(false))
+      )
+      // A child process reads the real tree: once the overlay has writes it would miss them.
+      return readOnly && !overlay.hasWrites() ? { _tag: "allow" } : { _tag: "boundary", type: "bash" }
+    }
+    return { _tag: "boundary", type: "denied_tool" }
+  })
+
+const safePath = (tool: Tool.Any, input: unknown): string | undefined => {
+  try {
+    return tool.getPath(input)
+  } catch {
+    return undefined
+  }
+}
+
+const boundaryMessage = (type: string, toolName: string) =>
+  `Speculation stopped before this ${toolName} call (boundary: ${type}); it runs when the user accepts.`
+
+const stateDirectory = Effect.orElseSucceed(Results.stateDirectory, () => ".switchyard")
+
+/**
+ * Start a speculation of `suggestion` in `context` (the session's context:
+ * its messages come first). The work runs in a scope of its own, forked from
+ * the caller's: closing the caller's scope rejects it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const start = <E, R>(
+  suggestion: string,
+  context: ToolUseContext.ToolUseContext,
+  options: Options<E, R>
+): Effect.Effect<
+  Speculation,
+  PlatformError.PlatformError | E,
+  Scope.Scope | Requirements | Exclude<R, FileSystem.FileSystem>
+> =>
+  Effect.gen(function*() {
+    const parentScope = yield* Effect.scope
+    const services = yield* Effect.context<Requirements | Exclude<R, FileSystem.FileSystem>>()
+    const generator = options.generator ?? Option.getOrUndefined(yield* Effect.serviceOption(SuggestionGenerator.SuggestionGenerator))
+    const scope = yield* Scope.fork(parentScope, ExecutionStrategy.sequential)
+    const path = yield* Path.Path
+    const home = yield* Settings.homeDirectory
+    const startedAt = yield* Clock.currentTimeMillis
+    const directory = options.directory ??
+      path.join(yield* stateDirectory, "speculation", `${startedAt}-${crypto.randomUUID()}`)
+
+    const overlay = yield* OverlayFileSystem.make({ cwd: context.cwd, directory }).pipe(
+      Scope.extend(scope),
+      Effect.tapError(() => Scope.close(scope, Exit.void))
+    )
+    const tools = yield* Layer.buildWithScope(
+      Layer.provide(options.tools, OverlayFileSystem.layer(overlay)) as Layer.Layer<Registry.ToolRegistry, E, Exclude<R, FileSystem.FileSystem>>,
+      scope
+    ).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
+
+    const state = yield* SubscriptionRef.make<State>(State.Running({ suggestion, startedAt }))
+    const boundary = yield* Ref.make<Boundary | undefined>(undefined)
+    const contextRef = yield* Ref.make<ToolUseContext.ToolUseContext>(context)
+    const ended = yield* Deferred.make<Outcome, PlatformError.PlatformError>()
+    const nextSuggestion = yield* Deferred.make<Option.Option<string>>()
+    let endedAt: number | undefined
+
+    const policy: Permissions.Service = {
+      decide: (request) =>
+        Effect.gen(function*() {
+          const verdict = yield* check(request, overlay, { home, path })
+          switch (verdict._tag) {
+            case "allow":
+              return { behavior: "allow", source: "speculation" }
+            case "deny":
+              return { behavior: "deny", source: "speculation", message: verdict.message }
+            case "boundary": {
+              yield* Ref.update(boundary, (current) =>
+                current ?? { type: verdict.type, toolName: request.tool.name, input: request.input })
+              // A "no" aborts the turn (SPEC §4.9): the loop stops here with everything paired.
+              return {
+                behavior: "deny",
+                source: "speculation",
+                message: boundaryMessage(verdict.type, request.tool.name),
+                rejectedByUser: true
+              }
+            }
+          }
+        })
+    }
+
+    const finish = (stop: Boundary) =>
+      Effect.gen(function*() {
+        yield* Effect.uninterruptible(Effect.gen(function*() {
+          const at = yield* Clock.currentTimeMillis
+          endedAt = at
+          const writtenPaths = yield* Effect.either(overlay.writtenPaths)
+          yield* SubscriptionRef.set(
+            state,
+            stop.type === "complete"
+              ? State.Complete({ suggestion, startedAt, endedAt: at })
+              : State.Boundary({ suggestion, boundary: stop, startedAt, endedAt: at })
+          )
+          yield* Deferred.complete(ended, Effect.map(writtenPaths, (paths) => ({ boundary: stop, writtenPaths: paths })))
+        }))
+        // Pipelining: the next suggestion, at once (interrupted if the user accepts first).
+        if (stop.type !== "complete" || generator === undefined) return yield* Deferred.succeed(nextSuggestion, Option.none())
+        const messages = yield* Ref.get(contextRef).pipe(Effect.map((ctx) => ctx.messages))
+        yield* Deferred.complete(nextSuggestion, generator.next(messages))
+      })
+
+    const onStopped = (stopped: Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }>) =>
+      Effect.flatMap(Ref.get(boundary), (hit): Effect.Effect<void> => {
+        if (hit !== undefined) return finish(hit)
+        switch (stopped.reason) {
+          case "end_turn":
+            return finish({ type: "complete" })
+          case "max_turns":
+            return finish({ type: "max_turns", detail: stopped.detail })
+          default:
+            return finish({ type: "error", detail: stopped.detail ?? stopped.reason })
+        }
+      })
+
+    const run = QueryLoop.run(suggestion, contextRef, { ...options.loop, maxTurns: options.maxTurns ?? MAX_TURNS }).pipe(
+      Stream.runForEach((event) =>
+        Effect.zipRight(
+          options.onEvent === undefined ? Effect.void : options.onEvent(event),
+          event._tag === "Stopped" ? onStopped(event) : Effect.void
+        )
+      ),
+      Effect.provide(Context.merge(services, tools)),
+      Effect.provideService(Permissions.PermissionPolicy, policy),
+      // Hook commands do not run: their side effects could not be taken back.
+      Effect.provideService(Hooks.Hooks, Hooks.none),
+      Effect.ensuring(Effect.zipRight(Deferred.interrupt(ended), Deferred.succeed(nextSuggestion, Option.none())))
+    )
+    // Interruptible even when started from an uninterruptible region (a promotion inside `accept`).
+    const fiber = yield* Effect.forkScoped(Effect.interruptible(run)).pipe(Scope.extend(scope))
+
+    const messages = Effect.map(Ref.get(contextRef), (ctx) => ctx.messages.slice(context.messages.length))
+
+    const accept: Effect.Effect<Accepted, PlatformError.PlatformError> = Effect.gen(function*() {
+      const acceptedAt = yield* Clock.currentTimeMillis
+      yield* Fiber.interrupt(fiber)
+      const done = yield* Deferred.poll(ended)
+      const exit = Option.isSome(done) ? yield* Effect.exit(done.value) : undefined
+      const outcome = exit !== undefined && Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none<Outcome>()
+      const stop = Option.getOrUndefined(Option.map(outcome, (o) => o.boundary))
+      const completed = stop?.type === "complete"
+      const cleaned = cleanMessages(yield* messages, completed)
+      const writtenPaths = yield* overlay.writtenPaths
+      const result = yield* overlay.apply
+      const timeSavedMs = Math.max(0, Math.min(endedAt ?? acceptedAt, acceptedAt) - startedAt)
+      const ready = yield* Deferred.poll(nextSuggestion)
+      const promoted = Option.isSome(ready) ? yield* ready.value : Option.none<string>()
+      yield* Scope.close(scope, Exit.void)
+      yield* SubscriptionRef.set(state, State.Idle())
+      const next = Option.isSome(promoted) && options.promote !== false
+        ? Option.some(
+          yield* start(promoted.value, { ...context, messages: [...context.messages, ...cleaned] }, options).pipe(
+            Scope.extend(parentScope),
+            Effect.provide(services)
+          )
+        )
+        : Option.none<Speculation>()
+      return {
+        boundary: stop,
+        messages: cleaned,
+        writtenPaths,
+        applied: result.applied,
+        conflicts: result.conflicts,
+        timeSavedMs,
+        next
+      }
+    }).pipe(Effect.uninterruptible) as Effect.Effect<Accepted, PlatformError.PlatformError>
+
+    const reject = Effect.zipRight(
+      Scope.close(scope, Exit.void),
+      SubscriptionRef.set(state, State.Idle())
+    )
+
+    return {
+      suggestion,
+      state,
+      overlay,
+      await: Deferred.await(ended),
+      messages,
+      nextSuggestion: Deferred.await(nextSuggestion),
+      accept,
+      reject
+    }
+  })
