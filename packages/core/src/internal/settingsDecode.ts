@@ -80,7 +80,7 @@ const everyRuleTool: ReadonlyArray<string> = ["Bash", "Read", "Edit", "WebFetch"
 
 const knownTools: ReadonlySet<string> = new Set([
   ...everyRuleTool,
-  "Glob", "Grep", "LS", "Write", "MultiEdit", "NotebookEdit", "NotebookRead", "TodoWrite", "BashOutput", "KillShell"
+  "Glob", "Grep", "LS", "Write", "MultiEdit", "NotebookEdit", "NotebookRead", "BashOutput", "KillShell"
 ])
 
 /** `bash` → `Bash`: Claude Code's tool names start with a capital; MCP names are kept. */
