@@ -13,7 +13,8 @@ const suites: Record<string, () => Promise<void>> = {
   tools: () => import("./tools.js").then((m) => m.run()),
   permissions: () => import("./permissions.js").then((m) => m.run()),
   streaming: () => import("./streaming.js").then((m) => m.run()),
-  cli: () => import("./cli.js").then((m) => m.run())
+  cli: () => import("./cli.js").then((m) => m.run()),
+  speculation: () => import("./speculation.js").then((m) => m.run())
 }
 
 const only = process.argv.slice(2)

@@ -433,6 +433,6 @@ describe("Speculation (SPEC §4.12)", () => {
         expect(treeHash(outside)).toBe(outsideBefore)
         return true
       }),
-    { fastCheck: { numRuns: 25 } }
+    { timeout: 240_000, fastCheck: { numRuns: 25 } }
   )
 })
