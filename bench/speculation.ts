@@ -49,10 +49,10 @@ const transcript: ReplayModel.Transcript = {
     {
       blocks: [
         { block: { type: "text", text: "Adding the entry." }, delayMs: 400 },
-        { block: { type: "tool_use", id: "t2", name: "Write", input: { file_path: "todo.txt", content: "- buy milk\n" } } }
+        { block: { type: "tool_use", id: "t2", name: "Write", input: { file_path: "shopping.txt", content: "- buy milk\n" } } }
       ]
     },
-    { blocks: [{ block: { type: "text", text: "Done: todo.txt lists the milk." }, delayMs: 400 }] }
+    { blocks: [{ block: { type: "text", text: "Done: shopping.txt lists the milk." }, delayMs: 400 }] }
   ]
 }
 
@@ -123,12 +123,12 @@ export const run = async () => {
   const without = await Effect.runPromise(Effect.gen(function*() {
     const cwd = project()
     const start = performance.now()
-    yield* QueryLoop.run("Add the milk to the todo list", context(cwd), {}).pipe(Stream.runDrain)
+    yield* QueryLoop.run("Add the milk to the shopping list", context(cwd), {}).pipe(Stream.runDrain)
     return performance.now() - start
   }).pipe(Effect.provide(Layer.mergeAll(toolsLayer, ReplayModel.layer(transcript)).pipe(Layer.provideMerge(environment)))))
   const withSpeculation = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const cwd = project()
-    const speculation = yield* Speculation.start("Add the milk to the todo list", context(cwd), {
+    const speculation = yield* Speculation.start("Add the milk to the shopping list", context(cwd), {
       tools: toolsLayer,
       directory: path.join(state, "headline")
     })
