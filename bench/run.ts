@@ -20,7 +20,8 @@ const suites: Record<string, () => Promise<{ readonly run: () => Promise<void> }
   permissions: () => import("./permissions.js"),
   streaming: () => import("./streaming.js"),
   cli: () => import("./cli.js"),
-  mcp: () => import("./mcp.js")
+  mcp: () => import("./mcp.js"),
+  speculation: () => import("./speculation.js")
 }
 
 interface SuiteReport {

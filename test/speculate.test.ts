@@ -5,6 +5,7 @@
  * and the exit codes (0 whenever it ran, 2 for bad usage).
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
 import * as NFS from "node:fs"
 import * as os from "node:os"
 import * as NPath from "node:path"
@@ -183,5 +184,19 @@ describe("switchyard speculate (SPEC §4.12)", () => {
     const failed = await runCli(["speculate", "x", "--replay", broken, "--cwd", cwd, "--output-format", "json"])
     expect(failed.code).toBe(1)
     expect(failed.stderr).toContain("could not run")
+  }, SLOW)
+
+  it("demo: the suggested follow-up is speculated while the summary prints, and accepting it is near-instant", async () => {
+    const result = await runCli(["demo", "--keep"], { env: { ANTHROPIC_API_KEY: undefined }, timeoutMs: 120_000 })
+    expect(result.code).toBe(0)
+    const summaryAt = result.stdout.indexOf("Summary")
+    const suggestedAt = result.stdout.indexOf("Suggested next: \"Add a CHANGELOG.md entry")
+    expect(suggestedAt).toBeGreaterThan(-1)
+    // The speculation starts before the summary and is accepted after it.
+    expect(suggestedAt).toBeLessThan(summaryAt)
+    expect(result.stdout).toMatch(/Speculation complete[\s\S]*Accepted in \d+ ms: CHANGELOG\.md written; \d+ ms of agent work saved/)
+    const kept = /kept at (.+)$/m.exec(result.stdout)?.[1]
+    expect(fs.readFileSync(NPath.join(kept!, "CHANGELOG.md"), "utf8")).toContain("Discounts round to whole cents")
+    fs.rmSync(NPath.dirname(kept!), { recursive: true, force: true })
   }, SLOW)
 })

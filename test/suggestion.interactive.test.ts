@@ -40,11 +40,11 @@ describe.skipIf(!hasTmux)("suggestions in the interactive session (tmux)", () =>
       server.enqueue(
         text("Hello! What shall we build?"),
         // The suggestion generator's answer, then the speculation's two turns, then the next suggestion.
-        text("Create the todo file"),
+        text("Create the shopping list"),
         Server.message({
-          blocks: [{ block: { type: "tool_use", id: "toolu_w", name: "Write", input: { file_path: "todo.txt", content: "buy milk\n" } } }]
+          blocks: [{ block: { type: "tool_use", id: "toolu_w", name: "Write", input: { file_path: "shopping.txt", content: "buy milk\n" } } }]
         }),
-        text("Created todo.txt with one item."),
+        text("Created shopping.txt with one item."),
         text("NONE")
       )
       const session = "sg"
@@ -69,12 +69,12 @@ describe.skipIf(!hasTmux)("suggestions in the interactive session (tmux)", () =>
       yield* waitFor(session, /^> /m)
       tmux("send-keys", "-t", session, "hi", "Enter")
       yield* waitFor(session, /Hello! What shall we build\?/)
-      yield* waitFor(session, /^> Create the todo file {2}· ready .*Tab to accept/m)
+      yield* waitFor(session, /^> Create the shopping list {2}· ready .*Tab to accept/m)
       // The speculation's write is in the overlay, not in the real tree.
-      expect(fs.existsSync(path.join(dir, "todo.txt"))).toBe(false)
+      expect(fs.existsSync(path.join(dir, "shopping.txt"))).toBe(false)
       tmux("send-keys", "-t", session, "Tab")
-      yield* waitFor(session, /Created todo\.txt with one item\.[\s\S]*accepted speculation \(time saved \d+\.\ds; 1 file\(s\) written\)/)
-      expect(fs.readFileSync(path.join(dir, "todo.txt"), "utf8")).toBe("buy milk\n")
+      yield* waitFor(session, /Created shopping\.txt with one item\.[\s\S]*accepted speculation \(time saved \d+\.\ds; 1 file\(s\) written\)/)
+      expect(fs.readFileSync(path.join(dir, "shopping.txt"), "utf8")).toBe("buy milk\n")
       yield* waitFor(session, /^> $/m)
       tmux("send-keys", "-t", session, "C-d")
     }), 90_000)

@@ -21,6 +21,7 @@ import * as CliError from "./CliError.js"
 import * as LoopRunner from "./LoopRunner.js"
 import * as Output from "./Output.js"
 import * as Runtime from "./Runtime.js"
+import * as Speculate from "./Speculate.js"
 import * as Timeline from "./Timeline.js"
 
 /**
@@ -51,8 +52,9 @@ const demoPermissions = (cwd: string): PermissionContext.PermissionContext => ({
  * @since 0.1.0
  * @category running
  */
-export const run = (options: Options) =>
-  Effect.gen(function*() {
+export const run = (options: Options) => {
+  let cleanup: Effect.Effect<void> = Effect.void
+  return Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const transcript = yield* ReplayModel.load(path.join(assetsDirectory, "session.json")).pipe(
@@ -61,6 +63,7 @@ export const run = (options: Options) =>
     const root = yield* fs.makeTempDirectory({ prefix: "switchyard-demo-" }).pipe(
       Effect.mapError((error) => CliError.failure(`Cannot create a temporary directory: ${error.message}`))
     )
+    cleanup = options.keep ? Effect.void : fs.remove(root, { recursive: true }).pipe(Effect.ignore)
     const cwd = path.join(root, "tiny-shop")
     yield* fs.copy(path.join(assetsDirectory, "project"), cwd).pipe(
       Effect.mapError((error) => CliError.failure(`Cannot copy the demo project: ${error.message}`))
@@ -81,12 +84,22 @@ export const run = (options: Options) =>
       Effect.provide(
         Runtime.layer(prepared, { model: ReplayModel.layer(transcript), prompt: Runtime.noPrompt("the demo does not ask") })
       ),
-      Effect.ensuring(options.keep ? Effect.void : fs.remove(root, { recursive: true }).pipe(Effect.ignore))
     )
     const wall = (yield* Clock.currentTimeMillis) - t0
-    if (text) yield* summary(outcome, wall, options.keep ? cwd : undefined)
+    if (text) {
+      // The speculation step: the suggested follow-up runs in an overlay while the summary prints.
+      const followUp = yield* ReplayModel.load(path.join(assetsDirectory, "speculation.json")).pipe(
+        Effect.mapError((error) => CliError.failure(`The bundled demo follow-up is broken: ${error.message}`))
+      )
+      yield* Speculate.demoStep({
+        context: ToolUseContext.make({ cwd, permissions: prepared.permissions }),
+        transcript: followUp,
+        meanwhile: summary(outcome, wall, options.keep ? cwd : undefined)
+      }).pipe(Effect.catchAll((error) => Output.warn(`The speculation step failed: ${error.message}`)))
+    }
     yield* LoopRunner.failUnlessEnded(outcome, !text)
-  })
+  }).pipe(Effect.ensuring(Effect.suspend(() => cleanup)))
+}
 
 /**
  * Per turn: when the response ended, when the turn ended, and the tool runs.

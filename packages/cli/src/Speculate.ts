@@ -23,9 +23,11 @@ import * as Results from "@switchyard/core/Results"
 import * as Speculation from "@switchyard/core/Speculation"
 import * as SuggestionGenerator from "@switchyard/core/SuggestionGenerator"
 import * as Builtins from "@switchyard/tools/Builtins"
+import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { createTwoFilesPatch } from "diff"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -57,6 +59,20 @@ export const toolsLayer = Builtins.layer().pipe(
   Layer.provideMerge(Registry.layer()),
   Layer.provide(FetchHttpClient.layer)
 )
+
+/**
+ * The tools of `switchyard speculate`: the built-ins plus the configured MCP
+ * servers' tools (a speculation stops at an MCP call with boundary
+ * `denied_tool`, but the model still sees the tools it would have).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const toolsLayerFor = (prepared: Runtime.Prepared) =>
+  Layer.merge(Builtins.layer(), Runtime.mcpLayer(prepared)).pipe(
+    Layer.provideMerge(Registry.layer()),
+    Layer.provide(FetchHttpClient.layer)
+  )
 
 /**
  * What `Speculation.start` needs from the program besides the tools: the
@@ -189,7 +205,7 @@ export const run = (options: Options) =>
     const json = options.outputFormat === "json"
     yield* Effect.scoped(Effect.gen(function*() {
       const speculation = yield* Speculation.start(options.prompt, Runtime.toolUseContext(prepared), {
-        tools: toolsLayer,
+        tools: toolsLayerFor(prepared),
         generator: yield* generator,
         promote: false
       }).pipe(
@@ -245,3 +261,38 @@ export const run = (options: Options) =>
       if (Option.isSome(next)) yield* Output.line(Output.paint("gray", `Next suggestion: ${next.value}`))
     })).pipe(Effect.provide(environment(model)))
   })
+
+/**
+ * The demo's speculation step: start the suggested follow-up of a replayed
+ * session, run `meanwhile` (the demo prints its summary), then accept and
+ * show how long accepting took against the work it saved.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const demoStep = <E, R>(options: {
+  readonly context: ToolUseContext.ToolUseContext
+  readonly transcript: ReplayModel.Transcript
+  readonly meanwhile: Effect.Effect<void, E, R>
+}) =>
+  Effect.scoped(Effect.gen(function*() {
+    const generator = yield* SuggestionGenerator.fromList(options.transcript.suggestions ?? [])
+    const suggestion = yield* generator.next(options.context.messages)
+    if (Option.isNone(suggestion)) return yield* options.meanwhile
+    const speculation = yield* Speculation.start(suggestion.value, options.context, { tools: toolsLayer, promote: false })
+    yield* Output.line(Output.paint("gray", `\nSuggested next: "${suggestion.value}" — speculating in an overlay while the summary prints…`))
+    yield* options.meanwhile
+    const outcome = yield* speculation.await
+    const acceptedAt = yield* Clock.currentTimeMillis
+    const accepted = yield* speculation.accept
+    const shownAt = yield* Clock.currentTimeMillis
+    yield* Output.line(`\n${Output.paint("bold", "Speculation")} ${describeBoundary(outcome.boundary)}`)
+    for (const message of accepted.messages) {
+      if (message.role !== "assistant" || typeof message.content === "string") continue
+      for (const block of message.content) if (block.type === "text") yield* Output.line(`  ${block.text}`)
+    }
+    yield* Output.line(
+      `  Accepted in ${shownAt - acceptedAt} ms: ${accepted.applied.join(", ") || "no files"} written; ` +
+        `${Output.paint("green", `${accepted.timeSavedMs} ms of agent work saved`)} (it ran while you read).`
+    )
+  })).pipe(Effect.provide(environment(ReplayModel.layer(options.transcript))))

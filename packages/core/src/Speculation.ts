@@ -193,7 +193,7 @@ export interface Options<E, R> {
  */
 export type Requirements = Model.LanguageModel | Results.ResultStore | FileSystem.FileSystem | Path.Path
 
-const placeholderTexts: ReadonlySet<string> = new Set([
+const interruptionTexts: ReadonlySet<string> = new Set([
   Results.REJECTED_BY_USER,
   ...(["user_interrupt", "new_message", "sibling_error", "permission_rejected"] as const).map(Interruption.describe),
   "[Request interrupted by user]",
@@ -203,7 +203,7 @@ const placeholderTexts: ReadonlySet<string> = new Set([
 /**
  * The messages of a speculation as they are injected on accept: thinking and
  * redacted-thinking blocks dropped; every `tool_use` without a successful
- * `tool_result` dropped with its result; interruption placeholders dropped;
+ * `tool_result` dropped with its result; interruption notices dropped;
  * empty messages removed (neighbours of one role merged); and, when it did
  * not complete, trailing assistant messages removed.
  *
@@ -219,7 +219,7 @@ export const cleanMessages = (
   for (const message of messages) {
     for (const block of Messages.blocks(message)) {
       if (block.type === "tool_use") used.add(block.id)
-      if (block.type === "tool_result" && block.is_error !== true && !isPlaceholder(block.content)) {
+      if (block.type === "tool_result" && block.is_error !== true && !isInterruptionNotice(block.content)) {
         succeeded.add(block.tool_use_id)
       }
     }
@@ -236,7 +236,7 @@ export const cleanMessages = (
         case "tool_result":
           return succeeded.has(block.tool_use_id) && used.has(block.tool_use_id)
         case "text":
-          return block.text.trim() !== "" && !placeholderTexts.has(block.text.trim())
+          return block.text.trim() !== "" && !interruptionTexts.has(block.text.trim())
         default:
           return true
       }
@@ -250,8 +250,8 @@ export const cleanMessages = (
   return out
 }
 
-const isPlaceholder = (content: Messages.ToolResultContent): boolean =>
-  placeholderTexts.has(Messages.contentText(content).trim())
+const isInterruptionNotice = (content: Messages.ToolResultContent): boolean =>
+  interruptionTexts.has(Messages.contentText(content).trim())
 
 /**
  * Where a speculation stops, by the table of SPEC §4.12. `allow` runs the

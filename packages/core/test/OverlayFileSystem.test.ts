@@ -166,7 +166,7 @@ describe("OverlayFileSystem (SPEC §4.12)", () => {
         NFS.rmSync(plain, { recursive: true, force: true })
         return true
       }),
-    { fastCheck: { numRuns: 120 } }
+    { timeout: 240_000, fastCheck: { numRuns: 80 } }
   )
 
   it.effect("reads of unwritten paths fall through; the first write copies the original; the base is untouched", () =>

@@ -66,6 +66,9 @@ export interface ApplyResult {
 
 const MAX_SYMLINK_HOPS = 40
 
+/** Files judged and written at once by `apply`: distinct paths, so only the syscall latency is shared. */
+const APPLY_CONCURRENCY = 16
+
 export const sha256 = (data: Uint8Array): string => createHash("sha256").update(data).digest("hex")
 
 const systemError = (
@@ -182,6 +185,15 @@ export const make = (
         let pending = abs.split("/").filter((part) => part.length > 0)
         let current = "/"
         let hops = 0
+        // Fast path: a parent the overlay never touched is resolved by the base in one call.
+        const parent = path.dirname(abs)
+        if (parent !== abs && !lexicallyAffected(parent)) {
+          const real = yield* Effect.either(base.realPath(parent))
+          if (Either.isRight(real) && lookup(real.right)._tag === "Base") {
+            current = real.right
+            pending = [path.basename(abs)]
+          }
+        }
         while (pending.length > 0) {
           const part = pending[0]!
           pending = pending.slice(1)
@@ -274,6 +286,8 @@ export const make = (
       )
     const touch = (p: string) =>
       touched.has(p) ? Effect.void : Effect.map(baseState(p), (state) => void (touched.has(p) || touched.set(p, state)))
+    /** An untouched path shows the base as it is: a missing one needs no look. */
+    const touchMissing = (p: string) => Effect.sync(() => void (touched.has(p) || touched.set(p, null)))
 
     const freshContent = () => path.join(filesDirectory, String(nextContent++))
 
@@ -305,7 +319,7 @@ export const make = (
           return yield* systemError("AlreadyExists", "writeFile", p, "File exists")
         }
         if (kind === "missing") yield* requireParentDirectory(target, "writeFile")
-        yield* touch(target)
+        yield* (kind === "missing" ? touchMissing(target) : touch(target))
         const append = options?.flag?.startsWith("a") === true
         const content = kind === "file" && append
           ? yield* copyUp(target, "writeFile")
@@ -593,8 +607,9 @@ export const make = (
 
     const changes = Effect.gen(function*() {
       const out: Array<Change & { readonly before: BaseState }> = []
-      for (const [p, before] of touched) {
-        const after = yield* finalState(p)
+      const finals = yield* Effect.forEach([...touched], ([p, before]) =>
+        Effect.map(finalState(p), (after) => [p, before, after] as const), { concurrency: APPLY_CONCURRENCY })
+      for (const [p, before, after] of finals) {
         if (after.state === before) continue
         // Directories made or removed on the way are not written paths; the files in them are.
         const wasFile = before !== null && before !== DIRECTORY
@@ -631,10 +646,14 @@ export const make = (
         }
       })
 
+    const madeDirectories = new Set<string>()
     const atomicWrite = (target: string, content: string, mode: number | undefined) =>
       Effect.gen(function*() {
         const dir = path.dirname(target)
-        yield* base.makeDirectory(dir, { recursive: true })
+        if (!madeDirectories.has(dir)) {
+          yield* base.makeDirectory(dir, { recursive: true })
+          madeDirectories.add(dir)
+        }
         const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.speculation.tmp`)
         yield* base.copyFile(content, temp)
         yield* Effect.gen(function*() {
@@ -653,35 +672,36 @@ export const make = (
       const conflicts: Array<Conflict> = []
       // Judge every change against the real tree as it is now, before anything is written.
       const pending: Array<Change & { readonly before: BaseState }> = []
-      for (const change of yield* changes) {
-        const target = change.absolutePath
-        if (!(yield* resolvesInside(target))) {
+      yield* Effect.forEach(yield* changes, (change) =>
+        Effect.gen(function*() {
+          const target = change.absolutePath
+          if (!(yield* resolvesInside(target))) {
+            conflicts.push({
+              path: change.path,
+              reason: "outside",
+              message: `${change.path} now resolves outside the working directory; it was not written`,
+              kept: undefined
+            })
+            return
+          }
+          if ((yield* baseState(target)) === change.before) {
+            pending.push(change)
+            return
+          }
+          let kept: string | undefined
+          if (change.content !== undefined && (yield* resolvesInside(target + ".speculated"))) {
+            yield* atomicWrite(target + ".speculated", change.content, yield* modeFor(target))
+            kept = change.path + ".speculated"
+          }
           conflicts.push({
             path: change.path,
-            reason: "outside",
-            message: `${change.path} now resolves outside the working directory; it was not written`,
-            kept: undefined
+            reason: "changed",
+            message: kept === undefined
+              ? `${change.path} changed since the speculation read it; it was left as it is`
+              : `${change.path} changed since the speculation read it; the speculative version is in ${kept}`,
+            kept
           })
-          continue
-        }
-        if ((yield* baseState(target)) === change.before) {
-          pending.push(change)
-          continue
-        }
-        let kept: string | undefined
-        if (change.content !== undefined && (yield* resolvesInside(target + ".speculated"))) {
-          yield* atomicWrite(target + ".speculated", change.content, yield* modeFor(target))
-          kept = change.path + ".speculated"
-        }
-        conflicts.push({
-          path: change.path,
-          reason: "changed",
-          message: kept === undefined
-            ? `${change.path} changed since the speculation read it; it was left as it is`
-            : `${change.path} changed since the speculation read it; the speculative version is in ${kept}`,
-          kept
-        })
-      }
+        }), { concurrency: APPLY_CONCURRENCY, discard: true })
       const attempt = (change: Change, effect: Effect.Effect<void, PlatformError.PlatformError>) =>
         Effect.map(Effect.either(effect), (result) => {
           if (Either.isRight(result)) applied.push(change.path)
@@ -706,16 +726,17 @@ export const make = (
           ))
         if (onlyDirectories.every((x) => x)) yield* Effect.ignore(base.remove(p, { recursive: true }))
       }
-      for (const change of pending) {
-        if (change.content === undefined) continue
+      yield* Effect.forEach(pending, (change) => {
         const content = change.content
-        yield* attempt(change, Effect.flatMap(modeFor(change.absolutePath), (mode) => atomicWrite(change.absolutePath, content, mode)))
-      }
+        if (content === undefined) return Effect.void
+        return attempt(change, Effect.flatMap(modeFor(change.absolutePath), (mode) => atomicWrite(change.absolutePath, content, mode)))
+      }, { concurrency: APPLY_CONCURRENCY, discard: true })
       for (const [p, entry] of entries) {
         if (entry._tag !== "Directory" || lookup(p)._tag !== "OverlayDirectory") continue
         if (yield* resolvesInside(p)) yield* Effect.ignore(base.makeDirectory(p, { recursive: true }))
       }
       applied.sort()
+      conflicts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
       yield* discard
       return { applied, conflicts }
     }))
