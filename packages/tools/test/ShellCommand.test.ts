@@ -98,6 +98,7 @@ describe("ShellCommand", () => {
               writePaths: [{ path: "out.txt", subtree: false, content: true }],
               pathsKnown: true,
               unresolvedPaths: false,
+              unresolvedWords: [],
               readOnly: false,
               onlyWritesPaths: false
             },
@@ -110,6 +111,7 @@ describe("ShellCommand", () => {
               writePaths: [],
               pathsKnown: true,
               unresolvedPaths: false,
+              unresolvedWords: [],
               readOnly: true,
               onlyWritesPaths: false
             }

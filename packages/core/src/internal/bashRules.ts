@@ -161,6 +161,14 @@ interface Touched {
   readonly treeContent: boolean
 }
 
+/**
+ * A path word the analyser could not resolve that still cannot leave the
+ * directory it is relative to: a relative glob or brace pattern without `..`
+ * (`src/*.ts`, `{a,b}.txt`), not an expansion, `~` or an absolute path.
+ */
+const staysInside = (word: string): boolean =>
+  word.length > 0 && !/^[~/<]/.test(word) && !/[$`]/.test(word) && !word.split("/").includes("..")
+
 /** A name bash cannot be known to run: an expansion, a substitution or a glob in command position. */
 const unresolvableName = (name: string | undefined): boolean => name === undefined || /[$`*?[\]]/.test(name)
 
@@ -169,7 +177,8 @@ const shellWithoutScript = (argv: ReadonlyArray<string>): boolean => {
   const name = argv[0]
   if (name === "source" || name === ".") return true
   if (name === undefined || !shells.has(name)) return false
-  return scriptOf(argv) === undefined && !argv.slice(1).every((word) => word === "--version" || word === "--help")
+  const query = argv.length > 1 && argv.slice(1).every((word) => word === "--version" || word === "--help")
+  return scriptOf(argv) === undefined && !query
 }
 
 /** @internal */
@@ -412,7 +421,9 @@ export const assessBash = (
       const partReadOnly = !hasDynamicParts && (analysis.value.readOnly || simple.readOnly)
       const touched = touchedByPart.get(part) ?? []
       const ownTouched = touched.filter((entry) => !redirectTouched.includes(entry))
-      const pathsInside = insideAll(ownTouched, false) && !simple.unresolvedPaths
+      const redirectWords = new Set(part.redirects.map((redirect) => redirect.target))
+      const pathsInside = insideAll(ownTouched, false) &&
+        simple.unresolvedWords.every((word) => staysInside(word) || redirectWords.has(word))
       const partAllowed = allowRule !== undefined || (partReadOnly && pathsInside)
       const fsCommand = argv[0] !== undefined && acceptEditsCommands.has(argv[0]) && simple.onlyWritesPaths &&
         simple.pathsKnown && !simple.unresolvedPaths && insideAll(ownTouched, true)
@@ -427,6 +438,8 @@ export const assessBash = (
       if (!partAllowed && !(fsCommand && !hasDynamicParts)) allowedWithEdits = false
     }
 
+    // Only the blanket rule allows a write to a target that cannot be resolved.
+    let onlyBlanket = hasDynamicParts
     for (const part of parts) {
       for (const redirect of part.redirects) {
         const paths = resolveArgument(redirect.target, resolution, env)
@@ -441,6 +454,7 @@ export const assessBash = (
         }
         allowed = false
         if (!inside) allowedWithEdits = false
+        if (paths === undefined) onlyBlanket = true
         if (paths !== undefined && paths.length === 1) {
           suggestions.push(`Edit(/${PathPatterns.escapePathPattern(paths[0]!)})`)
         }
@@ -459,7 +473,7 @@ export const assessBash = (
       allowedWithEdits: allowed || allowedWithEdits,
       reason: reason ?? `\`${CommandPatterns.normalizeSpaces(command)}\` needs approval`,
       // A fail-closed ask has no rule that could allow the call; a dynamic line only the blanket rule.
-      suggestions: unresolvable ? [] : hasDynamicParts ? ["Bash"] : Array.from(new Set(suggestions))
+      suggestions: unresolvable ? [] : onlyBlanket ? ["Bash"] : Array.from(new Set(suggestions))
     }
   })
 
