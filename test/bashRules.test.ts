@@ -44,8 +44,11 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     { deny: ["Read(./secrets/**)"], command: "cat {secrets,src}/key.txt", expect: "ask" },
     { deny: ["Edit(./secrets/**)"], allow: ["Bash"], command: "echo x > sec?ets/a", expect: "ask" },
     { deny: ["Read(./secrets/**)"], allow: ["Bash(cp *)"], command: "cp s*/key.txt out.txt", expect: "ask" },
+    { deny: ["Read(./secrets/**)"], command: "cat $DIR/key.txt", expect: "ask" },
+    { deny: ["Read(./secrets/**)"], command: "cat *", expect: "ask" },
     // Without a rule that could match, a glob is an ordinary read.
-    { command: "cat src/*.ts", expect: "allow" }
+    { command: "cat src/*.ts", expect: "allow" },
+    { deny: ["Read(./secrets/**)"], command: "cat src/*.ts", expect: "allow" }
   ]],
   ["8. Bash reads of denied paths", [
     { deny: ["Read(./.env)"], command: "cat < .env", expect: "deny" },
