@@ -26,6 +26,7 @@ import * as Builtins from "@switchyard/tools/Builtins"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as readline from "node:readline/promises"
 import * as CliError from "./CliError.js"
 
 /**
@@ -107,7 +108,11 @@ export const prepare = (
         return yield* Effect.fail(CliError.badInput(`Settings file not found: ${file}`))
       }
     }
-    const settings = yield* Settings.load({ cwd, extraFiles })
+    const load = Settings.load({ cwd, extraFiles })
+    // A project file's bypassPermissions is confirmed by the user in a terminal; without one it is ignored.
+    const settings = yield* (process.stdin.isTTY === true && process.stderr.isTTY === true
+      ? Effect.provideService(load, Settings.ModeConfirmation, terminalModeConfirmation)
+      : load)
     const cliRules: Array<PermissionContext.PermissionRule> = []
     for (const [values, behavior, flag] of [
       [options.allowedTools, "allow", "--allowed-tools"],
@@ -130,6 +135,23 @@ export const prepare = (
     }
     return { cwd, settings, permissions, warnings: settings.issues.map(Settings.formatIssue) }
   })
+
+/** Asks on the terminal whether a project's settings may switch the permission prompts off. */
+const terminalModeConfirmation: Settings.ModeConfirmation["Type"] = {
+  confirm: (request) =>
+    Effect.promise(async () => {
+      const prompt = readline.createInterface({ input: process.stdin, output: process.stderr })
+      try {
+        const answer = await prompt.question(
+          `${request.file} sets defaultMode "${request.mode}": every tool call in ${request.projectDir} would run ` +
+            `without asking (deny and ask rules still apply). Trust this file for this project? [y/N] `
+        )
+        return /^y(es)?$/i.test(answer.trim())
+      } finally {
+        prompt.close()
+      }
+    })
+}
 
 /**
  * A fresh tool-use context for the prepared directory and permissions.

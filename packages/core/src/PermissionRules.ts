@@ -276,6 +276,29 @@ export const readDenied = (
       }))
 }
 
+/**
+ * The deny rules of a reading tool written as gitignore patterns relative to
+ * a directory, for a search engine's exclusions (ripgrep's `--glob !…`).
+ * Rules that cannot be written relative to it are left out: the results are
+ * filtered with `readDenied` as well.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const readDeniedPatterns = (
+  context: PermissionContext.PermissionContext,
+  toolName: string,
+  env: Environment,
+  directory: string
+): ReadonlyArray<string> =>
+  RuleIndex.candidates([context.rules], "deny", { name: toolName, aliases: [] }).flatMap((compiled) => {
+    const pattern = compiled.path
+    if (pattern === undefined) return []
+    const base = PathPatterns.baseOf(pattern, compiled.rule.root ?? env.cwd, env)
+    const relative = PathPatterns.relativeTo(pattern, base, directory, env)
+    return relative === undefined ? [] : [relative]
+  })
+
 // ---------------------------------------------------------------------------
 // Assessment
 // ---------------------------------------------------------------------------

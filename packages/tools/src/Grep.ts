@@ -156,7 +156,9 @@ const describeFailure = (input: GrepInput, message: string): GrepError => {
 const run = (
   engine: Engine,
   query: GrepQuery.Query,
-  input: GrepInput
+  input: GrepInput,
+  /** Read-denied paths as negated globs: ripgrep never opens them (results are filtered as well). */
+  exclusions: ReadonlyArray<string>
 ): Effect.Effect<
   { readonly engine: "ripgrep" | "builtin"; readonly results: ReadonlyArray<GrepQuery.FileResult> },
   GrepError,
@@ -168,7 +170,9 @@ const run = (
   )
   if (engine === "builtin") return builtin
   const cwd = query.rootIsFile ? query.root.slice(0, query.root.lastIndexOf("/")) || "/" : query.root
-  return GrepRipgrep.search(query, cwd).pipe(
+  // After the user's globs, so they win over an include glob (ripgrep: the last matching glob decides).
+  const excluded = { ...query, globs: [...query.globs, ...exclusions.map((pattern) => `!${pattern}`)] }
+  return GrepRipgrep.search(excluded, cwd).pipe(
     Effect.map((results) => ({ engine: "ripgrep" as const, results })),
     Effect.catchAll((failure) => {
       if (failure._tag === "Failed") return Effect.fail(describeFailure(input, failure.message))
@@ -224,7 +228,9 @@ export const Grep = Tool.make("Grep", {
         before: input["-B"] ?? context,
         after: input["-A"] ?? context
       }
-      const { engine, results: found } = yield* run(yield* GrepEngine, query, input)
+      const searchDir = isFile ? path.dirname(root) : root
+      const exclusions = yield* Files.readDeniedGlobs("Grep", ctx.context, searchDir)
+      const { engine, results: found } = yield* run(yield* GrepEngine, query, input, exclusions)
       // Files a Read deny rule covers are not searched results, whichever engine found them.
       const denied = yield* Files.readDeniedFilter("Grep", ctx.context)
       const results = yield* Files.withoutDenied(found, (result) => result.path, denied)

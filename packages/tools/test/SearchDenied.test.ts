@@ -6,7 +6,9 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { PermissionContext } from "@switchyard/core"
+import * as Path from "@effect/platform/Path"
+import { PermissionContext, PermissionRules } from "@switchyard/core"
+import * as GrepRipgrep from "@switchyard/tools/internal/grepRipgrep"
 import * as Grep from "@switchyard/tools/Grep"
 import * as Glob from "@switchyard/tools/Glob"
 import * as Effect from "effect/Effect"
@@ -100,6 +102,34 @@ describe("Grep and Glob leave out Read-denied paths", () => {
       const all = yield* dispatch(ctx, "Glob", { pattern: "**/*" })
       expect(all.text).toContain(`${dir}/src/a.ts`)
     }).pipe(Effect.provide(layerFor("builtin"))))
+
+  it.scoped.skipIf(!hasRipgrep)("ripgrep itself leaves the denied paths out: its exclusions, before any filtering", () =>
+    Effect.gen(function*() {
+      const dir = yield* makeTree
+      const path = yield* Path.Path
+      const env = PermissionRules.makeEnvironment({ cwd: dir, home: "/nonexistent-home", additionalDirectories: [], path })
+      const permissions = { ...PermissionContext.empty, rules: denyRules(dir) }
+      for (const [root, expected] of [[dir, ["/.env", "/secrets/**", "*.pem"]], [`${dir}/config`, ["*.pem"]]] as const) {
+        const globs = PermissionRules.readDeniedPatterns(permissions, "Grep", env, root)
+        expect(globs).toEqual(expected)
+        for (const userGlobs of [[], ["**/.env", "*.txt", "*.pem"]]) {
+          const results = yield* GrepRipgrep.search({
+            pattern: "marker",
+            root,
+            rootIsFile: false,
+            globs: [...userGlobs, ...globs.map((glob) => `!${glob}`)],
+            type: undefined,
+            caseInsensitive: false,
+            multiline: false,
+            mode: "content",
+            before: 0,
+            after: 0
+          }, root)
+          const text = JSON.stringify(results)
+          for (const secret of SECRETS) expect(text, `${root} ${userGlobs.join(",")}`).not.toContain(secret)
+        }
+      }
+    }).pipe(Effect.provide(layerFor("ripgrep"))))
 
   it.scoped("without deny rules nothing is left out", () =>
     Effect.gen(function*() {

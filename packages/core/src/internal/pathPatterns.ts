@@ -20,6 +20,8 @@ export interface PathPattern {
   readonly up: number
   /** The literal leading segments of an anchored pattern (`secrets` of `./secrets/**`): everything it matches is below them. */
   readonly prefix: ReadonlyArray<string>
+  /** The gitignore pattern relative to its directory (`/secrets/**`, `*.pem`): a leading `/` anchors it there. */
+  readonly gitignore: string
   readonly matcher: ReturnType<typeof ignore>
 }
 
@@ -60,7 +62,46 @@ export const compilePathPattern = (specifier: string): PathPattern => {
   const literal = anchored || segments.length > 1 ? segments.slice(0, -1) : []
   const stop = literal.findIndex((segment) => /[*?[\]\\!]/.test(segment) || segment === "")
   const prefix = stop === -1 ? literal : literal.slice(0, stop)
-  return { anchor, up, prefix, matcher: ignore().add(pattern) }
+  return { anchor, up, prefix, gitignore: pattern, matcher: ignore().add(pattern) }
+}
+
+/**
+ * The directory a compiled pattern is relative to.
+ *
+ * @internal
+ */
+export const baseOf = (pattern: PathPattern, root: string, bases: PathBases): string => {
+  let base = pattern.anchor === "absolute"
+    ? bases.path.sep
+    : pattern.anchor === "home"
+    ? bases.home
+    : pattern.anchor === "root"
+    ? root
+    : bases.cwd
+  for (let i = 0; i < pattern.up; i++) base = bases.path.dirname(base)
+  return base
+}
+
+/**
+ * The pattern as a gitignore pattern relative to `directory` (for ripgrep's
+ * `--glob !…`), when it can be written so: the pattern's directory is
+ * `directory` or inside it, or the pattern is unanchored and its directory
+ * contains `directory`. `undefined` otherwise.
+ *
+ * @internal
+ */
+export const relativeTo = (pattern: PathPattern, base: string, directory: string, bases: PathBases): string | undefined => {
+  const sep = bases.path.sep
+  const anchored = pattern.gitignore.startsWith("/")
+  if (base === directory) return pattern.gitignore
+  const inside = base.startsWith(directory.endsWith(sep) ? directory : directory + sep)
+  if (inside) {
+    const sub = base.slice(directory.length).replace(/^[/\\]+/, "").split(sep).join("/")
+    const escaped = sub.replace(/[\\*?[\]!{}]/g, "\\$&")
+    return anchored ? `/${escaped}${pattern.gitignore}` : `/${escaped}/**/${pattern.gitignore}`
+  }
+  const contains = directory.startsWith(base.endsWith(sep) ? base : base + sep)
+  return contains && !anchored ? pattern.gitignore : undefined
 }
 
 /** The directories path patterns are relative to. @internal */
@@ -121,15 +162,7 @@ export const matchPathPattern = (
   root: string,
   bases: PathBases
 ): boolean => {
-  let base = pattern.anchor === "absolute"
-    ? bases.path.sep
-    : pattern.anchor === "home"
-    ? bases.home
-    : pattern.anchor === "root"
-    ? root
-    : bases.cwd
-  for (let i = 0; i < pattern.up; i++) base = bases.path.dirname(base)
-  const relative = probe.relativeTo(base)
+  const relative = probe.relativeTo(baseOf(pattern, root, bases))
   if (relative === undefined) return false
   if (relative !== "" && pattern.matcher.ignores(relative)) return true
   return probe.directory && pattern.matcher.ignores(relative === "" ? PROBE : `${relative}/${PROBE}`)

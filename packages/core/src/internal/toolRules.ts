@@ -74,14 +74,7 @@ const couldMatch = (compiled: RuleIndex.CompiledRule, prefix: string, env: Permi
   if (compiled.rule.specifier === undefined) return true
   const pattern = compiled.path
   if (pattern === undefined) return false
-  let base = pattern.anchor === "absolute"
-    ? env.path.sep
-    : pattern.anchor === "home"
-    ? env.home
-    : pattern.anchor === "root"
-    ? compiled.rule.root ?? env.cwd
-    : env.cwd
-  for (let i = 0; i < pattern.up; i++) base = env.path.dirname(base)
+  const base = PathPatterns.baseOf(pattern, compiled.rule.root ?? env.cwd, env)
   return related(env.path.join(base, ...pattern.prefix), prefix, env.path.sep)
 }
 

@@ -112,16 +112,33 @@ export const readDeniedFilter = (
   ((absolutePath: string) => Effect.Effect<boolean>) | undefined,
   never,
   FileSystem.FileSystem | Path.Path
-> =>
+> => Effect.map(permissionEnvironment(context), (env) => PermissionRules.readDenied(context.permissions, toolName, env))
+
+/**
+ * The same rules as gitignore patterns relative to a search directory, for
+ * ripgrep's `--glob !…` (those that can be written so).
+ *
+ * @internal
+ */
+export const readDeniedGlobs = (
+  toolName: string,
+  context: ToolUseContext.ToolUseContext,
+  directory: string
+): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.map(
+    permissionEnvironment(context),
+    (env) => PermissionRules.readDeniedPatterns(context.permissions, toolName, env, directory)
+  )
+
+const permissionEnvironment = (context: ToolUseContext.ToolUseContext) =>
   Effect.gen(function*() {
-    const env = PermissionRules.makeEnvironment({
+    return PermissionRules.makeEnvironment({
       cwd: context.cwd,
       home: yield* Settings.homeDirectory,
       additionalDirectories: context.permissions.additionalDirectories,
       path: yield* Path.Path,
       fileSystem: yield* FileSystem.FileSystem
     })
-    return PermissionRules.readDenied(context.permissions, toolName, env)
   })
 
 /**
