@@ -100,6 +100,7 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     { allow: ["Bash"], deny: ["Bash(rm *)"], command: "echo $(rm -rf x)", expect: "deny" },
     { allow: ["Bash"], ask: ["Bash(git push *)"], command: "git push $(echo origin)", expect: "ask" },
     { allow: ["Bash"], deny: ["Bash(rm *)"], command: "$CMD x", expect: "ask" },
+    { deny: ["Bash(rm *)"], command: "[ -f x ] && [[ -d y ]] && echo ok", expect: "allow" },
     { allow: ["Bash"], deny: ["Read(./secrets/**)"], command: "cat secrets/key.txt", expect: "deny" }
   ]]
 ]

@@ -209,7 +209,8 @@ const literalDirectories = (
 }
 
 /** A name bash cannot be known to run: an expansion, a substitution or a glob in command position. */
-const unresolvableName = (name: string | undefined): boolean => name === undefined || /[$`*?[\]]/.test(name)
+const unresolvableName = (name: string | undefined): boolean =>
+  name === undefined || /[$`*?]/.test(name) || (name !== "[" && name !== "[[" && /\[.*\]/.test(name))
 
 /** A shell that reads its script from standard input or a file: what it runs is not on the line. */
 const shellWithoutScript = (argv: ReadonlyArray<string>): boolean => {
