@@ -78,6 +78,12 @@ export interface SimpleCommand {
    */
   readonly unresolvedPaths: boolean
   /**
+   * The path words behind `unresolvedPaths`, as written with quotes removed
+   * (`src/*.ts`, `$DIR/x`); a file that lists more names is given as
+   * `<names in FILE>`.
+   */
+  readonly unresolvedWords: ReadonlyArray<string>
+  /**
    * The program call alone is read-only: its output redirections are judged
    * apart (they are in `redirects` and `writePaths`), as is the rest of the
    * line (`Analysis.readOnly` weighs everything).
@@ -128,12 +134,13 @@ const HARMLESS_VARIABLE = new RegExp(
  */
 export const unknownPaths: Pick<
   SimpleCommand,
-  "readPaths" | "writePaths" | "pathsKnown" | "unresolvedPaths" | "readOnly" | "onlyWritesPaths"
+  "readPaths" | "writePaths" | "pathsKnown" | "unresolvedPaths" | "unresolvedWords" | "readOnly" | "onlyWritesPaths"
 > = {
   readPaths: [],
   writePaths: [],
   pathsKnown: false,
   unresolvedPaths: false,
+  unresolvedWords: [],
   readOnly: false,
   onlyWritesPaths: false
 }

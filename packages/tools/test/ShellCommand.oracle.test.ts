@@ -18,7 +18,7 @@ import { commandLine } from "./fixtures/shellGrammar.js"
 import { bwrapWorks, makeRoot, makeTemplate, runBatch, type SandboxResult } from "./fixtures/shellSandbox.js"
 
 const seed = Number(process.env["SHELL_ORACLE_SEED"] ?? Date.now() % 2 ** 31)
-const runs = Number(process.env["SHELL_ORACLE_RUNS"] ?? 4000)
+const runs = Number(process.env["SHELL_ORACLE_RUNS"] ?? 3000)
 const BATCH = 250
 
 /** The classifier's read-only picks among `commands`. */

@@ -34,6 +34,86 @@ describe("ShellCommand", () => {
       }))
   })
 
+  describe("issue 9 classes", () => {
+    const notReadOnly: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+      ["1. arithmetic operands and subscripts", [
+        "[[ 'a[$(touch p)]' -eq 1 ]]", "[[ -v 'a[$(touch p)]' ]]", "[[ x -lt 1 ]]", "test 'a[$(touch p)]' -eq 1",
+        "[ 1 -eq 'a[`touch p`]' ]", "test -v 'a[$(touch p)]'", "[ -R 'r[$(touch p)]' ]", "read -t 'a[$(touch p)]' x",
+        "read 'a[$(touch p)]'", "printf -v 'a[$(touch p)]' x", "echo $((a[$(touch p)]))", "(( a[$(touch p)] ))",
+        "declare -i x='a[$(touch p)]'", "test $x -eq 1"
+      ]],
+      ["2. option grammars", [
+        "xxd -r -as in out", "xxd -s 1 in out", "git branch --sort=refname new", "git branch --format=%(refname) new",
+        "git branch --column new", "git branch -v new", "git branch -i new", "git tag --sort=refname v2",
+        "git tag --format=x v2", "git tag --column v2", "tree -Lo 2 out", "tar -xf a.tar", "tar cf out.tar src",
+        "tar -tf a.tar --to-command=sh", "tar -tf host:a.tar", "uniq -c in out", "sort -mo out in", "sort -cmo out in",
+        "gzip data.txt", "awk '{ print > \"out\" }' f", "awk 'BEGIN { system(\"id\") }'", "awk '{ print | \"sh\" }' f",
+        "awk -f prog.awk f", "date -s 2020-01-01 +%s"
+      ]],
+      ["9. environment prefixes", [
+        "HOME=/tmp/x git log", "GIT_DIR=/tmp/x git status", "XDG_CONFIG_HOME=/tmp git log", "PAGER=sh git log",
+        "npm_config_x=1 ls", "LC_ALL=$(id) ls"
+      ]]
+    ]
+    for (const [title, commands] of notReadOnly) {
+      it.effect(`${title}: not read-only`, () =>
+        Effect.gen(function*() {
+          const results = yield* classify(commands)
+          expect(results.filter((result) => result.readOnly).map((result) => result.command)).toEqual([])
+        }))
+    }
+
+    it.effect("12. recall: version queries, git listings, printing awk and sed, archive listings, xargs", () =>
+      Effect.gen(function*() {
+        const results = yield* classify([
+          "node --version", "npm --version", "python3 --version", "go version", "git tag -l 'v*'", "git tag -n",
+          "git branch --contains HEAD", "git branch --list 'feat/*'", "awk '{ print $1 }' data.txt",
+          "awk -F: 'NR == 1 { print NF }' /etc/passwd", "sed 's/a/b/g' file", "sed -e '1d' -e 's/x/y/' file",
+          "tar -tf archive.tar", "tar tvf archive.tar", "tar --list --file=archive.tar.gz -z", "gzip -l data.gz",
+          "zcat data.gz", "unzip -l archive.zip", "find . -name '*.ts' | xargs wc -l", "ls | xargs -n 1 basename",
+          "LC_ALL=C sort data.txt", "TZ=UTC date", "echo $'\\x41'", "jq --arg x 1 '.a' data.json"
+        ])
+        expect(results.filter((result) => !result.readOnly).map((result) => result.command)).toEqual([])
+      }))
+
+    const pathsOf = (command: string) =>
+      Effect.map(ShellCommand.analyze(command), (analysis) =>
+        Option.getOrThrow(analysis).commands.map((simple) => ({
+          reads: simple.readPaths.map((use) => `${use.path}${use.subtree ? "/**" : ""}${use.content ? "" : " (names)"}`),
+          writes: simple.writePaths.map((use) => `${use.path}${use.subtree ? "/**" : ""}`),
+          known: simple.pathsKnown,
+          unresolved: simple.unresolvedWords,
+          onlyWrites: simple.onlyWritesPaths
+        })))
+
+    it.effect("reports what each simple command reads and writes (issue 15's footprint)", () =>
+      Effect.gen(function*() {
+        const none = { known: true, unresolved: [], onlyWrites: false }
+        expect(yield* pathsOf("grep -rn x src")).toEqual([{ ...none, reads: ["src/**"], writes: [] }])
+        expect(yield* pathsOf("grep x")).toEqual([{ ...none, reads: [], writes: [] }])
+        expect(yield* pathsOf("rg -e x")).toEqual([{ ...none, reads: ["./**"], writes: [] }])
+        expect(yield* pathsOf("ls")).toEqual([{ ...none, reads: ["./** (names)"], writes: [] }])
+        expect(yield* pathsOf("find src -name '*.ts'")).toEqual([{ ...none, reads: ["src/** (names)"], writes: [] }])
+        expect(yield* pathsOf("cat < in.txt > out.txt")).toEqual([{ ...none, reads: ["in.txt"], writes: ["out.txt"] }])
+        expect(yield* pathsOf("cp -r a b")).toEqual([{ ...none, reads: ["a/**"], writes: ["b/**"], onlyWrites: true }])
+        expect(yield* pathsOf("rm -rf build")).toEqual([{ ...none, reads: [], writes: ["build/**"], onlyWrites: true }])
+        expect(yield* pathsOf("mkdir -p a/b && touch a/b/c")).toEqual([
+          { ...none, reads: [], writes: ["a/b"], onlyWrites: true },
+          { ...none, reads: [], writes: ["a/b/c"], onlyWrites: true }
+        ])
+        expect(yield* pathsOf("sed -i 's/a/b/' f.txt")).toEqual([{ ...none, reads: [], writes: ["f.txt"], onlyWrites: true }])
+        expect(yield* pathsOf("sed -i 's/a/b/w log' f.txt")).toEqual([{ ...none, reads: [], writes: ["f.txt"] }])
+        expect(yield* pathsOf("git show HEAD:src/a.ts")).toEqual([{ ...none, reads: ["./** (names)", "src/a.ts"], writes: [] }])
+        expect(yield* pathsOf("echo hi; seq 3")).toEqual([
+          { ...none, reads: [], writes: [] },
+          { ...none, reads: [], writes: [] }
+        ])
+        expect(yield* pathsOf("cat src/*.ts")).toEqual([{ reads: [], writes: [], known: false, unresolved: ["src/*.ts"], onlyWrites: false }])
+        expect(yield* pathsOf("npm test")).toEqual([{ reads: [], writes: [], known: false, unresolved: [], onlyWrites: false }])
+        expect((yield* pathsOf("cd src && ls"))[0]!.known).toBe(false)
+      }))
+  })
+
   describe("split", () => {
     const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
       ["ls -la", ["ls -la"]],
@@ -98,6 +178,7 @@ describe("ShellCommand", () => {
               writePaths: [{ path: "out.txt", subtree: false, content: true }],
               pathsKnown: true,
               unresolvedPaths: false,
+              unresolvedWords: [],
               readOnly: false,
               onlyWritesPaths: false
             },
@@ -110,6 +191,7 @@ describe("ShellCommand", () => {
               writePaths: [],
               pathsKnown: true,
               unresolvedPaths: false,
+              unresolvedWords: [],
               readOnly: true,
               onlyWritesPaths: false
             }

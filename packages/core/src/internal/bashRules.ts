@@ -1,8 +1,25 @@
 /**
- * Bash rules: the assessment of a `Bash` call. Compound commands are split by
- * the `ShellAnalysis` port; `Bash(…)` rules are matched on every subcommand
- * (scripts given to `sh -c` and `eval` included), path rules on redirect
- * targets and on the path arguments of commands known to take paths.
+ * Bash rules: the assessment of a `Bash` call (issue 9's precedence: deny,
+ * then ask, then allow, first match wins).
+ *
+ * - `Bash(…)` deny and ask rules are matched on every simple command the
+ *   `ShellAnalysis` port reports (substitutions included) and on what they
+ *   run: scripts of `sh -c [--]`, `eval`, aliases, `env -S`, `find -exec`,
+ *   `find -delete` as `rm`, `/abs/path/name` as `name`.
+ * - Path rules see what every command reads and writes (the analyser's
+ *   `readPaths`/`writePaths`: file arguments, input and output redirections,
+ *   the tree of a recursive search) on the paths as written and their real
+ *   paths. A recursive content search denies when a Read deny rule covers
+ *   something inside the tree.
+ * - Fail-closed asks, only when a rule exists that could match: a command
+ *   name that cannot be resolved (`$CMD`, a shell reading its script from
+ *   standard input) with a Bash deny or ask rule; a path that cannot be
+ *   resolved (glob, expansion, `xargs` names) with a path rule below its
+ *   literal directory. Such an ask suggests no rule (none could allow it).
+ * - `Bash` and `Bash(*)` allow every command no deny or ask rule matches;
+ *   narrower allow rules never match a line with dynamic parts, nor a command
+ *   with an environment prefix outside `ShellAnalysis.isHarmlessAssignment`.
+ * - A suggestion is a rule that allows the part it was made for.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -161,15 +178,47 @@ interface Touched {
   readonly treeContent: boolean
 }
 
+/**
+ * A path word the analyser could not resolve that still cannot leave the
+ * directory it is relative to: a relative glob or brace pattern without `..`
+ * (`src/*.ts`, `{a,b}.txt`), not an expansion, `~` or an absolute path.
+ */
+const staysInside = (word: string): boolean =>
+  word.length > 0 && !/^[~/<]/.test(word) && !/[$`]/.test(word) && !word.split("/").includes("..")
+
+/**
+ * The directories an unresolved path word stays below: its segments before
+ * the first glob, brace or expansion character, against every base;
+ * `undefined` when that could be anywhere (an expansion up front, `~user`,
+ * `..` after a pattern, a list of names).
+ */
+const literalDirectories = (
+  word: string,
+  resolution: ResolutionBases,
+  env: PermissionRules.Environment
+): ReadonlyArray<string> | undefined => {
+  if (word.startsWith("<")) return undefined
+  const segments = word.split("/")
+  const first = segments.findIndex((segment) => /[*?[\]{}$`]/.test(segment))
+  const literal = first === -1 ? segments : segments.slice(0, first)
+  if (first !== -1 && segments.slice(first).includes("..")) return undefined
+  if (literal.length === 0 || (literal.length === 1 && literal[0] === "")) {
+    return word.startsWith("/") ? [env.path.sep] : resolution.unknown ? undefined : resolution.dirs
+  }
+  return resolveArgument(literal.join("/") || "/", resolution, env)
+}
+
 /** A name bash cannot be known to run: an expansion, a substitution or a glob in command position. */
-const unresolvableName = (name: string | undefined): boolean => name === undefined || /[$`*?[\]]/.test(name)
+const unresolvableName = (name: string | undefined): boolean =>
+  name === undefined || /[$`*?]/.test(name) || (name !== "[" && name !== "[[" && /\[.*\]/.test(name))
 
 /** A shell that reads its script from standard input or a file: what it runs is not on the line. */
 const shellWithoutScript = (argv: ReadonlyArray<string>): boolean => {
   const name = argv[0]
   if (name === "source" || name === ".") return true
   if (name === undefined || !shells.has(name)) return false
-  return scriptOf(argv) === undefined && !argv.slice(1).every((word) => word === "--version" || word === "--help")
+  const query = argv.length > 1 && argv.slice(1).every((word) => word === "--version" || word === "--help")
+  return scriptOf(argv) === undefined && !query
 }
 
 /** @internal */
@@ -357,17 +406,30 @@ export const assessBash = (
         }
       }
     }
-    // A path that cannot be resolved statically may be any path a rule names.
+    // A path that cannot be resolved statically counts as every path a rule names below its literal
+    // directory (`sec*/key` could be `secrets/key`; `src/*.ts` cannot be under `secrets/`).
     let unresolvable = false
     if (match === undefined) {
-      const hidden = everyPart.find((part) =>
-        part.simple?.unresolvedPaths === true || (touchedByPart.get(part) ?? []).some((touched) => touched.forms === undefined)
-      )
-      if (hidden !== undefined) {
-        const rule = couldMatch("path")
+      const pathRules = [...readDeny, ...editDeny, ...readAsk, ...editAsk]
+      const ruleCouldMatch = (words: ReadonlyArray<string>) =>
+        pathRules.find((compiled) => {
+          const base = ruleBase(compiled, env)
+          return words.some((word) => {
+            const dirs = literalDirectories(word, resolution, env)
+            return base === undefined || dirs === undefined ||
+              dirs.some((dir) => within(env, dir, base) || within(env, base, dir))
+          })
+        })?.rule
+      for (const part of everyPart) {
+        const words = [
+          ...(part.simple?.unresolvedWords ?? []),
+          ...(touchedByPart.get(part) ?? []).filter((touched) => touched.forms === undefined).map(() => "$")
+        ]
+        const rule = words.length === 0 ? undefined : ruleCouldMatch(words)
         if (rule !== undefined) {
           unresolvable = true
-          match = failClosed(rule, `\`${CommandPatterns.normalizeSpaces(hidden.text)}\` (a path in it cannot be resolved ahead of time)`)
+          match = failClosed(rule, `\`${CommandPatterns.normalizeSpaces(part.text)}\` (a path in it cannot be resolved ahead of time)`)
+          break
         }
       }
     }
@@ -412,7 +474,9 @@ export const assessBash = (
       const partReadOnly = !hasDynamicParts && (analysis.value.readOnly || simple.readOnly)
       const touched = touchedByPart.get(part) ?? []
       const ownTouched = touched.filter((entry) => !redirectTouched.includes(entry))
-      const pathsInside = insideAll(ownTouched, false) && !simple.unresolvedPaths
+      const redirectWords = new Set(part.redirects.map((redirect) => redirect.target))
+      const pathsInside = insideAll(ownTouched, false) &&
+        simple.unresolvedWords.every((word) => staysInside(word) || redirectWords.has(word))
       const partAllowed = allowRule !== undefined || (partReadOnly && pathsInside)
       const fsCommand = argv[0] !== undefined && acceptEditsCommands.has(argv[0]) && simple.onlyWritesPaths &&
         simple.pathsKnown && !simple.unresolvedPaths && insideAll(ownTouched, true)
@@ -427,6 +491,8 @@ export const assessBash = (
       if (!partAllowed && !(fsCommand && !hasDynamicParts)) allowedWithEdits = false
     }
 
+    // Only the blanket rule allows a write to a target that cannot be resolved.
+    let onlyBlanket = hasDynamicParts
     for (const part of parts) {
       for (const redirect of part.redirects) {
         const paths = resolveArgument(redirect.target, resolution, env)
@@ -441,6 +507,7 @@ export const assessBash = (
         }
         allowed = false
         if (!inside) allowedWithEdits = false
+        if (paths === undefined) onlyBlanket = true
         if (paths !== undefined && paths.length === 1) {
           suggestions.push(`Edit(/${PathPatterns.escapePathPattern(paths[0]!)})`)
         }
@@ -459,7 +526,7 @@ export const assessBash = (
       allowedWithEdits: allowed || allowedWithEdits,
       reason: reason ?? `\`${CommandPatterns.normalizeSpaces(command)}\` needs approval`,
       // A fail-closed ask has no rule that could allow the call; a dynamic line only the blanket rule.
-      suggestions: unresolvable ? [] : hasDynamicParts ? ["Bash"] : Array.from(new Set(suggestions))
+      suggestions: unresolvable ? [] : onlyBlanket ? ["Bash"] : Array.from(new Set(suggestions))
     }
   })
 

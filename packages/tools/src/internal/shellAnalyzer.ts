@@ -36,6 +36,7 @@ interface CommandRecord {
   readonly writePaths: ReadonlyArray<ShellAnalysis.PathUse>
   readonly pathsKnown: boolean
   readonly unresolvedPaths: boolean
+  readonly unresolvedWords: ReadonlyArray<string>
   readonly onlyWritesPaths: boolean
 }
 
@@ -48,6 +49,8 @@ interface RedirectRecord {
   readonly write?: ShellAnalysis.PathUse
   /** Its target is static. */
   readonly known: boolean
+  /** The target as written, when it is not static. */
+  readonly unresolved?: string
 }
 
 /** A command record for something that is not a program invocation the table knows. */
@@ -67,8 +70,12 @@ const opaque = (
   ...redirectPaths(redirects),
   pathsKnown: pathsKnown && redirects.every((record) => record.known),
   unresolvedPaths: !redirects.every((record) => record.known),
+  unresolvedWords: unresolvedTargets(redirects),
   onlyWritesPaths: false
 })
+
+const unresolvedTargets = (redirects: ReadonlyArray<RedirectRecord>): ReadonlyArray<string> =>
+  redirects.flatMap((record) => (record.unresolved === undefined ? [] : [record.unresolved]))
 
 const redirectPaths = (redirects: ReadonlyArray<RedirectRecord>) => ({
   readPaths: redirects.flatMap((record) => (record.read === undefined ? [] : [record.read])),
@@ -367,6 +374,7 @@ class Walker {
       pathsKnown: structural && invocation !== undefined && invocation.pathsKnown &&
         redirects.every((record) => record.known),
       unresolvedPaths: (invocation?.unresolvedPaths ?? false) || !redirects.every((record) => record.known),
+      unresolvedWords: [...(invocation?.unresolvedWords ?? []), ...unresolvedTargets(redirects)],
       onlyWritesPaths: structural && assignments.length === 0 && invocation !== undefined && invocation.onlyWritesPaths
     })
     if (name !== undefined && !name.dynamic && EVALUATING_BUILTINS.has(name.value)) {
@@ -470,12 +478,23 @@ class Walker {
       return { record: { redirect: undefined, safe: true, known: true }, extra }
     }
     if (operator.startsWith("<") && operator !== "<>") {
-      return { record: { redirect: undefined, safe: true, known: !word.dynamic, ...(word.dynamic ? {} : { read: use }) }, extra }
+      return {
+        record: {
+          redirect: undefined,
+          safe: true,
+          known: !word.dynamic,
+          ...(word.dynamic ? { unresolved: word.value } : { read: use })
+        },
+        extra
+      }
     }
     const redirect: ShellAnalysis.Redirect = { operator: `${descriptor}${operator}`, target: word.value }
     const harmless = !word.dynamic && HARMLESS_TARGETS.has(word.value)
     const paths = word.dynamic || harmless ? {} : operator === "<>" ? { read: use, write: use } : { write: use }
-    return { record: { redirect, safe: harmless, known: !word.dynamic, ...paths }, extra }
+    return {
+      record: { redirect, safe: harmless, known: !word.dynamic, ...paths, ...(word.dynamic ? { unresolved: word.value } : {}) },
+      extra
+    }
   }
 
   /**
@@ -704,6 +723,7 @@ export const analyze = (tree: Tree, source: string): ShellAnalysis.Analysis | un
       writePaths: command.writePaths,
       pathsKnown: command.pathsKnown,
       unresolvedPaths: command.unresolvedPaths,
+      unresolvedWords: command.unresolvedWords,
       readOnly: command.readOnly,
       onlyWritesPaths: command.onlyWritesPaths
     })),

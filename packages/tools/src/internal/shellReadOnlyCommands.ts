@@ -59,6 +59,8 @@ export interface Invocation {
   readonly pathsKnown: boolean
   /** A path argument could not be resolved (a glob, an expansion, a list of names); not set for unknown programs. */
   readonly unresolvedPaths: boolean
+  /** Those path words as written; a list of names is `<names in FILE>`. */
+  readonly unresolvedWords: ReadonlyArray<string>
   /** Its only effect is writing `writes` (no program run, no other file): `mkdir`, `rm`, `sed -i` with a plain script… */
   readonly onlyWritesPaths: boolean
 }
@@ -69,6 +71,7 @@ const UNKNOWN: Invocation = {
   writes: [],
   pathsKnown: false,
   unresolvedPaths: false,
+  unresolvedWords: [],
   onlyWritesPaths: false
 }
 const NO_PATHS: Invocation = {
@@ -77,6 +80,7 @@ const NO_PATHS: Invocation = {
   writes: [],
   pathsKnown: true,
   unresolvedPaths: false,
+  unresolvedWords: [],
   onlyWritesPaths: false
 }
 const notReadOnly = (invocation: Invocation): Invocation => ({ ...invocation, readOnly: false })
@@ -94,7 +98,14 @@ const withGrammar = (g: Options.Grammar, describe: (args: ReadonlyArray<Word>) =
 class Paths {
   readonly reads: Array<PathUse> = []
   readonly writes: Array<PathUse> = []
+  readonly unresolved: Array<string> = []
   known = true
+
+  /** Some file this reads lists more names to read. */
+  names(word: Word | undefined): void {
+    this.known = false
+    this.unresolved.push(`<names in ${word?.value ?? "standard input"}>`)
+  }
 
   read(word: Word | undefined, subtree: boolean, content: boolean): void {
     this.add(this.reads, word, subtree, content)
@@ -108,6 +119,7 @@ class Paths {
     if (word === undefined) return
     if (word.dynamic) {
       this.known = false
+      this.unresolved.push(word.value)
       return
     }
     // `-` is standard input or output.
@@ -122,6 +134,7 @@ class Paths {
       writes: this.writes,
       pathsKnown: this.known,
       unresolvedPaths: !this.known,
+      unresolvedWords: this.unresolved,
       onlyWritesPaths
     }
   }
@@ -133,7 +146,7 @@ const optionPaths = (parsed: Options.ParsedArguments, paths: Paths): void => {
     if (option.kind === "read" || option.kind === "scriptFile") paths.read(option.value, false, true)
     else if (option.kind === "names") {
       paths.read(option.value, false, true)
-      paths.known = false
+      paths.names(option.value)
     }
   }
 }
@@ -310,7 +323,7 @@ const find: Describe = (args) => {
     const value = args[i]!.value
     if (value === "-files0-from") {
       paths.read(args[i + 1], false, true)
-      paths.known = false
+      paths.names(args[i + 1])
     }
   }
   return paths.done(true)
@@ -452,7 +465,8 @@ const mergePaths = (invocation: Invocation, paths: Paths): Invocation => ({
   ...invocation,
   reads: [...paths.reads, ...invocation.reads],
   pathsKnown: invocation.pathsKnown && paths.known,
-  unresolvedPaths: invocation.unresolvedPaths || !paths.known
+  unresolvedPaths: invocation.unresolvedPaths || !paths.known,
+  unresolvedWords: [...paths.unresolved, ...invocation.unresolvedWords]
 })
 
 const ARITHMETIC_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"])
@@ -511,7 +525,7 @@ const checksum = (extra = ""): Describe => (args) => {
   // `-c` reads the files a checksum list names.
   const parsed = Options.parse(Options.grammar(`b c t w z ${extra}`, "check length: algorithm:"), args)
   return parsed.ok && Options.has(parsed, "c", "check")
-    ? { ...described, pathsKnown: false, unresolvedPaths: true }
+    ? { ...described, pathsKnown: false, unresolvedPaths: true, unresolvedWords: ["<names in the checksum lists>"] }
     : described
 }
 const base64 = fileReader("d i w:", "decode ignore-garbage wrap:", { maxFiles: 1 })
@@ -724,7 +738,7 @@ const sed: Describe = withGrammar(SED, (args) => {
   optionPaths(parsed, paths)
   if (Options.has(parsed, "i", "in-place")) {
     for (const operand of operands) paths.write(operand, false)
-    if (operands.length === 0) paths.known = false
+    if (operands.length === 0) paths.names(undefined)
     return paths.done(false, plain)
   }
   for (const operand of operands) paths.read(operand, false, true)
@@ -1231,6 +1245,7 @@ const xargs: Describe = withGrammar(XARGS, (args) => {
     writes: described.writes,
     pathsKnown: false,
     unresolvedPaths: true,
+    unresolvedWords: [...paths.unresolved, ...described.unresolvedWords.filter((word) => word !== ""), "<names xargs reads>"],
     onlyWritesPaths: false
   }
 })
