@@ -28,6 +28,7 @@ import * as McpServers from "@switchyard/tools/McpServers"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as readline from "node:readline/promises"
 import * as CliError from "./CliError.js"
 import * as Output from "./Output.js"
 
@@ -43,6 +44,8 @@ export interface CommonOptions {
   readonly permissionMode: PermissionContext.PermissionMode | undefined
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
+  /** `--add-dir`: more directories the tools may work in. */
+  readonly additionalDirectories?: ReadonlyArray<string> | undefined
   readonly verbose: boolean
   /** `--mcp-config` values (files or inline JSON). */
   readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
@@ -116,7 +119,11 @@ export const prepare = (
         return yield* Effect.fail(CliError.badInput(`Settings file not found: ${file}`))
       }
     }
-    const settings = yield* Settings.load({ cwd, extraFiles })
+    const load = Settings.load({ cwd, extraFiles })
+    // A project file's bypassPermissions is confirmed by the user in a terminal; without one it is ignored.
+    const settings = yield* (process.stdin.isTTY === true && process.stderr.isTTY === true
+      ? Effect.provideService(load, Settings.ModeConfirmation, terminalModeConfirmation)
+      : load)
     const cliRules: Array<PermissionContext.PermissionRule> = []
     for (const [values, behavior, flag] of [
       [options.allowedTools, "allow", "--allowed-tools"],
@@ -132,10 +139,20 @@ export const prepare = (
         cliRules.push(rule)
       }
     }
+    const addedDirectories: Array<string> = []
+    for (const dir of options.additionalDirectories ?? []) {
+      const resolved = path.resolve(cwd, dir)
+      const stat = yield* Effect.either(fs.stat(resolved))
+      if (stat._tag === "Left" || stat.right.type !== "Directory") {
+        return yield* Effect.fail(CliError.badInput(`--add-dir ${dir}: not a directory`))
+      }
+      addedDirectories.push(resolved)
+    }
     const permissions: PermissionContext.PermissionContext = {
       ...settings.permissions,
       mode: options.permissionMode ?? settings.permissions.mode,
-      rules: [...settings.permissions.rules, ...cliRules]
+      rules: [...settings.permissions.rules, ...cliRules],
+      additionalDirectories: [...new Set([...settings.permissions.additionalDirectories, ...addedDirectories])]
     }
     const mcpFiles = options.mcpConfigFiles ?? []
     for (const file of mcpFiles) {
@@ -153,6 +170,23 @@ export const prepare = (
       mcp
     }
   })
+
+/** Asks on the terminal whether a project's settings may switch the permission prompts off. */
+const terminalModeConfirmation: Settings.ModeConfirmation["Type"] = {
+  confirm: (request) =>
+    Effect.promise(async () => {
+      const prompt = readline.createInterface({ input: process.stdin, output: process.stderr })
+      try {
+        const answer = await prompt.question(
+          `${request.file} sets defaultMode "${request.mode}": every tool call in ${request.projectDir} would run ` +
+            `without asking (deny and ask rules still apply). Trust this file for this project? [y/N] `
+        )
+        return /^y(es)?$/i.test(answer.trim())
+      } finally {
+        prompt.close()
+      }
+    })
+}
 
 /**
  * A fresh tool-use context for the prepared directory and permissions.
@@ -243,3 +277,19 @@ export const noPrompt = (reason: string): Layer.Layer<PermissionChain.Permission
   Layer.succeed(PermissionChain.PermissionPrompt, {
     ask: () => Effect.succeed({ answer: "unavailable" as const, reason })
   })
+
+/**
+ * What settings a command runs with, one line each: the files loaded (lowest
+ * precedence first), the mode and the extra directories. For `--verbose` and
+ * `/permissions`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const settingsSummary = (prepared: Prepared): ReadonlyArray<string> => [
+  ...(prepared.settings.files.length === 0
+    ? ["settings: no settings file found"]
+    : prepared.settings.files.map((file) => `settings: loaded ${file.source.path} (${file.source.scope})`)),
+  `permission mode: ${prepared.permissions.mode}`,
+  ...prepared.permissions.additionalDirectories.map((dir) => `additional directory: ${dir}`)
+]
