@@ -68,7 +68,8 @@ await esbuild.build({
   platform: "node",
   target: "node20",
   // The tree-sitter runtime finds its own .wasm next to its module, so it is loaded from node_modules.
-  external: ["web-tree-sitter", "tree-sitter-bash"],
+  // The MCP SDK too: it loads only when servers are configured (a test traces that import).
+  external: ["web-tree-sitter", "tree-sitter-bash", "@modelcontextprotocol/client"],
   plugins: [emptyModules],
   chunkNames: "[name]-[hash]",
   // Bundled CommonJS dependencies call `require`; give the ESM chunks one.

@@ -119,15 +119,10 @@ export const toolName = (server: string, tool: string): string => `mcp__${saniti
  */
 export const sanitize = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "_")
 
-const millisConfig = (name: string) =>
+const integerConfig = (name: string) =>
   Config.integer(name).pipe(Config.option, Effect.orElseSucceed(() => Option.none<number>()), Effect.map(Option.getOrUndefined))
 
-/**
- * The MCP tool call's error when a limit is hit or the server fails.
- *
- * @since 0.1.0
- * @category errors
- */
+/** A call's error result when a limit is hit or the server fails. */
 const toolError = (message: string) => new Tool.ToolError({ message })
 
 interface Limits {
@@ -158,15 +153,15 @@ const make = (
   Effect.gen(function*() {
     const pool = yield* Tool.ToolPool
     const limits: Limits = {
-      connectTimeout: Duration.decode(options.connectTimeout ?? (yield* millisConfig("MCP_TIMEOUT")) ?? "30 seconds"),
+      connectTimeout: Duration.decode(options.connectTimeout ?? (yield* integerConfig("MCP_TIMEOUT")) ?? "30 seconds"),
       killGrace: Duration.decode(options.killGrace ?? "2 seconds"),
       toolTimeoutMs: options.toolTimeout !== undefined
         ? Duration.toMillis(options.toolTimeout)
-        : (yield* millisConfig("MCP_TOOL_TIMEOUT")) ?? DEFAULT_TOOL_TIMEOUT_MS,
+        : (yield* integerConfig("MCP_TOOL_TIMEOUT")) ?? DEFAULT_TOOL_TIMEOUT_MS,
       idleTimeoutMs: options.idleTimeout !== undefined
         ? Duration.toMillis(options.idleTimeout)
-        : (yield* millisConfig("MCP_TOOL_IDLE_TIMEOUT")) ?? 300_000,
-      maxResultChars: (options.maxOutputTokens ?? (yield* millisConfig("MAX_MCP_OUTPUT_TOKENS")) ??
+        : (yield* integerConfig("MCP_TOOL_IDLE_TIMEOUT")) ?? 300_000,
+      maxResultChars: (options.maxOutputTokens ?? (yield* integerConfig("MAX_MCP_OUTPUT_TOKENS")) ??
         DEFAULT_MAX_OUTPUT_TOKENS) * 4
     }
     const runtime = yield* Effect.runtime<never>()
@@ -203,8 +198,8 @@ const makeServer = (
       name: config.name,
       source: config.source,
       transport: config.transport._tag,
-      state: connection !== undefined && error === undefined ? "connected" : "failed",
-      error,
+      state: connection !== undefined && !connection.isClosed() && error === undefined ? "connected" : "failed",
+      error: error ?? (connection?.isClosed() ? "the server closed the connection; the next call reconnects" : undefined),
       tools: [...registered.values()].filter((tool) => tool.isEnabled()).map((tool) => tool.name),
       pid: connection?.pid
     })
@@ -232,7 +227,6 @@ const makeServer = (
       const conn = yield* McpClient.connect(config, {
         connectTimeout: limits.connectTimeout,
         killGrace: limits.killGrace,
-        onClose: () => {},
         onToolsChanged: () => {
           const current = connection
           if (current !== undefined) Runtime.runFork(runtime)(Effect.ignore(refreshTools(current)))

@@ -57,15 +57,14 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 
 /**
  * Connect to one server within `connectTimeout`. On failure or timeout its
- * process is already ended. `onClose` runs once when the transport closes
- * while the connection is live; `onToolsChanged` on `notifications/tools/list_changed`.
+ * process is already ended. `onToolsChanged` runs on
+ * `notifications/tools/list_changed`.
  */
 export const connect = (
   config: McpConfig.ServerConfig,
   options: {
     readonly connectTimeout: Duration.Duration
     readonly killGrace: Duration.Duration
-    readonly onClose: () => void
     readonly onToolsChanged: () => void
   }
 ): Effect.Effect<Connection, string, Scope.Scope> =>
@@ -74,7 +73,6 @@ export const connect = (
     const parent = yield* Effect.scope
     const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     let stderr = ""
-    let closing = false
     let closed = false
     let stdio: InstanceType<Modules["StdioClientTransport"]> | undefined
     const transport = config.transport._tag === "stdio"
@@ -97,13 +95,11 @@ export const connect = (
     })
     client.onclose = () => {
       closed = true
-      if (!closing) options.onClose()
     }
     // Ignore transport errors here: a dead connection shows as a closed one.
     client.onerror = () => {}
     let pid: number | undefined
     const close = Effect.suspend(() => {
-      closing = true
       const target = stdio?.pid ?? pid
       return (target === undefined || target === null
         ? Effect.void
@@ -129,7 +125,6 @@ export const connect = (
     )
     pid = stdio?.pid ?? undefined
     if (Exit.isFailure(connected)) {
-      closing = true
       yield* Scope.close(scope, Exit.void)
       const reason = Cause.failureOption(connected.cause)
       const message = reason._tag === "Some" ? reason.value : Cause.pretty(connected.cause)

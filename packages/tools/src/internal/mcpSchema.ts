@@ -116,27 +116,20 @@ const objectSchema = (node: Json, depth: number, go: (node: unknown, depth: numb
   const properties = isObject(node["properties"]) ? node["properties"] : {}
   const required = new Set(Array.isArray(node["required"]) ? node["required"].filter((k) => typeof k === "string") : [])
   const fields: Record<string, Schema.Schema.All | Schema.PropertySignature.All> = {}
+  const declared: Array<AnySchema> = []
   for (const [key, child] of Object.entries(properties)) {
     const schema = go(child, depth + 1)
+    declared.push(schema)
     fields[key] = required.has(key) ? schema : Schema.optional(schema)
   }
   const additional = node["additionalProperties"]
   // JSON Schema allows unknown keys unless `additionalProperties: false`.
   if (additional === false) return Schema.Struct(fields) as unknown as AnySchema
-  const open = Schema.Struct(fields, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-  if (!isObject(additional)) return open as unknown as AnySchema
-  // A typed `additionalProperties` applies to the undeclared keys only (an index
-  // signature would judge the declared ones too).
+  if (!isObject(additional)) {
+    return Schema.Struct(fields, Schema.Record({ key: Schema.String, value: Schema.Unknown })) as unknown as AnySchema
+  }
+  // A typed `additionalProperties` is meant for the undeclared keys, but an index
+  // signature judges every key: let a declared key pass it with its own schema.
   const rest = go(additional, depth + 1)
-  const isRest = Schema.is(rest)
-  return open.pipe(
-    Schema.filter((value) => {
-      const issues: Array<Schema.FilterIssue> = []
-      for (const [key, child] of Object.entries(value)) {
-        if (key in fields || isRest(child)) continue
-        issues.push({ path: [key], message: `Expected ${String(rest)}, actual ${JSON.stringify(child)}` })
-      }
-      return issues
-    })
-  ) as unknown as AnySchema
+  return Schema.Struct(fields, Schema.Record({ key: Schema.String, value: union([rest, ...declared]) })) as unknown as AnySchema
 }
