@@ -16,13 +16,18 @@ import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fmt, record, timeEffect, timePromise } from "./harness.js"
+import { compare, fmt, promised, ratio, record, recordStats, timeEffect, timePromise } from "./harness.js"
 
 const SUITE = "tools"
 const root = path.join(import.meta.dirname, "..")
 const tree = path.join(root, "node_modules")
 
-const runOne = (tool: typeof Grep.Grep | typeof Glob.Glob | typeof Read.Read, input: unknown, engine?: Grep.Engine) =>
+const runOne = (
+  tool: typeof Grep.Grep | typeof Glob.Glob | typeof Read.Read,
+  input: unknown,
+  engine?: Grep.Engine,
+  globEngine: Glob.Engine = "auto"
+) =>
   Effect.gen(function*() {
     const context = yield* Ref.make(ToolUseContext.make({ cwd: root, sessionId: "bench" }))
     const env: Execution.Environment = { tools: [tool as never], pool: [tool as never], context }
@@ -33,7 +38,8 @@ const runOne = (tool: typeof Grep.Grep | typeof Glob.Glob | typeof Read.Read, in
     return result
   }).pipe(
     Effect.provide(Layer.mergeAll(NodeContext.layer, Results.layerMemory)),
-    engine === undefined ? (e) => e : Effect.provideService(Grep.GrepEngine, engine)
+    engine === undefined ? (e) => e : Effect.provideService(Grep.GrepEngine, engine),
+    Effect.provideService(Glob.GlobEngine, globEngine)
   )
 
 export const run = async () => {
@@ -55,13 +61,18 @@ export const run = async () => {
       record(SUITE, `${q.label}: Grep built-in engine (ms)`, fmt(builtin, 1), "rg not installed")
     }
   }
-  const globMs = await timeEffect(runOne(Glob.Glob, { pattern: "**/*.d.ts", path: tree }), { samples: 3, warmup: 1 })
   if (hasRg) {
-    const rgFiles = await timePromise(async () => void spawnSync("rg", ["--files", "--no-ignore", "-g", "*.d.ts", tree], { maxBuffer: 1 << 28 }), { samples: 3, warmup: 1 })
-    record(SUITE, "Glob '**/*.d.ts' in node_modules: rg --files (ms)", fmt(rgFiles, 1))
-    record(SUITE, "Glob '**/*.d.ts' in node_modules: Glob tool (ms)", fmt(globMs, 1), `${fmt(globMs / rgFiles, 1)}× rg --files (Glob also stats every match to sort by mtime)`)
+    const g = await compare({
+      rgFiles: async () => void spawnSync("rg", ["--files", "--no-ignore", "-g", "*.d.ts", tree], { maxBuffer: 1 << 28 }),
+      viaRipgrep: promised(runOne(Glob.Glob, { pattern: "**/*.d.ts", path: tree }, undefined, "auto")),
+      walk: promised(runOne(Glob.Glob, { pattern: "**/*.d.ts", path: tree }, undefined, "walk"))
+    }, { rounds: 7, warmup: 1 })
+    recordStats(SUITE, "Glob '**/*.d.ts' in node_modules: rg --files -g '*.d.ts'", g.rgFiles, "ms")
+    recordStats(SUITE, "Glob '**/*.d.ts' in node_modules: Glob tool, rg engine", g.viaRipgrep, "ms", `${ratio(g.viaRipgrep, g.rgFiles)} rg --files (goal ≤ 1.5×; includes a stat of every match for the mtime sort)`)
+    recordStats(SUITE, "Glob '**/*.d.ts' in node_modules: Glob tool, FileSystem walk", g.walk, "ms", `${ratio(g.walk, g.rgFiles, 1)} rg --files (the engine for overlays and machines without rg)`)
   } else {
-    record(SUITE, "Glob '**/*.d.ts' in node_modules: Glob tool (ms)", fmt(globMs, 1), "rg not installed")
+    const walkMs = await timeEffect(runOne(Glob.Glob, { pattern: "**/*.d.ts", path: tree }), { samples: 3, warmup: 1 })
+    record(SUITE, "Glob '**/*.d.ts' in node_modules: Glob tool (ms)", fmt(walkMs, 1), "rg not installed")
   }
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-bench-"))

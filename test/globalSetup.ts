@@ -1,7 +1,7 @@
 /**
  * The CLI tests run the built `switchyard` binary as a child process: make
- * sure `dist/` matches the sources (an incremental `tsc -b`, quick when
- * nothing changed).
+ * sure `dist/` and the CLI bundle match the sources (an incremental `tsc -b`
+ * and a bundle rebuilt only when a source changed, quick when nothing did).
  */
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
@@ -12,4 +12,5 @@ export default function setup() {
     cwd: root,
     stdio: "inherit"
   })
+  execFileSync(process.execPath, [path.join(root, "packages/cli/build.mjs")], { cwd: root, stdio: "inherit" })
 }

@@ -101,7 +101,14 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     name: "dangerously-skip-permissions",
     description: "Approve every call without asking (the bypassPermissions mode); deny rules still apply"
   },
-  { name: "verbose", description: "More detail: the settings files loaded, whole tool results, error details" }
+  { name: "verbose", description: "More detail: the settings files loaded, whole tool results, error details" },
+  {
+    name: "mcp-config",
+    value: "FILE",
+    repeatable: true,
+    description: "MCP servers to connect, in Claude Code's .mcp.json format (a file or inline JSON)"
+  },
+  { name: "strict-mcp-config", description: "Use only the --mcp-config servers, not the working directory's .mcp.json" }
 ]
 
 const outputFormat = (what: string): OptionSpec => ({
@@ -216,6 +223,19 @@ export const commands: ReadonlyArray<CommandSpec> = [
       maxTurns,
       ...engineOptions
     ]
+  },
+  {
+    path: ["mcp"],
+    summary: "MCP servers: list them with their state and tool count",
+    args: [],
+    options: [],
+    group: true
+  },
+  {
+    path: ["mcp", "list"],
+    summary: "List the configured MCP servers: connected or failed (and why), with their tool count",
+    args: [],
+    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
   },
   {
     path: ["demo"],

@@ -307,7 +307,11 @@ export class TerminalUi {
           : []),
         { label: "No, and tell the model what to do instead (esc)", value: "no" }
       ]
-      const title = `${paint("yellow", "?")} ${paint("bold", label)} ${paint("gray", `— ${question.message}`)}`
+      // An MCP server's destructiveHint (or a tool's own isDestructive) is shown with the question.
+      const destructive = question.tool.isDestructive(question.input, question.context) === true
+        ? ` ${paint("red", "[destructive]")}`
+        : ""
+      const title = `${paint("yellow", "?")} ${paint("bold", label)}${destructive} ${paint("gray", `— ${question.message}`)}`
       const picked = await this.select(title, choices)
       let answer: PermissionChain.PromptAnswer
       if (picked === "yes") answer = { answer: "yes" }

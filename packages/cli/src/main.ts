@@ -62,7 +62,11 @@ const engineOptions = (path: ReadonlyArray<string>) => ({
   dangerouslySkipPermissions: Options.boolean("dangerously-skip-permissions").pipe(
     Options.withDescription(describeOption(path, "dangerously-skip-permissions"))
   ),
-  verbose: Options.boolean("verbose").pipe(Options.withDescription(describeOption(path, "verbose")))
+  verbose: Options.boolean("verbose").pipe(Options.withDescription(describeOption(path, "verbose"))),
+  mcpConfig: Options.text("mcp-config").pipe(Options.withDescription(describeOption(path, "mcp-config")), Options.repeated),
+  strictMcpConfig: Options.boolean("strict-mcp-config").pipe(
+    Options.withDescription(describeOption(path, "strict-mcp-config"))
+  )
 })
 const permissionModes = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"] as const
 
@@ -83,6 +87,8 @@ const toCommon = (args: {
   readonly addDir: ReadonlyArray<string>
   readonly dangerouslySkipPermissions: boolean
   readonly verbose: boolean
+  readonly mcpConfig: ReadonlyArray<string>
+  readonly strictMcpConfig: boolean
 }): Runtime.CommonOptions => ({
   cwd: args.cwd,
   settingsFiles: args.settings,
@@ -90,7 +96,9 @@ const toCommon = (args: {
   allowedTools: args.allowedTools,
   disallowedTools: args.disallowedTools,
   additionalDirectories: args.addDir,
-  verbose: args.verbose
+  verbose: args.verbose,
+  mcpConfigFiles: args.mcpConfig,
+  strictMcpConfig: args.strictMcpConfig
 })
 
 const text = (path: ReadonlyArray<string>, name: string) =>
@@ -215,9 +223,20 @@ const demo = Command.make(
       Demo.run({ keep: args.keep, outputFormat: args.outputFormat }))
 ).pipe(Command.withDescription(findCommand(["demo"])!.summary))
 
+const mcp = Command.make("mcp").pipe(
+  Command.withDescription(findCommand(["mcp"])!.summary),
+  Command.withSubcommands([
+    Command.make("list", { ...engineOptions(["mcp", "list"]), json: flag(["mcp", "list"], "json") }, (args) =>
+      Effect.flatMap(Effect.promise(() => import("./McpCommand.js")), (Mcp) =>
+        Mcp.list({ ...toCommon(args), json: args.json }))).pipe(
+        Command.withDescription(findCommand(["mcp", "list"])!.summary)
+      )
+  ])
+)
+
 const switchyard = Command.make("switchyard").pipe(
   Command.withDescription("Switchyard — an Effect-based tool-dispatch runtime for LLM agents"),
-  Command.withSubcommands([run, dispatch, tools, replay, demo])
+  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp])
 )
 
 const cli = Command.run(switchyard, { name: "switchyard", version })

@@ -3,9 +3,11 @@
  * `Glob`).
  *
  * Matching is `tinyglobby`'s (picomatch globs: `**`, `{a,b}`, `[abc]`, …; a
- * directory walk that prunes what the pattern cannot reach). Its directory
- * reads go through the `FileSystem` service via `tinyglobby`'s `fs` option,
- * so no `node:fs` is touched. Like Claude Code's Glob, `.gitignore` is not
+ * directory walk that prunes what the pattern cannot reach). Two engines list
+ * the tree (see `GlobEngine`): `rg --files` when it is on PATH and the
+ * filesystem is the disk's (then only the matches are statted, for the sort),
+ * else a walk whose directory reads go through the `FileSystem` service via
+ * `tinyglobby`'s `fs` option, so no `node:fs` is touched. Like Claude Code's Glob, `.gitignore` is not
  * consulted; hidden files match only when the pattern names them (`.github/**`).
  *
  * @since 0.1.0
@@ -14,12 +16,14 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Tool from "@switchyard/core/Tool"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { glob, isDynamicPattern } from "tinyglobby"
-import * as FsAdapter from "./internal/fsAdapter.js"
 import * as Files from "./internal/files.js"
+import * as FsAdapter from "./internal/fsAdapter.js"
+import * as GlobRipgrep from "./internal/globRipgrep.js"
 
 /**
  * The most paths one Glob returns.
@@ -63,6 +67,34 @@ export interface GlobOutput {
   readonly numFiles: number
   readonly truncated: boolean
 }
+
+/**
+ * How Glob lists the tree: `ripgrep` (`rg --files`, then the same matcher),
+ * `walk` (through the `FileSystem` service), or `auto`: ripgrep when the
+ * program's filesystem is the real one and `rg` is on PATH, else the walk.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Engine = "auto" | "ripgrep" | "walk"
+
+/**
+ * Forces a Glob engine (tests, benchmarks, a filesystem overlay).
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class GlobEngine extends Context.Reference<GlobEngine>()("@switchyard/tools/Glob/GlobEngine", {
+  defaultValue: (): Engine => "auto"
+}) {}
+
+/**
+ * The one place that decides the engine. `rg` reads the disk directly, so it
+ * must not be used when the program's `FileSystem` is not the disk's (an
+ * overlay): add that check here.
+ */
+const chooseEngine: Effect.Effect<"ripgrep" | "walk"> = Effect.map(GlobEngine, (engine) =>
+  engine === "walk" ? "walk" : "ripgrep")
 
 /**
  * A search failed before it ran: its directory is missing or not a directory.
@@ -110,6 +142,36 @@ const splitAbsolutePattern = (pattern: string, directory: string): { cwd: string
   }
 }
 
+/** The walk engine: tinyglobby over the `FileSystem` service; it keeps every entry's mtime. */
+const walk = (
+  pattern: string,
+  search: { readonly cwd: string; readonly pattern: string },
+  directory: string
+): Effect.Effect<{ readonly matches: ReadonlyArray<string>; readonly mtimes: ReadonlyMap<string, number> }, GlobError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<FileSystem.FileSystem>()
+    const adapter = FsAdapter.make(runtime)
+    // Interrupting the call aborts the walk (the signal) and the filesystem calls still in flight (close).
+    const matches = yield* Effect.tryPromise({
+      try: (signal) =>
+        glob(search.pattern, {
+          cwd: search.cwd,
+          absolute: true,
+          onlyFiles: true,
+          expandDirectories: false,
+          fs: adapter.fs,
+          signal
+        }),
+      catch: (cause) =>
+        new GlobError({
+          parameter: "pattern",
+          path: directory,
+          message: `Invalid glob pattern "${pattern}": ${cause instanceof Error ? cause.message : String(cause)}`
+        })
+    }).pipe(Effect.ensuring(adapter.close))
+    return { matches, mtimes: adapter.mtimes }
+  })
+
 /**
  * The Glob tool.
  *
@@ -139,31 +201,21 @@ export const Glob = Tool.make("Glob", {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const directory = yield* resolveSearchDirectory(fs, path, ctx.context, input.path)
-      const runtime = yield* Effect.runtime<FileSystem.FileSystem>()
-      const adapter = FsAdapter.make(runtime)
       const search = splitAbsolutePattern(input.pattern, directory)
-      // Interrupting the call aborts the walk (the signal) and the filesystem calls still in flight (close).
-      const matches = yield* Effect.tryPromise({
-        try: (signal) =>
-          glob(search.pattern, {
-            cwd: search.cwd,
-            absolute: true,
-            onlyFiles: true,
-            expandDirectories: false,
-            fs: adapter.fs,
-            signal
-          }),
-        catch: (cause) =>
-          new GlobError({
-            parameter: "pattern",
-            path: directory,
-            message: `Invalid glob pattern "${input.pattern}": ${cause instanceof Error ? cause.message : String(cause)}`
-          })
-      }).pipe(Effect.ensuring(adapter.close))
+      const viaRipgrep = (yield* chooseEngine) === "ripgrep"
+        ? yield* Effect.option(GlobRipgrep.search(search.pattern, search.cwd))
+        : Option.none()
+      // Whatever rg could not answer (not installed, a link loop, a bad pattern) the walk answers.
+      const { matches: found, mtimes } = Option.isSome(viaRipgrep)
+        ? { matches: viaRipgrep.value, mtimes: new Map<string, number>() }
+        : yield* walk(input.pattern, search, directory)
+      // Paths a Read deny rule covers are left out, whichever engine found them.
+      const denied = yield* Files.readDeniedFilter("Glob", ctx.context)
+      const matches = yield* Files.withoutDenied(found, (file) => file, denied)
       const dated = yield* Effect.forEach(
         matches,
         (file) => {
-          const known = adapter.mtimes.get(file)
+          const known = mtimes.get(file)
           if (known !== undefined) return Effect.succeed({ file, mtime: known })
           return fs.stat(file).pipe(
             Effect.map((info) => ({ file, mtime: Files.mtimeMs(info) })),

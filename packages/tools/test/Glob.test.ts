@@ -122,7 +122,10 @@ describe("Glob", () => {
       const ctx = yield* makeContext(dir)
       const result = yield* dispatch(ctx, "Glob", { pattern: "*.ts" })
       expect(result.text).toBe(`${dir}/visible.ts`)
-    }).pipe(Effect.provide(toolsLayer(Glob.layer.pipe(Layer.provide(hiding("hidden-by-fs.ts")))))))
+    }).pipe(
+      Effect.provide(toolsLayer(Glob.layer.pipe(Layer.provide(hiding("hidden-by-fs.ts"))))),
+      Effect.provideService(Glob.GlobEngine, "walk")
+    ))
 
   it.scopedLive("interrupting a Glob stops its filesystem calls: nothing is left running", () =>
     Effect.gen(function*() {
@@ -133,6 +136,7 @@ describe("Glob", () => {
       const ctx = yield* makeContext(dir)
       const call = yield* dispatch(ctx, "Glob", { pattern: "**/*" }).pipe(
         Effect.provide(toolsLayer(Glob.layer.pipe(Layer.provide(hangingFileSystem(signals))))),
+        Effect.provideService(Glob.GlobEngine, "walk"),
         Effect.fork
       )
       yield* Deferred.await(signals.started).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "not started" }))

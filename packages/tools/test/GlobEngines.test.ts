@@ -1,0 +1,121 @@
+/**
+ * Glob's two engines (issue 14): the `rg --files` listing and the walk
+ * through the `FileSystem` service answer alike, on generated trees (hidden
+ * files, links to files and directories) and generated patterns.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import { describe, expect, it } from "@effect/vitest"
+import * as Glob from "@switchyard/tools/Glob"
+import * as GlobRipgrep from "@switchyard/tools/internal/globRipgrep"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FastCheck from "effect/FastCheck"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { dispatch, makeContext, tempDir, toolsLayer } from "./fixtures/toolHarness.js"
+
+const hasRg = spawnSync("rg", ["--version"]).status === 0
+
+const names = ["a", "b", "src", ".h", "x.ts", "a.ts", ".e.ts", "y.md", "ab.d.ts", "c d.ts"]
+const segment = FastCheck.constantFrom(...names)
+const tree = FastCheck.record({
+  files: FastCheck.uniqueArray(FastCheck.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join("/")), {
+    minLength: 1,
+    maxLength: 25
+  }),
+  links: FastCheck.array(FastCheck.tuple(FastCheck.nat(30), FastCheck.constantFrom("ln1", "ln2", "src/ln3")), { maxLength: 2 })
+})
+const patternPart = FastCheck.constantFrom(
+  "**", "*", "*.ts", "a*", "?.ts", "{a,src}", "*.{ts,md}", "[ab]*", ".h", ".*", "+(a|b)", "x.ts", "*.d.ts", "src", "ln1", "c d.ts"
+)
+const pattern = FastCheck.array(patternPart, { minLength: 1, maxLength: 3 }).map((parts) => parts.join("/"))
+
+/** Files at the generated paths (a path that is a prefix of another becomes a directory), and links to some of them. */
+const build = (dir: string, spec: { files: ReadonlyArray<string>; links: ReadonlyArray<readonly [number, string]> }) => {
+  const directories = new Set(spec.files.flatMap((file) => file.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/"))))
+  const made: Array<string> = []
+  for (const file of spec.files) {
+    if (directories.has(file)) continue
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+    fs.writeFileSync(path.join(dir, file), file)
+    made.push(file)
+  }
+  const targets = [...made, ...directories]
+  for (const [index, name] of spec.links) {
+    const target = targets[index % targets.length]!
+    const at = path.join(dir, name)
+    if (fs.existsSync(at) || at.startsWith(path.join(dir, target) + "/")) continue
+    fs.mkdirSync(path.dirname(at), { recursive: true })
+    fs.symlinkSync(path.join(dir, target), at)
+  }
+}
+
+const globWith = (engine: Glob.Engine, dir: string, input: { pattern: string; path?: string }) =>
+  Effect.gen(function*() {
+    const ctx = yield* makeContext(dir)
+    return yield* dispatch(ctx, "Glob", input)
+  }).pipe(Effect.provideService(Glob.GlobEngine, engine))
+
+describe.runIf(hasRg)("Glob engines", () => {
+  it.scoped.prop(
+    "rg --files and the FileSystem walk give the same answer",
+    [tree, pattern],
+    ([spec, glob]) =>
+      Effect.gen(function*() {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-globs-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+        build(dir, spec)
+        const viaRipgrep = yield* Effect.exit(GlobRipgrep.search(glob, dir))
+        expect(Exit.isSuccess(viaRipgrep), `rg engine answered ${glob}`).toBe(true)
+        const walked = yield* globWith("walk", dir, { pattern: glob })
+        const listed = yield* globWith("ripgrep", dir, { pattern: glob })
+        expect(listed).toEqual(walked)
+        const found = walked.text === "No files found" ? [] : walked.text.split("\n")
+        if (Exit.isSuccess(viaRipgrep)) expect([...viaRipgrep.value].sort()).toEqual([...found].sort())
+      }).pipe(Effect.provide(toolsLayer(Glob.layer))),
+    { fastCheck: { numRuns: 60 } }
+  )
+
+  it.scoped("a link loop: rg declines and the walk answers", () =>
+    Effect.gen(function*() {
+      const fsService = yield* FileSystem.FileSystem
+      const dir = yield* tempDir
+      yield* fsService.makeDirectory(`${dir}/a`, { recursive: true })
+      yield* fsService.writeFileString(`${dir}/a/one.txt`, "1")
+      yield* fsService.symlink(dir, `${dir}/a/loop`)
+      const declined = yield* Effect.flip(GlobRipgrep.search("**/*.txt", dir))
+      expect(declined).toEqual({ _tag: "Unsupported", reason: "link loop" })
+      const auto = yield* globWith("auto", dir, { pattern: "**/*.txt" })
+      expect(auto).toEqual(yield* globWith("walk", dir, { pattern: "**/*.txt" }))
+      expect(auto.text).toContain(`${dir}/a/one.txt`)
+    }).pipe(Effect.provide(toolsLayer(Glob.layer))))
+
+  it.scoped("absolute patterns, a path argument and bad patterns answer alike", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      build(dir, { files: ["src/a.ts", "src/deep/b.ts", "lib/c.ts", ".h/d.ts"], links: [] })
+      for (const input of [
+        { pattern: `${dir}/src/**/*.ts` },
+        { pattern: "*.ts", path: "lib" },
+        { pattern: "../*/src/*.ts", path: "lib" },
+        { pattern: "**/*.ts" },
+        { pattern: ".h/*" },
+        { pattern: "src/{a" }
+      ]) {
+        expect(yield* globWith("ripgrep", dir, input), JSON.stringify(input)).toEqual(yield* globWith("walk", dir, input))
+      }
+      expect((yield* globWith("auto", dir, { pattern: "**/*.ts" })).text.split("\n").sort()).toEqual(
+        [`${dir}/lib/c.ts`, `${dir}/src/a.ts`, `${dir}/src/deep/b.ts`].sort()
+      )
+    }).pipe(Effect.provide(toolsLayer(Glob.layer))))
+
+  it("lists with rg's flags that match the walk: no ignore files, hidden files, links followed", () => {
+    expect(GlobRipgrep.args("**/*.ts")).toEqual([
+      "--no-config", "--files", "--no-ignore", "--hidden", "--follow", "--null", "--glob", "**/*.ts", "--", "."
+    ])
+    expect(GlobRipgrep.args("+(a|b).ts")).not.toContain("--glob")
+    expect(GlobRipgrep.supports("../x/*.ts")).toBe(false)
+  })
+})
