@@ -24,8 +24,11 @@ const full = async (args: ReadonlyArray<string>, tty = false) => {
 }
 const fullOut = async (args: ReadonlyArray<string>, tty = false) => (await full(args, tty)).stdout
 
-const commandPaths = (rootHelp: string) =>
-  [...rootHelp.slice(rootHelp.indexOf("COMMANDS")).matchAll(/^\s+- ((?:[a-z][a-z0-9-]*)(?: [a-z][a-z0-9-]*)*)/gm)].map((m) => m[1]!)
+const commandPaths = (rootHelp: string) => {
+  const start = rootHelp.indexOf("Commands:")
+  const section = rootHelp.slice(start, rootHelp.indexOf("\n\n", start))
+  return [...section.matchAll(/^ {2}((?:[a-z][a-z0-9-]*)(?: [a-z][a-z0-9-]*)*)/gm)].map((m) => m[1]!)
+}
 
 describe("the CLI front", () => {
   it("has a page for --version, --help and every command's --help that the full parser lists", async () => {
@@ -46,11 +49,10 @@ describe("the CLI front", () => {
         expect(short.stdout, `${key} as -h`).toBe(await fullOut([...args.slice(0, -1), "-h"]))
       }
     }
-  })
+  }, 180_000)
 
-  it("stores the pages as a terminal sees them (with colour) and strips it when piped", async () => {
+  it("stores the pages as a terminal sees them and strips colour when piped", async () => {
     const stored = pages()["--help"]!
-    expect(stored).toContain("\x1b[")
     expect(stored).toBe(await fullOut(["--help"], true))
     expect((await runCli(["--help"])).stdout).not.toContain("\x1b[")
   })

@@ -33,7 +33,7 @@ const makeUi = () => {
 }
 
 const question = (suggestions: ReadonlyArray<string>): PermissionChain.Question => ({
-  tool: { name: "Bash" } as PermissionChain.Question["tool"],
+  tool: { name: "Bash", isDestructive: () => false } as unknown as PermissionChain.Question["tool"],
   toolUseId: "toolu_1",
   input: { command: "rm -rf build" },
   context: ToolUseContext.make({ cwd: "/tmp" }),

@@ -92,10 +92,12 @@ const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
 /** The command paths the root help lists (`run`, `tools list`, …). */
 export const commandPaths = (rootHelp) => {
   const plain = rootHelp.replace(ANSI, "")
-  const section = plain.slice(plain.indexOf("COMMANDS"))
+  // The root help's "Commands:" section (CommandLine.help): one "  path [options] ARGS  summary" line each.
+  const start = plain.indexOf("Commands:")
+  const section = plain.slice(start, plain.indexOf("\n\n", start))
   const paths = []
   for (const line of section.split("\n")) {
-    const match = /^\s+- (\S.*)$/.exec(line)
+    const match = /^ {2}([a-z]\S*(?: \S+)*)/.exec(line)
     if (match === null) continue
     const words = []
     for (const word of match[1].split(" ")) {

@@ -137,7 +137,9 @@ export const runPrompt = (
     const durationMs = (yield* Clock.currentTimeMillis) - t0
     const usage = Cost.fromEvents(events)
     const cost = Cost.costUsd(settings.model, usage)
-    if (cost === undefined && (format === "json" || format === "stream-json") && !warnedModels.has(settings.model)) {
+    // A replayed model has no price to know; only a real model's missing price is worth a warning.
+    const priced = settings.model !== "replay"
+    if (priced && cost === undefined && (format === "json" || format === "stream-json") && !warnedModels.has(settings.model)) {
       warnedModels.add(settings.model)
       yield* Output.warn(Cost.unknownPriceWarning(settings.model))
     }
