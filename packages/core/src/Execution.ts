@@ -166,15 +166,18 @@ const fieldsOf = (error: object): string => {
 const describeError = (error: unknown): string => {
   if (typeof error !== "object" || error === null) return String(error)
   const record = error as { readonly _tag?: unknown; readonly message?: unknown }
-  // Only a message the error was given counts: `Data.TaggedError` without one has "", and
-  // `Schema.TaggedError` without one derives a dump of its fields, neither naming what failed.
-  const message = Object.prototype.hasOwnProperty.call(error, "message") && typeof record.message === "string"
-    ? record.message
-    : ""
-  if (message !== "") return message
+  const message = typeof record.message === "string" ? record.message : ""
   const fields = fieldsOf(error)
-  if (typeof record._tag === "string") return fields === "" ? record._tag : `${record._tag} ${fields}`
-  if (typeof record.message === "string" && record.message !== "") return record.message
+  if (typeof record._tag === "string") {
+    // A message the error was given (a field or a getter) counts; `Data.TaggedError` without
+    // one has "", and `Schema.TaggedError` without one derives `{ …fields }`: neither names
+    // what failed, so the tag and fields do.
+    const derived = message === "" ||
+      (!Object.prototype.hasOwnProperty.call(error, "message") && /^\{[\s\S]*\}$/.test(message.trim()))
+    if (!derived) return message
+    return fields === "" ? record._tag : `${record._tag} ${fields}`
+  }
+  if (message !== "") return message
   if (fields !== "") return error instanceof Error && error.name !== "Error" ? `${error.name} ${fields}` : fields
   return error instanceof Error ? error.name : String(error)
 }
