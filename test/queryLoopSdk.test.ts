@@ -8,11 +8,14 @@
 import { DispatchEvent, Model, QueryLoop, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as AnthropicModel from "@switchyard/core/anthropic"
 import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Server from "./support/messagesServer.js"
 
 const sleeper = Tool.make("Sleep", {
@@ -97,9 +100,18 @@ describe("QueryLoop on the real Anthropic SDK", () => {
       const session = yield* QueryLoop.makeSession(ToolUseContext.make({ cwd: "/", sessionId: "sdk" })).pipe(
         Effect.provide(environment(server))
       )
-      const fiber = yield* QueryLoop.collect(session.run("go")).pipe(Effect.fork)
+      // Interrupt once the call has started (an event, not a guess at how long that takes).
+      const started = yield* Deferred.make<void>()
+      const fiber = yield* session.run("go").pipe(
+        Stream.tap((event) =>
+          event._tag === "Tool" && event.event._tag === "Started" ? Deferred.succeed(started, undefined) : Effect.void
+        ),
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray),
+        Effect.fork
+      )
       const request = yield* server.request(0)
-      yield* Effect.sleep("300 millis")
+      yield* Deferred.await(started)
       yield* session.interrupt("user_interrupt")
       const events = yield* Fiber.join(fiber)
       expect(yield* request.settled).toBe("aborted")

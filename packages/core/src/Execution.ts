@@ -166,15 +166,18 @@ const fieldsOf = (error: object): string => {
 const describeError = (error: unknown): string => {
   if (typeof error !== "object" || error === null) return String(error)
   const record = error as { readonly _tag?: unknown; readonly message?: unknown }
-  // Only a message the error was given counts: `Data.TaggedError` without one has "", and
-  // `Schema.TaggedError` without one derives a dump of its fields, neither naming what failed.
-  const message = Object.prototype.hasOwnProperty.call(error, "message") && typeof record.message === "string"
-    ? record.message
-    : ""
-  if (message !== "") return message
+  const message = typeof record.message === "string" ? record.message : ""
   const fields = fieldsOf(error)
-  if (typeof record._tag === "string") return fields === "" ? record._tag : `${record._tag} ${fields}`
-  if (typeof record.message === "string" && record.message !== "") return record.message
+  if (typeof record._tag === "string") {
+    // A message the error was given (a field or a getter) counts; `Data.TaggedError` without
+    // one has "", and `Schema.TaggedError` without one derives `{ …fields }`: neither names
+    // what failed, so the tag and fields do.
+    const derived = message === "" ||
+      (!Object.prototype.hasOwnProperty.call(error, "message") && /^\{[\s\S]*\}$/.test(message.trim()))
+    if (!derived) return message
+    return fields === "" ? record._tag : `${record._tag} ${fields}`
+  }
+  if (message !== "") return message
   if (fields !== "") return error instanceof Error && error.name !== "Error" ? `${error.name} ${fields}` : fields
   return error instanceof Error ? error.name : String(error)
 }
@@ -406,151 +409,259 @@ const asRecordCopy = (input: unknown): unknown =>
 const observe = (tool: Tool.Any, input: unknown, context: ToolUseContext.ToolUseContext): unknown =>
   tool.backfillObservableInput === undefined ? input : tool.backfillObservableInput(asRecordCopy(input), context)
 
+/**
+ * `f` of how `effect` ended. When `effect` is already an `Exit` (`Effect.succeed`, a
+ * synchronous check, a no-op tool), `f` runs at once: a call that never waits costs no
+ * extra steps of the runtime (this is the hot path, see bench/dispatch.ts).
+ */
+const settle = <A, E, B, R>(
+  effect: Effect.Effect<A, E>,
+  f: (exit: Exit.Exit<A, E>) => Effect.Effect<B, never, R>
+): Effect.Effect<B, never, R> =>
+  Exit.isExit(effect) ? f(effect as Exit.Exit<A, E>) : Effect.flatMap(Effect.exit(effect), f)
+
+/** The failure of a failed step's exit, if it failed rather than died. */
+const expectedFailure = <E>(exit: Exit.Failure<unknown, E>): Option.Option<E> => Cause.failureOption(exit.cause)
+
+/** Re-raise an exit that died or was interrupted (no expected failure in it): the defect handler answers. */
+const reraise = (exit: Exit.Failure<unknown, unknown>): Effect.Effect<never> =>
+  Effect.failCause(exit.cause as Cause.Cause<never>)
+
+/** A call on its way through the pipeline: what each step knows so far. */
+interface Stage {
+  readonly call: Call
+  readonly tool: Tool.Any
+  readonly context: ToolUseContext.ToolUseContext
+  readonly hooks: Hooks.Service
+  /** The input `call` gets (decoded; a validated replacement once one is given). */
+  input: unknown
+  /** What hooks and permissions see of `input` (SPEC §4.4 step 3). */
+  observable: unknown
+  pre: Hooks.PreToolUseOutcome
+  /** A hook's replacement input, validated and as rules see it. */
+  hookInput: { readonly input: unknown; readonly source: string } | undefined
+}
+
+const end = (stage: Stage, ending: Ending) => finish(stage.call, { tool: stage.tool, ...ending })
+
+const invalid = (stage: Stage, content: string): Effect.Effect<Outcome> => {
+  stage.call.errorType = "InputValidationError"
+  return end(stage, { status: "error", content, stop: stage.pre.stop })
+}
+
+// The pipeline of SPEC §4.4–§4.6, one step per function, in order:
+// validate → PreToolUse hooks → their replacement input → permission → call → PostToolUse
+// hooks → size limit → end.
 const pipeline = (call: Call, tool: Tool.Any): Effect.Effect<Outcome, never, Results.ResultStore> =>
-  Effect.gen(function*() {
-    const { block, env, emit } = call
-    const end = (ending: Ending) => finish(call, { tool, ...ending })
-    const invalid = (content: string, stop?: string | undefined) => {
-      call.errorType = "InputValidationError"
-      return end({ status: "error", content, stop })
-    }
-    const context = yield* Ref.get(env.context)
-
-    // SPEC §6: an input that never parsed is answered without running anything.
-    const unparsed = unparsedInputs.get(block)
-    if (unparsed !== undefined) return yield* invalid(invalidJsonMessage(unparsed))
-
-    // SPEC §4.4 steps 1–2.
-    const decoded = Validation.decodeInput(tool, block.input, context, env.tools)
-    if (Either.isLeft(decoded)) return yield* invalid(decoded.left.message)
-    if (tool.validateInput !== undefined) {
-      const valid = yield* Effect.either(tool.validateInput(decoded.right, context))
-      if (Either.isLeft(valid)) return yield* invalid(valid.left.message)
-    }
-    let callInput = decoded.right
-
-    // Step 3: hooks and permissions see a backfilled copy; `call` gets the decoded input.
-    let observable = observe(tool, callInput, context)
-    const hooks = Context.get(call.services as Context.Context<Hooks.Hooks>, Hooks.Hooks)
-    let pre = hooks.has("PreToolUse", tool.name)
-      ? yield* hooks.preToolUse({ tool, toolUseId: block.id, input: observable, context })
-      : Hooks.emptyPreToolUse
-    if (pre.messages.length > 0) yield* emitHookMessages(block, emit, "PreToolUse", pre.messages)
-
-    // A hook's replacement input passes steps 1–2 before any rule or `checkPermissions`
-    // sees it; the rules then judge (the backfilled copy of) what will run.
-    let hookInput: { readonly input: unknown; readonly source: string } | undefined
-    if (pre.updatedInput !== undefined && pre.decision !== "deny") {
-      const revalidated = yield* Effect.either(Validation.validate(tool, pre.updatedInput.input, context, env.tools))
-      if (Either.isLeft(revalidated)) {
-        return yield* invalid(
-          `The input supplied by ${pre.updatedInput.source} is invalid:\n${revalidated.left.message}`,
-          pre.stop
-        )
-      }
-      callInput = revalidated.right
-      observable = observe(tool, callInput, context)
-      hookInput = { input: observable, source: pre.updatedInput.source }
-      pre = { ...pre, updatedInput: hookInput }
-    }
-
-    const policy = Context.get(call.services as Context.Context<Permissions.PermissionPolicy>, Permissions.PermissionPolicy)
-    const decision = yield* policy.decide({
+  Effect.flatMap(Ref.get(call.env.context), (context) =>
+    validate({
+      call,
       tool,
-      toolUseId: block.id,
-      input: hookInput === undefined ? observable : pre.updatedInput!.input,
       context,
-      hook: pre,
-      emit
-    })
-    if (decision.source !== "default" || decision.behavior === "deny") {
-      yield* emit(DispatchEvent.PermissionDecided({
-        toolUseId: block.id,
+      hooks: Context.get(call.services as Context.Context<Hooks.Hooks>, Hooks.Hooks),
+      input: undefined,
+      observable: undefined,
+      pre: Hooks.emptyPreToolUse,
+      hookInput: undefined
+    }))
+
+/** SPEC §6, then §4.4 steps 1–2: an input that never parsed, the decode, `validateInput`. */
+const validate = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const { call, context, tool } = stage
+  const unparsed = unparsedInputs.get(call.block)
+  if (unparsed !== undefined) return invalid(stage, invalidJsonMessage(unparsed))
+  const decoded = Validation.decodeInput(tool, call.block.input, context, call.env.tools)
+  if (Either.isLeft(decoded)) return invalid(stage, decoded.left.message)
+  stage.input = decoded.right
+  if (tool.validateInput === undefined) return preToolUse(stage)
+  return settle(tool.validateInput(decoded.right, context), (exit) => {
+    if (Exit.isSuccess(exit)) return preToolUse(stage)
+    const error = expectedFailure(exit)
+    return Option.isSome(error) ? invalid(stage, error.value.message) : reraise(exit)
+  })
+}
+
+/** Step 3 and the PreToolUse hooks: they see a backfilled copy; `call` gets the decoded input. */
+const preToolUse = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const { call, context, hooks, tool } = stage
+  stage.observable = observe(tool, stage.input, context)
+  if (!hooks.has("PreToolUse", tool.name)) return permission(stage)
+  return Effect.flatMap(
+    hooks.preToolUse({ tool, toolUseId: call.block.id, input: stage.observable, context }),
+    (pre) => {
+      stage.pre = pre
+      const next = pre.updatedInput !== undefined && pre.decision !== "deny" ? hookReplacement(stage) : permission(stage)
+      return pre.messages.length === 0
+        ? next
+        : Effect.zipRight(emitHookMessages(call.block, call.emit, "PreToolUse", pre.messages), next)
+    }
+  )
+}
+
+/**
+ * A hook's replacement input passes steps 1–2 before any rule or `checkPermissions`
+ * sees it; the rules then judge (the backfilled copy of) what will run.
+ */
+const hookReplacement = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const { call, context, tool } = stage
+  const replacement = stage.pre.updatedInput!
+  return settle(Validation.validate(tool, replacement.input, context, call.env.tools), (exit) => {
+    if (Exit.isFailure(exit)) {
+      const error = expectedFailure(exit)
+      return Option.isSome(error)
+        ? invalid(stage, `The input supplied by ${replacement.source} is invalid:\n${error.value.message}`)
+        : reraise(exit)
+    }
+    stage.input = exit.value
+    stage.observable = observe(tool, exit.value, context)
+    stage.hookInput = { input: stage.observable, source: replacement.source }
+    stage.pre = { ...stage.pre, updatedInput: stage.hookInput }
+    return permission(stage)
+  })
+}
+
+/** SPEC §4.5: the permission policy decides; a replacement it supplies is validated here. */
+const permission = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const { call, context, pre, tool } = stage
+  const policy = Context.get(call.services as Context.Context<Permissions.PermissionPolicy>, Permissions.PermissionPolicy)
+  const decided = policy.decide({
+    tool,
+    toolUseId: call.block.id,
+    input: stage.observable,
+    context,
+    hook: pre,
+    emit: call.emit
+  })
+  return settle(decided, (exit) => {
+    if (Exit.isFailure(exit)) return reraise(exit)
+    const decision = exit.value
+    const next = decision.behavior === "deny" ? denied(stage, decision) : permitted(stage, decision)
+    if (decision.source === "default" && decision.behavior === "allow") return next
+    return Effect.zipRight(
+      call.emit(DispatchEvent.PermissionDecided({
+        toolUseId: call.block.id,
         name: tool.name,
         behavior: decision.behavior,
         source: decision.source,
         reason: decision.behavior === "deny" ? decision.message : decision.reason,
         at: call.clock.unsafeCurrentTimeMillis()
-      }))
-    }
-    if (decision.behavior === "deny") {
-      call.errorType = decision.rejectedByUser ? "permission_rejected" : "permission_denied"
-      return yield* end({
-        status: "denied",
-        // Claude Code's wording for a user's "no", plus what the user said, if anything.
-        content: decision.rejectedByUser
-          ? decision.message.includes(" and said: ")
-            ? `${Results.REJECTED_BY_USER}\n${decision.message}`
-            : Results.REJECTED_BY_USER
-          : decision.message,
-        abort: decision.rejectedByUser ? "permission_rejected" : undefined,
-        stop: pre.stop
-      })
-    }
+      })),
+      next
+    )
+  })
+}
 
-    // A replacement from the decision itself (e.g. `checkPermissions`) is validated here;
-    // the hook's own was validated above.
-    const replacement = decision.updatedInput
-    if (replacement !== undefined && (hookInput === undefined || replacement.input !== hookInput.input)) {
-      const revalidated = yield* Effect.either(Validation.validate(tool, replacement.input, context, env.tools))
-      if (Either.isLeft(revalidated)) {
-        return yield* invalid(`The input supplied by ${replacement.source} is invalid:\n${revalidated.left.message}`, pre.stop)
-      }
-      callInput = revalidated.right
-      observable = observe(tool, callInput, context)
-    }
+const denied = (
+  stage: Stage,
+  decision: Extract<Permissions.PermissionDecision, { readonly behavior: "deny" }>
+): Effect.Effect<Outcome> => {
+  stage.call.errorType = decision.rejectedByUser ? "permission_rejected" : "permission_denied"
+  return end(stage, {
+    status: "denied",
+    // Claude Code's wording for a user's "no", plus what the user said, if anything.
+    content: decision.rejectedByUser
+      ? decision.message.includes(" and said: ")
+        ? `${Results.REJECTED_BY_USER}\n${decision.message}`
+        : Results.REJECTED_BY_USER
+      : decision.message,
+    abort: decision.rejectedByUser ? "permission_rejected" : undefined,
+    stop: stage.pre.stop
+  })
+}
 
-    let modifiers: Array<ToolUseContext.ContextModifier> | undefined
-    const callContext: Tool.CallContext<unknown> = {
-      toolUseId: block.id,
-      context,
-      progress: (data) =>
-        Effect.suspend(() =>
-          emit(DispatchEvent.Progress({ toolUseId: block.id, name: tool.name, data, at: call.clock.unsafeCurrentTimeMillis() }))
-        ),
-      modifyContext: (modifier) => Effect.sync(() => void (modifiers ??= []).push(modifier))
+const permitted = (
+  stage: Stage,
+  decision: Extract<Permissions.PermissionDecision, { readonly behavior: "allow" }>
+): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const replacement = decision.updatedInput
+  // The hook's own replacement was validated before the policy saw it.
+  if (replacement === undefined || (stage.hookInput !== undefined && replacement.input === stage.hookInput.input)) {
+    return runTool(stage)
+  }
+  const { call, context, tool } = stage
+  return settle(Validation.validate(tool, replacement.input, context, call.env.tools), (exit) => {
+    if (Exit.isFailure(exit)) {
+      const error = expectedFailure(exit)
+      return Option.isSome(error)
+        ? invalid(stage, `The input supplied by ${replacement.source} is invalid:\n${error.value.message}`)
+        : reraise(exit)
     }
-    const exit = yield* Effect.exit(runCall(tool, callInput, callContext))
-    const isError = Exit.isFailure(exit)
+    stage.input = exit.value
+    stage.observable = observe(tool, exit.value, context)
+    return runTool(stage)
+  })
+}
+
+/** SPEC §4.6: the call itself, its progress bridged to events, its failure mapped to text. */
+const runTool = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const { call, context, tool } = stage
+  let modifiers: Array<ToolUseContext.ContextModifier> | undefined
+  const callContext: Tool.CallContext<unknown> = {
+    toolUseId: call.block.id,
+    context,
+    progress: (data) =>
+      Effect.suspend(() =>
+        call.emit(
+          DispatchEvent.Progress({ toolUseId: call.block.id, name: tool.name, data, at: call.clock.unsafeCurrentTimeMillis() })
+        )
+      ),
+    modifyContext: (modifier) => Effect.sync(() => void (modifiers ??= []).push(modifier))
+  }
+  return settle(runCall(tool, stage.input, callContext), (exit) => {
     let content: Messages.ToolResultContent
     if (Exit.isSuccess(exit)) {
-      content = tool.mapResult(exit.value, block.id)
+      content = tool.mapResult(exit.value, call.block.id)
     } else {
       content = formatFailure(tool.name, exit.cause)
       call.errorType = errorTypeOf(exit.cause)
     }
+    return postToolUse(stage, content, Exit.isFailure(exit), modifiers ?? noModifiers)
+  })
+}
 
-    let stop = pre.stop
-    const postEvent = isError ? "PostToolUseFailure" : "PostToolUse"
-    if (hooks.has(postEvent, tool.name)) {
-      const post = yield* hooks.postToolUse({
-        tool,
-        toolUseId: block.id,
-        // The input that ran, as hooks see inputs.
-        input: observable,
-        context,
-        response: content,
-        isError
-      })
-      yield* emitHookMessages(block, emit, postEvent, post.messages)
-      if (post.updatedToolOutput !== undefined) content = post.updatedToolOutput
-      const extra = [
+/** The PostToolUse(Failure) hooks see the input that ran, and may replace or extend the output. */
+const postToolUse = (
+  stage: Stage,
+  content: Messages.ToolResultContent,
+  isError: boolean,
+  modifiers: ReadonlyArray<ToolUseContext.ContextModifier>
+): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const { call, context, hooks, tool } = stage
+  const postEvent = isError ? "PostToolUseFailure" : "PostToolUse"
+  if (!hooks.has(postEvent, tool.name)) return limit(stage, content, isError, modifiers, stage.pre.stop)
+  return Effect.flatMap(
+    hooks.postToolUse({ tool, toolUseId: call.block.id, input: stage.observable, context, response: content, isError }),
+    (post) => {
+      let output = post.updatedToolOutput ?? content
+      output = appendText(output, [
         ...(post.blockReason !== undefined ? [`PostToolUse hook feedback: ${post.blockReason}`] : []),
         ...post.additionalContext
-      ]
-      content = appendText(content, extra)
-      stop = stop ?? post.stop
+      ])
+      return Effect.zipRight(
+        emitHookMessages(call.block, call.emit, postEvent, post.messages),
+        limit(stage, output, isError, modifiers, stage.pre.stop ?? post.stop)
+      )
     }
-    content = appendText(content, pre.additionalContext)
-    if (!Results.fitsIn(content, tool.maxResultSizeChars)) {
-      content = yield* Results.limitSize(content, {
-        maxChars: tool.maxResultSizeChars,
-        sessionId: context.sessionId,
-        toolUseId: block.id
-      })
-    }
-    return yield* end({ status: isError ? "error" : "success", content, modifiers: modifiers ?? noModifiers, stop })
-  })
+  )
+}
+
+/** SPEC §4.10: a result over the tool's size limit is persisted and previewed. */
+const limit = (
+  stage: Stage,
+  output: Messages.ToolResultContent,
+  isError: boolean,
+  modifiers: ReadonlyArray<ToolUseContext.ContextModifier>,
+  stop: string | undefined
+): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const content = appendText(output, stage.pre.additionalContext)
+  const status = isError ? "error" : "success"
+  const maxChars = stage.tool.maxResultSizeChars
+  if (Results.fitsIn(content, maxChars)) return end(stage, { status, content, modifiers, stop })
+  return Effect.flatMap(
+    Results.limitSize(content, { maxChars, sessionId: stage.context.sessionId, toolUseId: stage.call.block.id }),
+    (limited) => end(stage, { status, content: limited, modifiers, stop })
+  )
+}
 
 const emitHookMessages = (
   block: Messages.ToolUseBlock,

@@ -14,6 +14,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as DispatchEvent from "./DispatchEvent.js"
 import type * as Hooks from "./Hooks.js"
 import type { ToolPermissionCheck } from "./PermissionContext.js"
@@ -107,32 +108,43 @@ export const failClosed: Service = {
         message: hook.reason ?? "Blocked by a PreToolUse hook"
       })
     }
+    const judge = (check: ToolPermissionCheck): PermissionDecision => {
+      if (check.behavior === "deny") return { behavior: "deny", source: "tool", message: check.message }
+      if (hook.decision === "ask" || check.behavior === "ask") {
+        const why = check.behavior === "ask" ? check.message : hook.reason ?? "a PreToolUse hook asks for approval"
+        return {
+          behavior: "deny",
+          source: "default",
+          message: `Permission to use ${tool.name} requires approval (${why}), and no permission policy is ` +
+            `provided, so nobody can be asked. ${HOW_TO_PROVIDE_POLICY}`
+        }
+      }
+      const updatedInput = hook.updatedInput ??
+        (check.updatedInput !== undefined
+          ? { input: check.updatedInput, source: `${tool.name}.checkPermissions` }
+          : undefined)
+      return { behavior: "allow", source: hook.decision === "allow" ? "hook" : "default", updatedInput }
+    }
+    const unchecked = (defect: unknown): ToolPermissionCheck => ({
+      behavior: "deny",
+      message: `${tool.name} could not check its permissions: ${String(defect)}`
+    })
     // The tool judges the input that will run: a hook's replacement, if any.
     const checked = hook.updatedInput !== undefined ? hook.updatedInput.input : input
-    return Effect.suspend(() => tool.checkPermissions(checked, context)).pipe(
-      Effect.catchAllDefect((defect) =>
-        Effect.succeed<ToolPermissionCheck>({
-          behavior: "deny",
-          message: `${tool.name} could not check its permissions: ${String(defect)}`
-        })
-      ),
-      Effect.map((check): PermissionDecision => {
-        if (check.behavior === "deny") return { behavior: "deny", source: "tool", message: check.message }
-        if (hook.decision === "ask" || check.behavior === "ask") {
-          const why = check.behavior === "ask" ? check.message : hook.reason ?? "a PreToolUse hook asks for approval"
-          return {
-            behavior: "deny",
-            source: "default",
-            message: `Permission to use ${tool.name} requires approval (${why}), and no permission policy is ` +
-              `provided, so nobody can be asked. ${HOW_TO_PROVIDE_POLICY}`
-          }
-        }
-        const updatedInput = hook.updatedInput ??
-          (check.updatedInput !== undefined
-            ? { input: check.updatedInput, source: `${tool.name}.checkPermissions` }
-            : undefined)
-        return { behavior: "allow", source: hook.decision === "allow" ? "hook" : "default", updatedInput }
-      })
+    let check: Effect.Effect<ToolPermissionCheck>
+    try {
+      check = tool.checkPermissions(checked, context)
+    } catch (defect) {
+      return Effect.succeed(judge(unchecked(defect)))
+    }
+    // Most checks answer at once (`Effect.succeed`): judge without running them.
+    if (Exit.isExit(check)) {
+      const exit = check as Exit.Exit<ToolPermissionCheck>
+      if (Exit.isSuccess(exit)) return Effect.succeed(judge(exit.value))
+    }
+    return check.pipe(
+      Effect.catchAllDefect((defect) => Effect.succeed(unchecked(defect))),
+      Effect.map(judge)
     )
   }
 }

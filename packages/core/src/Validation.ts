@@ -46,8 +46,20 @@ const decoderFor = (tool: Tool.Any) => {
  * @since 0.1.0
  * @category decoding
  */
-export const decode = (tool: Tool.Any, input: unknown): Either.Either<unknown, ParseResult.ParseError> =>
-  decoderFor(tool)(input)
+export const decode = (tool: Tool.Any, input: unknown): Either.Either<unknown, ParseResult.ParseError> => {
+  if (typeof input !== "object" || input === null) return decoderFor(tool)(input)
+  // A call is decoded twice, when its batch is planned and when it runs: the second is a lookup.
+  const cached = lastDecoded.get(input)
+  if (cached !== undefined && cached.tool === tool) return cached.result
+  const result = decoderFor(tool)(input)
+  lastDecoded.set(input, { tool, result })
+  return result
+}
+
+const lastDecoded = new WeakMap<object, {
+  readonly tool: Tool.Any
+  readonly result: Either.Either<unknown, ParseResult.ParseError>
+}>()
 
 const MAX_SHOWN = 80
 

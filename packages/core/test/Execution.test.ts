@@ -274,6 +274,12 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
       expect(yield* text("Shop", new Discontinued({ sku: "b-2" }))).toBe('Error: Discontinued {"sku":"b-2"}')
       expect(yield* text("Shop", new Error("disk full"))).toBe("Error: disk full")
       expect(yield* text("Shop", { code: 7 })).toBe('Error: {"code":7}')
+      class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { id: Schema.String }) {
+        override get message() {
+          return `No order ${this.id}`
+        }
+      }
+      expect(yield* text("Shop", new NotFound({ id: "o-9" }))).toBe("Error: No order o-9")
       const died = Tool.make<{}, string>("Dies", { description: "dies", input: Schema.Struct({}), call: () => Effect.die(new OutOfStock({ sku: "c", left: 1 })) })
       const content = onlyResult(yield* collect(call("a", "Dies"), [died])).block.content
       expect(content).toContain("Dies failed unexpectedly")

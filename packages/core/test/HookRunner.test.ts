@@ -122,6 +122,21 @@ const liveGroupMembers = (pgid: number): Array<number> => {
   return members
 }
 
+/**
+ * The group's members once they are gone. A killed process leaves the process table a moment
+ * after the signal (the kernel delivers it and the process is reaped asynchronously), so wait
+ * for that event rather than look once; the bound only turns a leak into a failure.
+ */
+const groupAfterKill = (pgid: number): Effect.Effect<Array<number>> =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 500; attempt++) {
+      const members = liveGroupMembers(pgid)
+      if (members.length === 0) return members
+      yield* Effect.sleep("20 millis")
+    }
+    return liveGroupMembers(pgid)
+  })
+
 const live = Effect.provide(NodeContext.layer)
 
 // --- tests ------------------------------------------------------------------------------------------------------
@@ -393,7 +408,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
       }])
       const pgid = Number((yield* p.read("pid")).trim())
       expect(pgid).toBeGreaterThan(0)
-      expect(liveGroupMembers(pgid)).toEqual([])
+      expect(yield* groupAfterKill(pgid)).toEqual([])
     }))))
 
   it.live("a hook whose background child keeps stdout open times out, and the child is killed", () =>
@@ -405,7 +420,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
       const outcome = yield* preToolUse(hooks, echoTool().tool, p.dir)
       expect(outcome.decision).toBeUndefined()
       expect(outcome.messages.map((m) => m.level)).toEqual(["warning"])
-      expect(liveGroupMembers(Number((yield* p.read("pid")).trim()))).toEqual([])
+      expect(yield* groupAfterKill(Number((yield* p.read("pid")).trim()))).toEqual([])
     }))))
 
   it.live("interrupting the dispatch kills the hook's whole process group", () =>
@@ -421,7 +436,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
       )
       expect(liveGroupMembers(pgid).length).toBeGreaterThan(0)
       yield* Fiber.interrupt(fiber)
-      expect(liveGroupMembers(pgid)).toEqual([])
+      expect(yield* groupAfterKill(pgid)).toEqual([])
     }))))
 
   it.live("garbage output starting with { is a non-blocking error, never a crash", () =>
@@ -497,7 +512,7 @@ describe("HookRunner JSON answers and combining (SPEC §4.5)", () => {
         p.bash(
           `${me}.sh`,
           `touch ${p.file(me)}
-for i in $(seq 100); do
+for i in $(seq 600); do
   if [ -f ${p.file(other)} ]; then
     echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"${me} saw ${other}"}}'
     exit 0
