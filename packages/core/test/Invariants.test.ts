@@ -134,7 +134,7 @@ describe("Invariants (SPEC §5)", () => {
         expect(alive).toEqual([])
         return true
       }).pipe(Effect.provide(Results.layerMemory)),
-    { fastCheck: { numRuns: 150 } }
+    { fastCheck: { numRuns: 150 }, timeout: 180_000 }
   )
 
   it.effect.prop(
