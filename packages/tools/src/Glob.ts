@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import { glob, isDynamicPattern } from "tinyglobby"
 import * as FsAdapter from "./internal/fsAdapter.js"
 import * as Files from "./internal/files.js"
+import * as Footprints from "./internal/footprints.js"
 
 /**
  * The most paths one Glob returns.
@@ -128,6 +129,7 @@ export const Glob = Tool.make("Glob", {
   isReadOnly: () => true,
   interruptBehavior: "cancel",
   backfillObservableInput: Files.backfillSearchPath,
+  footprint: (input, context) => Footprints.searches(input.path, context),
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
