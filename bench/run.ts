@@ -13,6 +13,7 @@ const suites: Record<string, () => Promise<void>> = {
   tools: () => import("./tools.js").then((m) => m.run()),
   permissions: () => import("./permissions.js").then((m) => m.run()),
   streaming: () => import("./streaming.js").then((m) => m.run()),
+  footprints: () => import("./footprints.js").then((m) => m.run()),
   cli: () => import("./cli.js").then((m) => m.run())
 }
 

@@ -140,7 +140,15 @@ const readInput = (file: string | undefined): Effect.Effect<{ text: string; sour
 export const toJsonLine = (event: DispatchEvent.DispatchEvent, t0: number): Record<string, unknown> => {
   switch (event._tag) {
     case "Started":
-      return { type: "started", tool_use_id: event.toolUseId, name: event.name, at: event.at - t0 }
+      return {
+        type: "started",
+        tool_use_id: event.toolUseId,
+        name: event.name,
+        at: event.at - t0,
+        ...(event.waitedFor === undefined
+          ? {}
+          : { waited_for: event.waitedFor.map((w) => ({ tool_use_id: w.toolUseId, reason: w.reason })) })
+      }
     case "Progress":
       return { type: "progress", tool_use_id: event.toolUseId, at: event.at - t0, data: event.data }
     case "Result":
@@ -208,10 +216,12 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
       const env = yield* Execution.makeEnvironment(Runtime.toolUseContext(prepared))
       const t0 = yield* Clock.currentTimeMillis
       const results: Array<DispatchEvent.Result> = []
-      yield* StreamingExecutor.runAll(calls, env).pipe(
+      const waits = new Map<string, ReadonlyArray<DispatchEvent.Wait>>()
+      yield* StreamingExecutor.runAll(calls, env, { scheduling: prepared.scheduling }).pipe(
         Stream.runForEach((event) =>
           Effect.gen(function*() {
             if (DispatchEvent.isResult(event)) results.push(event)
+            if (event._tag === "Started" && event.waitedFor !== undefined) waits.set(event.toolUseId, event.waitedFor)
             if (options.outputFormat === "stream-json") yield* Output.line(JSON.stringify(toJsonLine(event, t0)))
           })
         )
@@ -219,7 +229,7 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
       if (options.outputFormat === "json") {
         yield* Output.line(JSON.stringify(results.map((r) => toJsonLine(r, t0)), null, 2))
       } else if (options.outputFormat === "text") {
-        yield* report(calls, results, t0)
+        yield* report(calls, results, t0, waits)
       }
       return results
     }).pipe(
@@ -242,7 +252,8 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
 const report = (
   calls: ReadonlyArray<Messages.ToolUseBlock>,
   results: ReadonlyArray<DispatchEvent.Result>,
-  t0: number
+  t0: number,
+  waits: ReadonlyMap<string, ReadonlyArray<DispatchEvent.Wait>>
 ) =>
   Effect.gen(function*() {
     const byId = new Map(results.map((r) => [r.toolUseId, r]))
@@ -277,5 +288,7 @@ const report = (
           `${together > 1 ? `  [parallel group ${group}]` : ""}`
       )
       if (text !== "") yield* Output.line(`    ${text}`)
+      // Why it did not start at once (footprint scheduling, SPEC §4.13).
+      for (const wait of waits.get(call.id) ?? []) yield* Output.line(`    waited for ${wait.toolUseId}: ${wait.reason}`)
     }
   })

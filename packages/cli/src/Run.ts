@@ -75,7 +75,8 @@ export const run = (options: Options) =>
     const loopOptions: QueryLoop.Options = {
       system: options.systemPrompt ?? defaultSystemPrompt(prepared.cwd),
       maxTurns: options.maxTurns,
-      model: options.model
+      model: options.model,
+      scheduling: prepared.scheduling
     }
     const interactive = !options.print && options.prompt === undefined && process.stdin.isTTY === true &&
       process.stdout.isTTY === true

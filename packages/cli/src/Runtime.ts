@@ -10,6 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Footprint from "@switchyard/core/Footprint"
 import * as HookRunner from "@switchyard/core/HookRunner"
 import type * as Hooks from "@switchyard/core/Hooks"
 import type * as Model from "@switchyard/core/Model"
@@ -26,6 +27,8 @@ import * as Builtins from "@switchyard/tools/Builtins"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
 
 /**
@@ -41,6 +44,8 @@ export interface CommonOptions {
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
   readonly verbose: boolean
+  /** `--scheduling`: overrides the settings' `scheduling` (default `footprints`, SPEC §4.13). */
+  readonly scheduling?: Footprint.Scheduling | undefined
 }
 
 /**
@@ -80,6 +85,8 @@ export interface Prepared {
   readonly permissions: PermissionContext.PermissionContext
   /** One line per settings problem (the rest of the settings still loaded). */
   readonly warnings: ReadonlyArray<string>
+  /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
+  readonly scheduling: Footprint.Scheduling
 }
 
 /**
@@ -128,7 +135,14 @@ export const prepare = (
       mode: options.permissionMode ?? settings.permissions.mode,
       rules: [...settings.permissions.rules, ...cliRules]
     }
-    return { cwd, settings, permissions, warnings: settings.issues.map(Settings.formatIssue) }
+    const warnings = settings.issues.map(Settings.formatIssue)
+    const configured = settings.values["scheduling"]
+    const fromSettings = Schema.decodeUnknownOption(Footprint.Scheduling)(configured)
+    if (configured !== undefined && Option.isNone(fromSettings)) {
+      warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
+    }
+    const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
+    return { cwd, settings, permissions, warnings, scheduling }
   })
 
 /**

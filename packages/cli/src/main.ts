@@ -73,7 +73,12 @@ const maxTurns = Options.integer("max-turns").pipe(
   Options.optional
 )
 
-const common = { cwd, settings, permissionMode, allowedTools, disallowedTools, verbose }
+const scheduling = Options.choice("scheduling", ["greedy", "footprints"]).pipe(
+  Options.withDescription("greedy: the chapter's schedule; footprints (default): calls wait only for the calls they conflict with"),
+  Options.optional
+)
+
+const common = { cwd, settings, permissionMode, allowedTools, disallowedTools, verbose, scheduling }
 
 const toCommon = (args: {
   readonly cwd: string
@@ -82,13 +87,15 @@ const toCommon = (args: {
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
   readonly verbose: boolean
+  readonly scheduling: Option.Option<"greedy" | "footprints">
 }): Runtime.CommonOptions => ({
   cwd: args.cwd,
   settingsFiles: args.settings,
   permissionMode: Option.getOrUndefined(args.permissionMode),
   allowedTools: args.allowedTools,
   disallowedTools: args.disallowedTools,
-  verbose: args.verbose
+  verbose: args.verbose,
+  scheduling: Option.getOrUndefined(args.scheduling)
 })
 
 const run = Command.make(

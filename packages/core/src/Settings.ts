@@ -23,6 +23,7 @@ import * as Path from "@effect/platform/Path"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Footprint from "./Footprint.js"
 import * as Hooks from "./Hooks.js"
 import * as internal from "./internal/settingsDecode.js"
 import * as PermissionContext from "./PermissionContext.js"
@@ -48,7 +49,8 @@ export const SettingsJson = Schema.Struct(
     )),
     hooks: Schema.optional(Hooks.HooksSettings),
     env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-    model: Schema.optional(Schema.String)
+    model: Schema.optional(Schema.String),
+    scheduling: Schema.optional(Footprint.Scheduling)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
