@@ -19,6 +19,7 @@ const suites: Record<string, () => Promise<{ readonly run: () => Promise<void> }
   tools: () => import("./tools.js"),
   permissions: () => import("./permissions.js"),
   streaming: () => import("./streaming.js"),
+  footprints: () => import("./footprints.js"),
   cli: () => import("./cli.js"),
   mcp: () => import("./mcp.js"),
   speculation: () => import("./speculation.js")

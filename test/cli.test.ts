@@ -133,7 +133,8 @@ describe("switchyard CLI", () => {
       }
       const file = path.join(dir, "calls.json")
       fs.writeFileSync(file, JSON.stringify(message))
-      const result = await runCli(["dispatch", file, "--cwd", dir, "--output-format", "stream-json"])
+      // The chapter's rule: footprint scheduling would let the unrelated `sleep` run on.
+      const result = await runCli(["dispatch", file, "--cwd", dir, "--output-format", "stream-json", "--scheduling", "greedy"])
       expect(result.code).toBe(1)
       const results = jsonLines(result).filter((l) => l["type"] === "result")
       expect(results.map((r) => [r["tool_use_id"], r["status"]])).toEqual(

@@ -108,7 +108,15 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     repeatable: true,
     description: "MCP servers to connect, in Claude Code's .mcp.json format (a file or inline JSON)"
   },
-  { name: "strict-mcp-config", description: "Use only the --mcp-config servers, not the working directory's .mcp.json" }
+  { name: "strict-mcp-config", description: "Use only the --mcp-config servers, not the working directory's .mcp.json" },
+  {
+    name: "scheduling",
+    value: "SCHEDULE",
+    choices: ["greedy", "footprints"],
+    description:
+      "footprints: a call waits only for earlier calls it conflicts with, and a failed Bash call cancels only its dependents; greedy: the chapter's batches and sibling cancellation",
+    default: "the settings' scheduling, else footprints"
+  }
 ]
 
 const outputFormat = (what: string): OptionSpec => ({

@@ -74,12 +74,20 @@ export const run = (options: Options) => {
       yield* Output.line(Output.paint("gray", "Tools really run; the model is a recording. No network, no API key.\n"))
     }
     const settings = Settings.merge([], { home: root, path, issues: [] })
-    const prepared: Runtime.Prepared = { cwd, settings, permissions: demoPermissions(cwd), warnings: [] }
+    // The demo shows the chapter's schedule: parallel batches and sibling cancellation.
+    const prepared: Runtime.Prepared = {
+      cwd,
+      settings,
+      permissions: demoPermissions(cwd),
+      warnings: [],
+      scheduling: "greedy"
+    }
     const t0 = yield* Clock.currentTimeMillis
     const outcome = yield* LoopRunner.runOnce(
       transcript.turns[0]?.expect?.user_text_includes ?? "Fix the failing test",
       ToolUseContext.make({ cwd, permissions: prepared.permissions }),
-      text ? "transcript" : options.outputFormat
+      text ? "transcript" : options.outputFormat,
+      { scheduling: prepared.scheduling }
     ).pipe(
       Effect.provide(
         Runtime.layer(prepared, { model: ReplayModel.layer(transcript), prompt: Runtime.noPrompt("the demo does not ask") })

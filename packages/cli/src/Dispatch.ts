@@ -141,7 +141,15 @@ const readInput = (file: string | undefined): Effect.Effect<{ text: string; sour
 export const toJsonLine = (event: DispatchEvent.DispatchEvent, t0: number): Record<string, unknown> => {
   switch (event._tag) {
     case "Started":
-      return { type: "started", tool_use_id: event.toolUseId, name: event.name, at: event.at - t0 }
+      return {
+        type: "started",
+        tool_use_id: event.toolUseId,
+        name: event.name,
+        at: event.at - t0,
+        ...(event.waitedFor === undefined
+          ? {}
+          : { waited_for: event.waitedFor.map((w) => ({ tool_use_id: w.toolUseId, reason: w.reason })) })
+      }
     case "Progress":
       return { type: "progress", tool_use_id: event.toolUseId, at: event.at - t0, data: event.data }
     case "Result":
@@ -212,10 +220,12 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
       // In a terminal, the text report is preceded by live lines as calls start and end.
       const live = options.outputFormat === "text" && process.stdout.isTTY === true
       const labels = new Map(calls.map((c) => [c.id, Render.callLabel(c.name, c.input, 60)]))
-      yield* StreamingExecutor.runAll(calls, env).pipe(
+      const waits = new Map<string, ReadonlyArray<DispatchEvent.Wait>>()
+      yield* StreamingExecutor.runAll(calls, env, { scheduling: prepared.scheduling }).pipe(
         Stream.runForEach((event) =>
           Effect.gen(function*() {
             if (DispatchEvent.isResult(event)) results.push(event)
+            if (event._tag === "Started" && event.waitedFor !== undefined) waits.set(event.toolUseId, event.waitedFor)
             if (options.outputFormat === "stream-json") yield* Output.line(JSON.stringify(toJsonLine(event, t0)))
             if (live && event._tag === "Started") {
               yield* Output.line(Output.paint("gray", `  … ${labels.get(event.toolUseId) ?? event.name}`))
@@ -233,7 +243,7 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
         yield* Output.line(JSON.stringify(sorted.map((r) => toJsonLine(r, t0)), null, 2))
       } else if (options.outputFormat === "text") {
         if (live) yield* Output.line("")
-        yield* report(calls, results, t0, options.verbose)
+        yield* report(calls, results, t0, options.verbose, waits)
       }
       return results
     }).pipe(
@@ -257,7 +267,8 @@ const report = (
   calls: ReadonlyArray<Messages.ToolUseBlock>,
   results: ReadonlyArray<DispatchEvent.Result>,
   t0: number,
-  verbose: boolean
+  verbose: boolean,
+  waits: ReadonlyMap<string, ReadonlyArray<DispatchEvent.Wait>>
 ) =>
   Effect.gen(function*() {
     const byId = new Map(results.map((r) => [r.toolUseId, r]))
@@ -296,5 +307,7 @@ const report = (
           `${together > 1 ? `  [parallel group ${group}]` : ""}`
       )
       if (text !== "") yield* Output.line(`    ${text}`)
+      // Why it did not start at once (footprint scheduling, SPEC §4.13).
+      for (const wait of waits.get(call.id) ?? []) yield* Output.line(`    waited for ${wait.toolUseId}: ${wait.reason}`)
     }
   })

@@ -42,7 +42,8 @@ export const run = (options: Options) =>
     const prompt = options.prompt ?? transcript.turns[0]?.expect?.user_text_includes ?? "Replay the recorded session."
     const format: LoopRunner.Format = options.outputFormat === "text" ? "transcript" : options.outputFormat
     const outcome = yield* LoopRunner.runOnce(prompt, Runtime.toolUseContext(prepared), format, {
-      maxTurns: options.maxTurns
+      maxTurns: options.maxTurns,
+      scheduling: prepared.scheduling
     }).pipe(
       Effect.provide(
         Runtime.layer(prepared, {

@@ -310,7 +310,7 @@ export const run = (options: Options) =>
     const system = [options.systemPrompt ?? defaultSystemPrompt(prepared.cwd), options.appendSystemPrompt]
       .filter((part): part is string => part !== undefined && part !== "")
       .join("\n\n")
-    const loopOptions: QueryLoop.Options = { system, maxTurns: options.maxTurns, model: options.model }
+    const loopOptions: QueryLoop.Options = { system, maxTurns: options.maxTurns, model: options.model, scheduling: prepared.scheduling }
 
     if (interactive) {
       const Terminal = yield* Effect.promise(() => import("./Terminal.js"))

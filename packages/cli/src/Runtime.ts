@@ -10,6 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Footprint from "@switchyard/core/Footprint"
 import * as HookRunner from "@switchyard/core/HookRunner"
 import type * as Hooks from "@switchyard/core/Hooks"
 import type * as Model from "@switchyard/core/Model"
@@ -29,6 +30,8 @@ import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as readline from "node:readline/promises"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
 import * as Output from "./Output.js"
 
@@ -51,6 +54,8 @@ export interface CommonOptions {
   readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
   /** `--strict-mcp-config`: ignore `.mcp.json`. */
   readonly strictMcpConfig?: boolean | undefined
+  /** `--scheduling`: overrides the settings' `scheduling` (default `footprints`, SPEC §4.13). */
+  readonly scheduling?: Footprint.Scheduling | undefined
 }
 
 /**
@@ -92,6 +97,8 @@ export interface Prepared {
   readonly warnings: ReadonlyArray<string>
   /** The configured MCP servers (none when absent). */
   readonly mcp?: McpConfig.Loaded | undefined
+  /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
+  readonly scheduling: Footprint.Scheduling
 }
 
 /**
@@ -162,13 +169,14 @@ export const prepare = (
       }
     }
     const mcp = yield* McpConfig.load({ cwd, files: mcpFiles, strict: options.strictMcpConfig ?? false })
-    return {
-      cwd,
-      settings,
-      permissions,
-      warnings: [...settings.issues.map(Settings.formatIssue), ...mcp.issues],
-      mcp
+    const warnings = [...settings.issues.map(Settings.formatIssue), ...mcp.issues]
+    const configured = settings.values["scheduling"]
+    const fromSettings = Schema.decodeUnknownOption(Footprint.Scheduling)(configured)
+    if (configured !== undefined && Option.isNone(fromSettings)) {
+      warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
     }
+    const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
+    return { cwd, settings, permissions, warnings, mcp, scheduling }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */

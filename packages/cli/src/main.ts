@@ -66,6 +66,10 @@ const engineOptions = (path: ReadonlyArray<string>) => ({
   mcpConfig: Options.text("mcp-config").pipe(Options.withDescription(describeOption(path, "mcp-config")), Options.repeated),
   strictMcpConfig: Options.boolean("strict-mcp-config").pipe(
     Options.withDescription(describeOption(path, "strict-mcp-config"))
+  ),
+  scheduling: Options.choice("scheduling", ["greedy", "footprints"]).pipe(
+    Options.withDescription(describeOption(path, "scheduling")),
+    Options.optional
   )
 })
 const permissionModes = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"] as const
@@ -89,6 +93,7 @@ const toCommon = (args: {
   readonly verbose: boolean
   readonly mcpConfig: ReadonlyArray<string>
   readonly strictMcpConfig: boolean
+  readonly scheduling: Option.Option<"greedy" | "footprints">
 }): Runtime.CommonOptions => ({
   cwd: args.cwd,
   settingsFiles: args.settings,
@@ -98,7 +103,8 @@ const toCommon = (args: {
   additionalDirectories: args.addDir,
   verbose: args.verbose,
   mcpConfigFiles: args.mcpConfig,
-  strictMcpConfig: args.strictMcpConfig
+  strictMcpConfig: args.strictMcpConfig,
+  scheduling: Option.getOrUndefined(args.scheduling)
 })
 
 const text = (path: ReadonlyArray<string>, name: string) =>

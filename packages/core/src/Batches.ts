@@ -117,10 +117,7 @@ export const classify = (
   const decoded = Validation.decode(tool, block.input)
   if (Either.isLeft(decoded)) return Effect.succeed({ ...unsafeUnknown, tool })
   const input = decoded.right
-  const safety = Effect.suspend(() => Tool.evaluate(tool.isConcurrencySafe(input, context))).pipe(
-    Effect.catchAllCause(() => Effect.succeed(false))
-  )
-  return Effect.flatMap(safety, (isConcurrencySafe) => {
+  const withSafety = (isConcurrencySafe: boolean): Effect.Effect<Classification> => {
     const fallback: Classification = {
       tool,
       isConcurrencySafe,
@@ -135,7 +132,17 @@ export const classify = (
       Effect.map((footprint): Classification => ({ tool, isConcurrencySafe, footprint })),
       Effect.catchAllCause(() => Effect.succeed({ ...fallback, footprint: Footprint.writesEverything }))
     )
-  })
+  }
+  // Most predicates answer synchronously: skip the Effect machinery for them (the hot path).
+  let safety: boolean | Effect.Effect<boolean>
+  try {
+    safety = tool.isConcurrencySafe(input, context)
+  } catch {
+    safety = false
+  }
+  return typeof safety === "boolean"
+    ? withSafety(safety)
+    : Effect.flatMap(Effect.catchAllCause(safety, () => Effect.succeed(false)), withSafety)
 }
 
 /**

@@ -36,6 +36,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Footprint from "./Footprint.js"
 import * as Hooks from "./Hooks.js"
 import * as internal from "./internal/settingsDecode.js"
 import * as PermissionContext from "./PermissionContext.js"
@@ -61,7 +62,8 @@ export const SettingsJson = Schema.Struct(
     )),
     hooks: Schema.optional(Hooks.HooksSettings),
     env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-    model: Schema.optional(Schema.String)
+    model: Schema.optional(Schema.String),
+    scheduling: Schema.optional(Footprint.Scheduling)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )

@@ -22,7 +22,6 @@
  * @since 0.1.0
  */
 import * as Chunk from "effect/Chunk"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -164,6 +163,8 @@ interface TrackedTool {
 
 const noModifiers: ReadonlyArray<ToolUseContext.ContextModifier> = []
 
+const MAX_NESTED_STARTS = 4
+
 /**
  * Create an executor for one turn. Its fibers live in the current scope.
  *
@@ -192,6 +193,7 @@ export const make = (
     const runtime = Runtime.disableRuntimeFlag(yield* Effect.runtime<Results.ResultStore>(), RuntimeFlags.Interruption)
     const runFork = Runtime.runFork(runtime)
     const wake = yield* Effect.makeLatch(false)
+    const clock = yield* Effect.clock
     const baseContext = yield* Ref.get(env.context)
 
     // State changes happen inside single synchronous steps (`Effect.suspend`/`sync`), which
@@ -204,6 +206,7 @@ export const make = (
     const queuedTools = new Set<TrackedTool>()
     const executingTools = new Set<TrackedTool>()
     let lastUnsafe: TrackedTool | undefined
+    let nesting = 0
     let executing = 0
     let yielded = 0
     let addingDone = false
@@ -365,7 +368,19 @@ export const make = (
         pool: env.pool,
         context: Ref.unsafeMake(startContext(tool))
       }
-      const fiber = runFork(runner(tool, callEnv), { immediate: false })
+      // A runner starts on the spot, unless runners are already starting each other on this
+      // stack (a call that completes without suspending starts the next): then it is queued.
+      let fiber: Fiber.RuntimeFiber<void>
+      if (nesting < MAX_NESTED_STARTS) {
+        nesting++
+        try {
+          fiber = runFork(runner(tool, callEnv))
+        } finally {
+          nesting--
+        }
+      } else {
+        fiber = runFork(runner(tool, callEnv), { immediate: false })
+      }
       FiberSet.unsafeAdd(fibers, fiber)
       if (tool.status === "executing") tool.fiber = fiber
     }
@@ -383,9 +398,9 @@ export const make = (
     }
 
     const complete = (tool: TrackedTool, exit: Exit.Exit<Execution.Outcome>) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.suspend(() => {
+      Effect.suspend(() => {
           if (discarded || tool.status !== "executing") return Effect.void
+          const now = clock.unsafeCurrentTimeMillis()
           // Aborts are raised after this step: their listeners change the state again.
           const raise: Array<Effect.Effect<void>> = []
           if (Exit.isSuccess(exit)) {
@@ -414,7 +429,7 @@ export const make = (
           pump(now)
           signal()
           return raise.length === 0 ? Effect.void : Effect.all(raise, { discard: true })
-        }))
+        })
 
     // The only fiber that offers results: it releases every yieldable result, lowest
     // position first, and ends the stream once the turn is over.
@@ -425,7 +440,8 @@ export const make = (
           const tool = yieldable.pop()
           if (tool === undefined) break
           if (tool.status !== "completed") continue
-          yield* out.offer(tool.result!)
+          // The offer suspends only when the mailbox is full.
+          if (!out.unsafeOffer(tool.result!)) yield* out.offer(tool.result!)
           markYielded(tool)
         }
         if (discarded) return
@@ -445,8 +461,8 @@ export const make = (
 
     // An abort reaching the executor (user, new message, a rejected permission, a failed Bash).
     yield* node.onAbort((reason) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.suspend(() => {
+      Effect.suspend(() => {
+          const now = clock.unsafeCurrentTimeMillis()
           if (reason !== "sibling_error" && Option.isNone(abortReason)) abortReason = Option.some(reason)
           if (reason === "sibling_error") siblingError = true
           else if (reason === "new_message") newMessage = true
@@ -465,16 +481,14 @@ export const make = (
           signal()
           return Effect.forEach(victims, (fiber) => Fiber.interruptFork(fiber), { discard: true })
         })
-      )
     )
 
     const addTool = (block: Messages.ToolUseBlock): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        if (discarded || addingDone) return
-        const classification = yield* Batches.classify(block, env, settledContext, scheduling)
-        const now = yield* Clock.currentTimeMillis
-        yield* Effect.sync(() => {
+      Effect.suspend(() => {
+        if (discarded || addingDone) return Effect.void
+        return Effect.map(Batches.classify(block, env, settledContext, scheduling), (classification) => {
           if (discarded || addingDone) return
+          const now = clock.unsafeCurrentTimeMillis()
           const tool: TrackedTool = {
             index: tools.length,
             block,

@@ -6,6 +6,7 @@ import {
   Batches,
   DispatchEvent,
   Execution,
+  Footprint,
   Messages,
   Model,
   QueryLoop,
@@ -126,7 +127,8 @@ describe("Invariants (SPEC §5)", () => {
         const safety = scenario.calls.map((c) => isSafe(c.kind))
         const run = Effect.scoped(Effect.gen(function*() {
           const env = yield* environment(toolsFor(log))
-          const executor = yield* StreamingExecutor.make(env, { concurrency: scenario.cap })
+          // The greedy schedule's rules (checkSchedule); the footprint schedule has its own property.
+          const executor = yield* StreamingExecutor.make(env, { concurrency: scenario.cap, scheduling: "greedy" })
           if (scenario.interrupt !== undefined) {
             const { at, reason } = scenario.interrupt
             yield* Effect.forkScoped(Effect.zipRight(Effect.sleep(at), executor.interrupt(reason)))
@@ -153,6 +155,67 @@ describe("Invariants (SPEC §5)", () => {
         return true
       }).pipe(Effect.provide(Results.layerMemory)),
     { timeout: PROPERTY_TIMEOUT, fastCheck: { numRuns: 150 } }
+  )
+
+  it.effect.prop(
+    "footprint schedule: conflicting calls never overlap, never start before an earlier conflicting call ended, yield in order",
+    [
+      FastCheck.array(
+        FastCheck.record({
+          kind: FastCheck.constantFrom("Read", "Edit", "Bash", "Plain"),
+          path: FastCheck.constantFrom("/r/a", "/r/b", "/r/d", "/r/d/x", "/r/**", "*", "net"),
+          ms: FastCheck.integer({ min: 0, max: 100 }),
+          fail: FastCheck.boolean()
+        }),
+        { minLength: 1, maxLength: 10 }
+      ),
+      FastCheck.integer({ min: 1, max: 10 })
+    ],
+    ([specs, cap]) =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const footprintOf = (kind: string, path: string): Footprint.Footprint =>
+          kind === "Read" ? { reads: [path] } : kind === "Plain" ? Footprint.writesEverything : { writes: [path] }
+        const tools = ["Read", "Edit", "Bash"].map((name) =>
+          scriptedTool(name, log, {
+            safe: name === "Read",
+            footprint: (input) => footprintOf(name, input.label ?? "*")
+          })
+        )
+        const env = yield* environment([...tools, scriptedTool("Plain", log)])
+        const blocks = specs.map((spec, i) =>
+          call(`t${i}`, spec.kind, { ms: spec.ms, fail: spec.fail && spec.ms % 3 === 0, label: spec.path })
+        )
+        const fiber = yield* StreamingExecutor.runAll(blocks, env, { concurrency: cap }).pipe(
+          Stream.runCollect,
+          Effect.fork
+        )
+        yield* TestClock.adjust(10_000)
+        const results = Chunk.toArray(yield* Fiber.join(fiber)).filter(DispatchEvent.isResult)
+        checkPairing(blocks, results)
+        expect(log.maxConcurrent.value).toBeLessThanOrEqual(cap)
+        const footprints = specs.map((spec) => footprintOf(spec.kind, spec.path))
+        const position = new Map(results.map((r, k) => [r.toolUseId, k]))
+        for (let j = 0; j < specs.length; j++) {
+          for (let i = j + 1; i < specs.length; i++) {
+            if (Footprint.conflict(footprints[j]!, footprints[i]!) === undefined) continue
+            expect(position.get(`t${j}`)!).toBeLessThan(position.get(`t${i}`)!)
+            const earlier = log.get(`t${j}`)
+            const later = log.get(`t${i}`)
+            if (earlier !== undefined && later !== undefined) expect(later.start).toBeGreaterThanOrEqual(earlier.end!)
+          }
+        }
+        // A failed Bash call cancels only the later calls that conflict with it (transitively).
+        for (const r of results) {
+          if (r.status !== "cancelled") continue
+          const i = Number(r.toolUseId.slice(1))
+          const failed = results.find((f) => Messages.contentText(r.block.content).includes(` ${f.toolUseId} (Bash)`))
+          expect(failed?.status).toBe("error")
+          expect(Number(failed!.toolUseId.slice(1))).toBeLessThan(i)
+        }
+        return true
+      }).pipe(Effect.provide(Results.layerMemory)),
+    { fastCheck: { numRuns: 80 }, timeout: PROPERTY_TIMEOUT }
   )
 
   it.effect.prop(

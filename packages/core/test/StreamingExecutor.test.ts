@@ -1,7 +1,9 @@
 import {
   DispatchEvent,
   type Execution,
+  Footprint,
   Interruption,
+  type Messages,
   Permissions,
   Results,
   StreamingExecutor,
@@ -480,6 +482,137 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         ["F", 170, 210]
       ])
       expect(resultsOf(events).map((r) => r.toolUseId)).toEqual(["C", "A", "B", "D", "E", "F"])
+    }).pipe(Effect.provide(Results.layerMemory)))
+})
+
+describe("Footprint scheduling (SPEC §4.13)", () => {
+  // The label names the file: "/r/a" for Read and Edit; Bash's label is `verb:path` (`mkdir:/r/d`, `sleep:`).
+  const footprintTools = (log: RunLog) => [
+    scriptedTool("Read", log, { safe: true, footprint: (input) => ({ reads: [input.label ?? "*"] }) }),
+    scriptedTool("Edit", log, {
+      footprint: (input) => ({ reads: [input.label ?? "*"], writes: [input.label ?? "*"] })
+    }),
+    scriptedTool("Bash", log, {
+      footprint: (input) => {
+        const [verb, path] = (input.label ?? "").split(":")
+        return verb === "sleep" ? {} : { writes: [path === undefined || path === "" ? "*" : path] }
+      }
+    })
+  ]
+  const run = (calls: ReadonlyArray<Messages.ToolUseBlock>, options: StreamingExecutor.Options = {}) =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const env = yield* environment(footprintTools(log))
+      const fiber = yield* StreamingExecutor.runAll(calls, env, options).pipe(Stream.runCollect, Effect.fork)
+      yield* TestClock.adjust(10_000)
+      const events = Chunk.toArray(yield* Fiber.join(fiber))
+      return { log, events, results: new Map(resultsOf(events).map((r) => [r.toolUseId, r])) }
+    })
+
+  it.effect("[Edit a, Edit b, Read a, Read c]: the edits overlap, Read a waits for Edit a only, Read c starts at once", () =>
+    Effect.gen(function*() {
+      const { events, log } = yield* run([
+        call("ea", "Edit", { ms: 100, label: "/r/a" }),
+        call("eb", "Edit", { ms: 300, label: "/r/b" }),
+        call("ra", "Read", { ms: 10, label: "/r/a" }),
+        call("rc", "Read", { ms: 10, label: "/r/c" })
+      ])
+      expect(log.spans.map((s) => [s.id, s.start, s.end])).toEqual([
+        ["ea", 0, 100],
+        ["eb", 0, 300],
+        ["rc", 0, 10],
+        ["ra", 100, 110]
+      ])
+      const started = events.filter(DispatchEvent.isStarted)
+      expect(started.find((e) => e.toolUseId === "ra")).toMatchObject({
+        at: 100,
+        waitedFor: [{ toolUseId: "ea", name: "Edit", reason: "writes /r/a" }]
+      })
+      expect(started.find((e) => e.toolUseId === "rc")!.waitedFor).toBeUndefined()
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("under greedy the same calls run one edit at a time", () =>
+    Effect.gen(function*() {
+      const { log } = yield* run([
+        call("ea", "Edit", { ms: 100, label: "/r/a" }),
+        call("eb", "Edit", { ms: 300, label: "/r/b" }),
+        call("ra", "Read", { ms: 10, label: "/r/a" })
+      ], { scheduling: "greedy" })
+      expect(log.spans.map((s) => [s.id, s.start])).toEqual([["ea", 0], ["eb", 100], ["ra", 400]])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("a path conflicts with everything under it; `*` with everything; named resources only with themselves", () =>
+    Effect.sync(() => {
+      expect(Footprint.overlaps("/r/d", "/r/d/x")).toBe(true)
+      expect(Footprint.overlaps("/r/d/**", "/r/d")).toBe(true)
+      expect(Footprint.overlaps("/r/d", "/r/dx")).toBe(false)
+      expect(Footprint.overlaps("*", "net")).toBe(true)
+      expect(Footprint.overlaps("net", "/r")).toBe(false)
+      expect(Footprint.overlaps("mcp:a", "mcp:b")).toBe(false)
+      expect(Footprint.overlaps("relative/path", "/anything")).toBe(true)
+      expect(Footprint.conflict({ reads: ["/r/a"] }, { reads: ["/r/a"] })).toBeUndefined()
+      expect(Footprint.conflict({ reads: ["/r"] }, { writes: ["/r/a"] })).toBe("reads /r")
+      expect(Footprint.conflict({ writes: ["/r/a"] }, { reads: ["/r/**"] })).toBe("writes /r/a")
+    }))
+
+  it.effect("two slow Bash calls writing different files overlap; a failing `mkdir d` cancels a later Read under d only", () =>
+    Effect.gen(function*() {
+      const { log, results } = yield* run([
+        call("w1", "Bash", { ms: 200, label: "touch:/r/one" }),
+        call("w2", "Bash", { ms: 200, label: "touch:/r/two" }),
+        call("mk", "Bash", { ms: 10, label: "mkdir:/r/d", fail: true }),
+        call("rd", "Read", { ms: 10, label: "/r/d/x" }),
+        call("again", "Read", { ms: 10, label: "/r/d/x/y" }),
+        call("other", "Edit", { ms: 10, label: "/r/other" }),
+        call("sl", "Bash", { ms: 10, label: "sleep:" })
+      ])
+      expect(log.get("w1")!.start).toBe(0)
+      expect(log.get("w2")!.start).toBe(0)
+      expect(results.get("w1")!.status).toBe("success")
+      expect(results.get("mk")!.status).toBe("error")
+      for (const id of ["rd", "again"]) {
+        expect(results.get(id)!.status).toBe("cancelled")
+        expect(results.get(id)!.block.content).toBe("Cancelled: this call depends on mk (Bash), which failed")
+        expect(log.get(id)).toBeUndefined()
+      }
+      expect(results.get("other")!.status).toBe("success")
+      expect(results.get("sl")!.status).toBe("success")
+      expect(log.get("w1")!.interrupted).toBe(false)
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("`bash` keeps the chapter's rule under footprints; `none` cancels nothing", () =>
+    Effect.gen(function*() {
+      const calls = [
+        call("w1", "Bash", { ms: 200, label: "touch:/r/one" }),
+        call("mk", "Bash", { ms: 10, label: "mkdir:/r/d", fail: true }),
+        call("rd", "Read", { ms: 10, label: "/r/d/x" })
+      ]
+      const bash = yield* run(calls, { siblingCancellation: "bash" })
+      expect(bash.results.get("w1")!.status).toBe("cancelled")
+      expect(bash.results.get("rd")!.block.content).toBe("Cancelled: a parallel Bash call failed")
+      const none = yield* run(calls, { siblingCancellation: "none" })
+      expect([...none.results.values()].map((r) => r.status)).toEqual(["error", "success", "success"])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.scoped("a call added after the failure that depends on it is cancelled too, transitively", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const env = yield* environment(footprintTools(log))
+      const executor = yield* StreamingExecutor.make(env)
+      yield* executor.addTool(call("mk", "Bash", { ms: 10, label: "mkdir:/r/d", fail: true }))
+      yield* executor.addTool(call("e", "Edit", { ms: 10, label: "/r/d/f" }))
+      yield* TestClock.adjust(50)
+      yield* executor.addTool(call("late", "Read", { ms: 10, label: "/r/d/f" }))
+      yield* executor.addTool(call("free", "Read", { ms: 10, label: "/r/x" }))
+      const { fiber, seen } = yield* consume(executor)
+      yield* TestClock.adjust(100)
+      yield* Fiber.join(fiber)
+      expect(resultsOf(seen).map((r) => [r.toolUseId, r.status])).toEqual([
+        ["mk", "error"],
+        ["e", "cancelled"],
+        ["late", "cancelled"],
+        ["free", "success"]
+      ])
     }).pipe(Effect.provide(Results.layerMemory)))
 })
 

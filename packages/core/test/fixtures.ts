@@ -1,7 +1,7 @@
 /**
  * Test tools and environments for the engine's tests.
  */
-import { Execution, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
+import { Execution, type Footprint, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -63,6 +63,7 @@ export const scriptedTool = (
     readonly aliases?: ReadonlyArray<string>
     readonly maxResultSizeChars?: number
     readonly modifier?: (input: ScriptInput) => ToolUseContext.ContextModifier | undefined
+    readonly footprint?: (input: ScriptInput) => Footprint.Footprint
   } = {}
 ) =>
   Tool.make(name, {
@@ -74,6 +75,7 @@ export const scriptedTool = (
     isConcurrencySafe: (input) =>
       typeof options.safe === "function" ? options.safe(input) : options.safe ?? false,
     isReadOnly: (input) => (typeof options.safe === "function" ? options.safe(input) : options.safe ?? false),
+    ...(options.footprint !== undefined ? { footprint: options.footprint } : {}),
     call: (input, ctx) =>
       Effect.gen(function*() {
         const span = log.enter(ctx.toolUseId, name, yield* Clock.currentTimeMillis)

@@ -21,6 +21,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Edits from "./internal/edits.js"
 import * as Files from "./internal/files.js"
+import * as Footprints from "./internal/footprints.js"
 
 const oldString = Schema.String.annotations({ description: "The text to replace" })
 const newString = Schema.String.annotations({
@@ -200,6 +201,7 @@ export const Edit = Tool.make("Edit", {
   ].join("\n"),
   input: EditInput,
   backfillObservableInput: Files.absolutize("file_path"),
+  footprint: (input, context) => Footprints.editsFile(input.file_path, context),
   validateInput: (input, context) => validate("Edit", input.file_path, [input], single, context),
   call: (input, ctx) => run("Edit", input.file_path, [input], single, ctx),
   mapResult
@@ -219,6 +221,7 @@ export const MultiEdit = Tool.make("MultiEdit", {
   ].join("\n"),
   input: MultiEditInput,
   backfillObservableInput: Files.absolutize("file_path"),
+  footprint: (input, context) => Footprints.editsFile(input.file_path, context),
   validateInput: (input, context) => validate("MultiEdit", input.file_path, input.edits, numbered, context),
   call: (input, ctx) => run("MultiEdit", input.file_path, input.edits, numbered, ctx),
   mapResult

@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { glob, isDynamicPattern } from "tinyglobby"
 import * as Files from "./internal/files.js"
+import * as Footprints from "./internal/footprints.js"
 import * as FsAdapter from "./internal/fsAdapter.js"
 import * as GlobRipgrep from "./internal/globRipgrep.js"
 
@@ -190,6 +191,7 @@ export const Glob = Tool.make("Glob", {
   isReadOnly: () => true,
   interruptBehavior: "cancel",
   backfillObservableInput: Files.backfillSearchPath,
+  footprint: (input, context) => Footprints.searches(input.path, context),
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

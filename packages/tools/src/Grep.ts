@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Files from "./internal/files.js"
+import * as Footprints from "./internal/footprints.js"
 import * as GrepBuiltin from "./internal/grepBuiltin.js"
 import * as GrepQuery from "./internal/grepQuery.js"
 import * as GrepRipgrep from "./internal/grepRipgrep.js"
@@ -204,6 +205,7 @@ export const Grep = Tool.make("Grep", {
   interruptBehavior: "cancel",
   maxResultSizeChars: 20_000,
   backfillObservableInput: Files.backfillSearchPath,
+  footprint: (input, context) => Footprints.searches(input.path, context),
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

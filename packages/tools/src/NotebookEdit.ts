@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import * as Files from "./internal/files.js"
+import * as Footprints from "./internal/footprints.js"
 
 /**
  * @since 0.1.0
@@ -232,6 +233,7 @@ export const NotebookEdit = Tool.make("NotebookEdit", {
   ].join("\n"),
   input: NotebookEditInput,
   backfillObservableInput: Files.absolutize("notebook_path"),
+  footprint: (input, context) => Footprints.editsFile(input.notebook_path, context),
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Files from "./internal/files.js"
+import * as Footprints from "./internal/footprints.js"
 
 /**
  * Lines returned when no `limit` is given.
@@ -219,6 +220,7 @@ export const Read = Tool.make("Read", {
   maxResultSizeChars: Number.POSITIVE_INFINITY,
   userFacingName: () => "Read",
   backfillObservableInput: Files.absolutize("file_path"),
+  footprint: (input, context) => Footprints.readsFile(input.file_path, context),
   // The file exists and is a regular file (SPEC §4.4 step 2); `call` meets the same errors if that changes meanwhile.
   validateInput: (input, context) =>
     Effect.gen(function*() {

@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import * as Footprint from "@switchyard/core/Footprint"
 import * as Tool from "@switchyard/core/Tool"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
@@ -68,6 +69,7 @@ export const TodoWrite = Tool.make("TodoWrite", {
   input: TodoWriteInput,
   isConcurrencySafe: () => true,
   isReadOnly: () => true,
+  footprint: () => ({ writes: [Footprint.todos] }),
   call: (input, ctx) =>
     Effect.gen(function*() {
       // A finished list is cleared, as Claude Code does, so the next task starts from an empty list.

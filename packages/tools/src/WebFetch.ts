@@ -17,6 +17,7 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Model from "@switchyard/core/Model"
+import * as Footprint from "@switchyard/core/Footprint"
 import * as Tool from "@switchyard/core/Tool"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -331,6 +332,7 @@ export const WebFetch = Tool.make("WebFetch", {
   input: WebFetchInput,
   isConcurrencySafe: () => true,
   isReadOnly: () => true,
+  footprint: () => ({ reads: [Footprint.net] }),
   // Room for the Markdown cap (defaultOptions.maxMarkdownChars) plus notes; larger results are persisted (SPEC §4.10).
   maxResultSizeChars: 101_000,
   validateInput: (input) => {

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Files from "./internal/files.js"
+import * as Footprints from "./internal/footprints.js"
 
 /**
  * @since 0.1.0
@@ -76,6 +77,7 @@ export const Write = Tool.make("Write", {
   ].join("\n"),
   input: WriteInput,
   backfillObservableInput: Files.absolutize("file_path"),
+  footprint: (input, context) => Footprints.editsFile(input.file_path, context),
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

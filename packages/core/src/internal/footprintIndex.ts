@@ -35,6 +35,8 @@ interface Registration<T> {
   readonly named: ReadonlyArray<readonly [string, "r" | "w"]>
 }
 
+const emptyRegistration: Registration<never> = { paths: [], named: [] }
+
 /** Calls registered, by the footprints they declared. */
 export class FootprintIndex<T> {
   private readonly root = new TrieNode<T>(undefined, "")
@@ -54,6 +56,26 @@ export class FootprintIndex<T> {
 
   /** The registered calls `footprint` conflicts with, then register it. */
   add(call: T, footprint: Footprint.Footprint): Array<Conflict<T>> {
+    // The fail-closed footprints of calls without a declaration: the common case, kept cheap.
+    if (footprint === Footprint.readsEverything) return this.addStarReader(call)
+    return this.addDeclared(call, footprint)
+  }
+
+  private addStarReader(call: T): Array<Conflict<T>> {
+    const found: Array<Conflict<T>> = []
+    const writer = this.lastStarWriter
+    if (writer !== undefined && this.registrations.has(writer)) found.push({ call: writer, reason: "writes *" })
+    if (this.writersSinceStar.length > 0) {
+      this.writersSinceStar = this.writersSinceStar.filter((a) => this.registrations.has(a.call))
+      for (const access of this.writersSinceStar) found.push({ call: access.call, reason: `writes ${access.resource}` })
+    }
+    this.registrations.set(call, emptyRegistration)
+    this.starReaders.push(call)
+    this.sinceStarWrite.push({ call, resource: "reads *" })
+    return found
+  }
+
+  private addDeclared(call: T, footprint: Footprint.Footprint): Array<Conflict<T>> {
     const found = new Map<T, string>()
     const note = (other: T, reason: string) => {
       if (other !== call && !found.has(other) && this.registrations.has(other)) found.set(other, reason)
@@ -161,6 +183,9 @@ export class FootprintIndex<T> {
     // The `*` lists are pruned lazily, when they are next read.
     if (this.sinceStarWrite.length > 64 && this.sinceStarWrite.length > 2 * this.registrations.size) {
       this.sinceStarWrite = this.sinceStarWrite.filter((a) => this.registrations.has(a.call))
+    }
+    if (this.starReaders.length > 64 && this.starReaders.length > 2 * this.registrations.size) {
+      this.starReaders = this.starReaders.filter((c) => this.registrations.has(c))
     }
   }
 
