@@ -78,6 +78,10 @@ describe("switchyard CLI", () => {
       expect(definition.name).toBe("Edit")
       expect(definition.input_schema.type).toBe("object")
       expect(JSON.stringify(definition)).not.toMatch(/\$ref|\$defs|\$schema/)
+      // No titles from Effect's refinements (`nonNegative`, `int`): the bounds say it.
+      const read = JSON.parse((await runCli(["tools", "schema", "Read"])).stdout)
+      expect(JSON.stringify(read)).not.toContain('"title"')
+      expect(read.input_schema.properties.offset.minimum).toBeTypeOf("number")
     })
 
     it("schema of an unknown tool: one line, exit 2, with a suggestion", async () => {
@@ -169,6 +173,33 @@ describe("switchyard CLI", () => {
       })
     })
 
+    it("the text report: sizes, denials in full, --verbose contents; json in call order; permission sources", async () => {
+      const dir = tempProject({ "long.txt": "one\ntwo\nthree\n", "short.txt": "x\n" })
+      const calls = JSON.stringify([
+        use("slow", "Bash", { command: "sleep 1; echo slow" }),
+        use("long", "Read", { file_path: "long.txt" }),
+        use("rm", "Bash", { command: "rm short.txt" })
+      ])
+      const text = await runCli(["dispatch", "-", "--cwd", dir], { input: calls })
+      expect(text.code).toBe(1)
+      expect(text.stdout).toMatch(/✓ Read .*\n {4}.*1\tone \(\+2 lines\)/)
+      const denial = /⊘ Bash +rm[^\n]*\n {4}([\s\S]*)$/.exec(text.stdout)?.[1] ?? ""
+      expect(denial).toContain("--allowed-tools")
+      expect(denial).not.toContain("…")
+      const verbose = await runCli(["dispatch", "-", "--cwd", dir, "--verbose"], { input: calls })
+      expect(verbose.stdout).toMatch(/1\tone\n {4}.*2\ttwo\n {4}.*3\tthree/)
+      const json = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "json", "--allowed-tools", "Bash(sleep *)"], {
+        input: calls
+      })
+      expect((JSON.parse(json.stdout) as ReadonlyArray<{ tool_use_id: string }>).map((r) => r.tool_use_id)).toEqual(["slow", "long", "rm"])
+      const stream = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "stream-json", "--allowed-tools", "Bash(sleep *)"], {
+        input: calls
+      })
+      const decided = jsonLines(stream).filter((l) => l["type"] === "permission_decided")
+      expect(decided.find((l) => l["tool_use_id"] === "long")).toMatchObject({ behavior: "allow", source: "mode" })
+      expect(decided.find((l) => l["tool_use_id"] === "slow")).toMatchObject({ behavior: "allow", source: "rule" })
+    }, 120_000)
+
     describe("bad input: one line, exit 2", () => {
       const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, string | undefined, string]> = [
         ["invalid JSON", ["dispatch", "-"], "[{not json", "not valid JSON"],
@@ -259,15 +290,27 @@ describe("switchyard CLI", () => {
       expect(result.stdout).toMatch(/\[Bash\(sleep 5 && ls test\) ∥ Bash\(cat CHANGELOG.md\)\]/)
       expect(result.stdout).toContain("failed → cancelled")
       expect(result.stdout).toMatch(/saved/)
+      // The turn count agrees with the JSON result's num_turns.
+      const turns = Number(/in (\d+) model turns/.exec(result.stdout)?.[1])
+      const json = await runCli(["demo", "--output-format", "json"], { env: { ANTHROPIC_API_KEY: undefined } })
+      expect(JSON.parse(json.stdout).num_turns).toBe(turns)
+      expect(json.stderr).toBe("")
       const kept = /kept at (.+)$/m.exec(result.stdout)?.[1]
       expect(kept).toBeDefined()
       expect(fs.readFileSync(path.join(kept!, "src/price.js"), "utf8")).toContain("Math.round")
       expect(fs.readFileSync(path.join(kept!, "src/cart.js"), "utf8")).toContain("reduce((a, b) => a + b, 0)")
       fs.rmSync(path.dirname(kept!), { recursive: true, force: true })
-    })
+    }, 120_000)
   })
 
   describe("run", () => {
+    it("a prompt without a terminal runs in print mode, with or without `run`", async () => {
+      const result = await runCli(["hello"], { env: { ANTHROPIC_API_KEY: undefined } })
+      // It got as far as needing a model: print mode, not an interactive session.
+      expect(result.code).toBe(2)
+      expect(result.stderr).toContain("ANTHROPIC_API_KEY")
+    })
+
     it("without an API key says how to set one or run the demo", async () => {
       const result = await runCli(["run", "-p", "hello"], { env: { ANTHROPIC_API_KEY: undefined } })
       expect(result.code).toBe(2)
@@ -315,7 +358,7 @@ describe("switchyard CLI", () => {
         )
         expect(result.code).toBe(0)
         const lines = jsonLines(result)
-        expect(lines.map((l) => l["type"])).toEqual(expect.arrayContaining(["turn_started", "text_delta", "assistant", "stopped", "result"]))
+        expect(lines.map((l) => l["type"])).toEqual(["system", "assistant", "result"])
         expect(lines.at(-1)).toMatchObject({ type: "result", subtype: "success", result: "Hi there.", is_error: false })
       }))
   })

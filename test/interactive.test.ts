@@ -1,7 +1,8 @@
 /**
  * `switchyard run` in a real terminal (tmux): permission questions answered
- * `n` then `a`(lways), and ESC in the middle of a long Bash command leaving
- * no process behind. Skipped where tmux is missing (CI installs it).
+ * 3 (no, with what to do instead) then 2 (yes, and don't ask again), and ESC
+ * in the middle of a long Bash command leaving no process behind. Skipped
+ * where tmux is missing (CI installs it).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -78,17 +79,22 @@ describe.skipIf(!hasTmux)("interactive run in a terminal (tmux)", () => {
 
       yield* waitFor(session, /^> /m)
       tmux("send-keys", "-t", session, "delete the notes", "Enter")
-      yield* waitFor(session, /Allow\? yes \/ no \/ always/)
-      tmux("send-keys", "-t", session, "n")
+      yield* waitFor(session, /1\. Yes\n.*2\. Yes, and don't ask again for Bash\(rm[^\n]*\n.*3\. No, and tell the model what to do instead/)
+      tmux("send-keys", "-t", session, "3")
+      yield* waitFor(session, /What should the model do instead\?/)
+      tmux("send-keys", "-t", session, "-l", "keep the notes")
+      tmux("send-keys", "-t", session, "Enter")
       yield* waitFor(session, /denied/)
       yield* waitFor(session, /^> $/m)
       expect(fs.existsSync(path.join(dir, "notes.txt"))).toBe(true)
       expect(server.requests).toHaveLength(1)
 
       tmux("send-keys", "-t", session, "create a file", "Enter")
-      yield* waitFor(session, /Bash\(touch created\.txt\)[\s\S]*Allow\?/)
-      tmux("send-keys", "-t", session, "a")
+      yield* waitFor(session, /Bash\(touch created\.txt\)[\s\S]*3\. No/)
+      tmux("send-keys", "-t", session, "2")
       yield* waitFor(session, /Created the file\./)
+      // The rejected call's result told the model what the user said.
+      expect(JSON.stringify(server.requests[1]!.body)).toContain("keep the notes")
       expect(fs.existsSync(path.join(dir, "created.txt"))).toBe(true)
       const local = JSON.parse(fs.readFileSync(path.join(dir, ".switchyard/settings.local.json"), "utf8"))
       expect(local.permissions.allow).toEqual(expect.arrayContaining([expect.stringMatching(/^Bash\(touch/)]))
@@ -108,7 +114,7 @@ describe.skipIf(!hasTmux)("interactive run in a terminal (tmux)", () => {
 
       tmux("send-keys", "-t", session, "C-d")
       yield* Effect.promise(async () => {
-        const deadline = Date.now() + 5_000
+        const deadline = Date.now() + 20_000
         while (Date.now() < deadline && spawnSync("tmux", ["-L", socket, "has-session", "-t", session]).status === 0) {
           await new Promise((r) => setTimeout(r, 100))
         }

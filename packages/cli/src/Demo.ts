@@ -146,7 +146,7 @@ const summary = (outcome: LoopRunner.Outcome, wallMs: number, keptAt: string | u
     const baseline = turns.reduce((n, t) => n + t.baselineMs, 0)
     const calls = turns.reduce((n, t) => n + t.runs.length, 0)
     yield* Output.line(
-      `  ${calls} tool calls in ${turns.length} turns. After the model finished, turns waited ${Timeline.formatMs(waited)} for tools; ` +
+      `  ${calls} tool calls in ${outcome.stopped?.turns ?? turns.length} model turns (${turns.length} with tool calls). After the model finished, turns waited ${Timeline.formatMs(waited)} for tools; ` +
         `waiting for whole responses and running calls one after another would wait ${Timeline.formatMs(baseline)} → ` +
         `${Output.paint("green", `${Timeline.formatMs(Math.max(0, baseline - waited))} saved`)} (whole run ${Timeline.formatMs(wallMs)}).`
     )

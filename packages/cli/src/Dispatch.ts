@@ -30,6 +30,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as CliError from "./CliError.js"
 import * as Output from "./Output.js"
+import * as Render from "./Render.js"
 import * as Runtime from "./Runtime.js"
 import * as Timeline from "./Timeline.js"
 
@@ -208,18 +209,31 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
       const env = yield* Execution.makeEnvironment(Runtime.toolUseContext(prepared))
       const t0 = yield* Clock.currentTimeMillis
       const results: Array<DispatchEvent.Result> = []
+      // In a terminal, the text report is preceded by live lines as calls start and end.
+      const live = options.outputFormat === "text" && process.stdout.isTTY === true
+      const labels = new Map(calls.map((c) => [c.id, Render.callLabel(c.name, c.input, 60)]))
       yield* StreamingExecutor.runAll(calls, env).pipe(
         Stream.runForEach((event) =>
           Effect.gen(function*() {
             if (DispatchEvent.isResult(event)) results.push(event)
             if (options.outputFormat === "stream-json") yield* Output.line(JSON.stringify(toJsonLine(event, t0)))
+            if (live && event._tag === "Started") {
+              yield* Output.line(Output.paint("gray", `  … ${labels.get(event.toolUseId) ?? event.name}`))
+            }
+            if (live && DispatchEvent.isResult(event)) {
+              yield* Output.line(`  ${Output.paint("gray", "⎿")} ${labels.get(event.toolUseId) ?? event.name} ${Render.resultLine(event)}`)
+            }
           })
         )
       )
       if (options.outputFormat === "json") {
-        yield* Output.line(JSON.stringify(results.map((r) => toJsonLine(r, t0)), null, 2))
+        // In call order, whatever order they finished in.
+        const order = new Map(calls.map((c, i) => [c.id, i]))
+        const sorted = [...results].sort((a, b) => (order.get(a.toolUseId) ?? 0) - (order.get(b.toolUseId) ?? 0))
+        yield* Output.line(JSON.stringify(sorted.map((r) => toJsonLine(r, t0)), null, 2))
       } else if (options.outputFormat === "text") {
-        yield* report(calls, results, t0)
+        if (live) yield* Output.line("")
+        yield* report(calls, results, t0, options.verbose)
       }
       return results
     }).pipe(
@@ -242,7 +256,8 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
 const report = (
   calls: ReadonlyArray<Messages.ToolUseBlock>,
   results: ReadonlyArray<DispatchEvent.Result>,
-  t0: number
+  t0: number,
+  verbose: boolean
 ) =>
   Effect.gen(function*() {
     const byId = new Map(results.map((r) => [r.toolUseId, r]))
@@ -267,8 +282,12 @@ const report = (
       if (result === undefined) continue
       const mark = result.status === "success" ? "✓" : result.status === "denied" ? "⊘" : "✗"
       const content = Messages.contentText(result.block.content)
-      // A success shows its first line; a failure shows what went wrong in full (briefly).
-      const text = result.status === "success" ? firstLine(content) : content.trim().slice(0, 400).replace(/\n/g, "\n    ")
+      // A success shows its first line and how many more there are (all with --verbose);
+      // a failure or denial shows what went wrong in full.
+      const lines = content.trim() === "" ? [] : content.trimEnd().split("\n")
+      const text = result.status === "success" && !verbose
+        ? `${firstLine(content)}${lines.length > 1 ? Output.paint("gray", ` (+${lines.length - 1} lines)`) : ""}`
+        : content.trimEnd().replace(/\n/g, "\n    ")
       const group = groupOf.get(call.id)
       const together = group === undefined ? 1 : groups[group - 1]!.runs.length
       yield* Output.line(

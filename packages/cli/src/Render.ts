@@ -8,6 +8,7 @@
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
 import * as Messages from "@switchyard/core/Messages"
 import type * as QueryLoop from "@switchyard/core/QueryLoop"
+import type * as Cost from "./Cost.js"
 import * as Dispatch from "./Dispatch.js"
 import { paint } from "./Output.js"
 import * as Timeline from "./Timeline.js"
@@ -38,9 +39,9 @@ const firstLine = (text: string, max = 120) => {
  * @since 0.1.0
  * @category formatting
  */
-export const resultLine = (result: DispatchEvent.Result): string => {
+export const resultLine = (result: DispatchEvent.Result, waitedMs = 0): string => {
   const text = Messages.contentText(result.block.content)
-  const took = Timeline.formatMs(result.endedAt - result.startedAt)
+  const took = Timeline.formatMs(Math.max(0, result.endedAt - result.startedAt - waitedMs))
   if (result.status === "success") {
     const lines = text === "" ? 0 : text.split("\n").length
     return `${paint("green", "✓")} ${took} · ${lines} line${lines === 1 ? "" : "s"}`
@@ -61,6 +62,9 @@ export const resultLine = (result: DispatchEvent.Result): string => {
 export class TranscriptPrinter {
   private atLineStart = true
   private readonly labels = new Map<string, string>()
+  /** Time each call spent waiting for the user's permission answer, left out of its duration. */
+  private readonly asked = new Map<string, number>()
+  private readonly waited = new Map<string, number>()
   readonly runs: Array<Timeline.Run & { readonly turn: number }> = []
 
   constructor(private readonly write: (text: string) => void) {}
@@ -94,6 +98,12 @@ export class TranscriptPrinter {
       }
       case "Tool": {
         const inner = event.event
+        if (inner._tag === "PermissionRequested") this.asked.set(inner.toolUseId, inner.at)
+        if (inner._tag === "PermissionDecided") {
+          const since = this.asked.get(inner.toolUseId)
+          if (since !== undefined) this.waited.set(inner.toolUseId, (this.waited.get(inner.toolUseId) ?? 0) + inner.at - since)
+          this.asked.delete(inner.toolUseId)
+        }
         if (DispatchEvent.isResult(inner)) {
           const label = this.labels.get(inner.toolUseId) ?? inner.name
           this.runs.push({
@@ -105,7 +115,7 @@ export class TranscriptPrinter {
             startedAt: inner.startedAt,
             endedAt: inner.endedAt
           })
-          this.println(`  ${paint("gray", "⎿")} ${paint("dim", label)} ${resultLine(inner)}`)
+          this.println(`  ${paint("gray", "⎿")} ${paint("dim", label)} ${resultLine(inner, this.waited.get(inner.toolUseId))}`)
         } else if (inner._tag === "HookAttachment" && inner.level !== "info") {
           this.println(`  ${paint("yellow", "hook")} ${inner.hookEvent}: ${firstLine(inner.content)}`)
         }
@@ -168,34 +178,81 @@ export const loopEventJson = (event: QueryLoop.LoopEvent, t0: number): Record<st
 }
 
 /**
- * The final `result` object of `--output-format json` (and the last line of
- * `stream-json`), shaped like Claude Code's.
+ * The result object of `--output-format json` (and the last line of
+ * `stream-json`), in Claude Code's shape.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResultJson {
+  readonly type: "result"
+  readonly subtype: "success" | "error_max_turns" | "error_during_execution"
+  readonly is_error: boolean
+  readonly result: string
+  readonly session_id: string
+  readonly num_turns: number
+  readonly duration_ms: number
+  readonly duration_api_ms: number
+  readonly total_cost_usd: number
+  readonly usage: Cost.Usage
+  readonly permission_denials: ReadonlyArray<{
+    readonly tool_name: string
+    readonly tool_use_id: string
+    readonly tool_input: unknown
+  }>
+}
+
+/**
+ * The result object for a run's events. A run that ended at its last turn or
+ * by a hook's stop is a success; the turn limit is `error_max_turns`; an
+ * error, an interrupt or a blocked prompt is `error_during_execution`.
  *
  * @since 0.1.0
  * @category formatting
  */
 export const resultJson = (
   events: ReadonlyArray<QueryLoop.LoopEvent>,
-  options: { readonly sessionId: string; readonly durationMs: number; readonly finalText: string }
-): Record<string, unknown> => {
-  const stopped = events.findLast((e): e is Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }> => e._tag === "Stopped")
-  const usage = { input_tokens: 0, output_tokens: 0 }
-  for (const event of events) {
-    if (event._tag !== "Usage") continue
-    usage.input_tokens += event.usage.input_tokens ?? 0
-    usage.output_tokens += event.usage.output_tokens ?? 0
+  options: {
+    readonly sessionId: string
+    readonly durationMs: number
+    readonly finalText: string
+    readonly usage: Cost.Usage
+    readonly costUsd: number
   }
-  const isError = stopped === undefined || stopped.reason === "error" || stopped.reason === "max_turns"
+): ResultJson => {
+  const stopped = events.findLast((e): e is Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }> => e._tag === "Stopped")
+  const subtype = stopped === undefined
+    ? "error_during_execution"
+    : stopped.reason === "end_turn" || stopped.reason === "hook_stop"
+    ? "success"
+    : stopped.reason === "max_turns"
+    ? "error_max_turns"
+    : "error_during_execution"
+  const inputs = new Map<string, unknown>()
+  const started = new Map<number, number>()
+  let apiMs = 0
+  const denials: Array<ResultJson["permission_denials"][number]> = []
+  for (const event of events) {
+    if (event._tag === "ToolUse") inputs.set(event.block.id, event.block.input)
+    else if (event._tag === "TurnStarted") started.set(event.turn, event.at)
+    else if (event._tag === "ResponseEnded") apiMs += event.at - (started.get(event.turn) ?? event.at)
+    else if (event._tag === "Tool" && DispatchEvent.isResult(event.event) && event.event.status === "denied") {
+      const result = event.event
+      denials.push({ tool_name: result.name, tool_use_id: result.toolUseId, tool_input: inputs.get(result.toolUseId) ?? {} })
+    }
+  }
+  const error = events.findLast((e) => e._tag === "Error")
   return {
     type: "result",
-    subtype: stopped === undefined ? "error" : stopped.reason === "end_turn" ? "success" : `error_${stopped.reason}`,
-    is_error: isError,
-    result: options.finalText,
+    subtype,
+    is_error: subtype !== "success",
+    result: options.finalText === "" && error?._tag === "Error" ? error.message : options.finalText,
+    session_id: options.sessionId,
     num_turns: stopped?.turns ?? 0,
     duration_ms: Math.round(options.durationMs),
-    session_id: options.sessionId,
-    stop_reason: stopped?.reason ?? null,
-    ...(stopped?.detail !== undefined ? { detail: stopped.detail } : {}),
-    usage
+    duration_api_ms: Math.round(apiMs),
+    total_cost_usd: options.costUsd,
+    usage: options.usage,
+    permission_denials: denials
   }
 }

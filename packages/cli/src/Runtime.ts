@@ -20,13 +20,17 @@ import * as Registry from "@switchyard/core/Registry"
 import * as Results from "@switchyard/core/Results"
 import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Settings from "@switchyard/core/Settings"
-import type * as Tool from "@switchyard/core/Tool"
+import * as Tool from "@switchyard/core/Tool"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Builtins from "@switchyard/tools/Builtins"
+import * as McpConfig from "@switchyard/tools/McpConfig"
+import * as McpServers from "@switchyard/tools/McpServers"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as readline from "node:readline/promises"
 import * as CliError from "./CliError.js"
+import * as Output from "./Output.js"
 
 /**
  * The options every command takes.
@@ -40,7 +44,13 @@ export interface CommonOptions {
   readonly permissionMode: PermissionContext.PermissionMode | undefined
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
+  /** `--add-dir`: more directories the tools may work in. */
+  readonly additionalDirectories?: ReadonlyArray<string> | undefined
   readonly verbose: boolean
+  /** `--mcp-config` values (files or inline JSON). */
+  readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
+  /** `--strict-mcp-config`: ignore `.mcp.json`. */
+  readonly strictMcpConfig?: boolean | undefined
 }
 
 /**
@@ -80,6 +90,8 @@ export interface Prepared {
   readonly permissions: PermissionContext.PermissionContext
   /** One line per settings problem (the rest of the settings still loaded). */
   readonly warnings: ReadonlyArray<string>
+  /** The configured MCP servers (none when absent). */
+  readonly mcp?: McpConfig.Loaded | undefined
 }
 
 /**
@@ -107,7 +119,11 @@ export const prepare = (
         return yield* Effect.fail(CliError.badInput(`Settings file not found: ${file}`))
       }
     }
-    const settings = yield* Settings.load({ cwd, extraFiles })
+    const load = Settings.load({ cwd, extraFiles })
+    // A project file's bypassPermissions is confirmed by the user in a terminal; without one it is ignored.
+    const settings = yield* (process.stdin.isTTY === true && process.stderr.isTTY === true
+      ? Effect.provideService(load, Settings.ModeConfirmation, terminalModeConfirmation)
+      : load)
     const cliRules: Array<PermissionContext.PermissionRule> = []
     for (const [values, behavior, flag] of [
       [options.allowedTools, "allow", "--allowed-tools"],
@@ -123,13 +139,54 @@ export const prepare = (
         cliRules.push(rule)
       }
     }
+    const addedDirectories: Array<string> = []
+    for (const dir of options.additionalDirectories ?? []) {
+      const resolved = path.resolve(cwd, dir)
+      const stat = yield* Effect.either(fs.stat(resolved))
+      if (stat._tag === "Left" || stat.right.type !== "Directory") {
+        return yield* Effect.fail(CliError.badInput(`--add-dir ${dir}: not a directory`))
+      }
+      addedDirectories.push(resolved)
+    }
     const permissions: PermissionContext.PermissionContext = {
       ...settings.permissions,
       mode: options.permissionMode ?? settings.permissions.mode,
-      rules: [...settings.permissions.rules, ...cliRules]
+      rules: [...settings.permissions.rules, ...cliRules],
+      additionalDirectories: [...new Set([...settings.permissions.additionalDirectories, ...addedDirectories])]
     }
-    return { cwd, settings, permissions, warnings: settings.issues.map(Settings.formatIssue) }
+    const mcpFiles = options.mcpConfigFiles ?? []
+    for (const file of mcpFiles) {
+      if (file.trim().startsWith("{")) continue
+      if (!(yield* fs.exists(path.resolve(cwd, file)).pipe(Effect.orElseSucceed(() => false)))) {
+        return yield* Effect.fail(CliError.badInput(`MCP config file not found: ${path.resolve(cwd, file)}`))
+      }
+    }
+    const mcp = yield* McpConfig.load({ cwd, files: mcpFiles, strict: options.strictMcpConfig ?? false })
+    return {
+      cwd,
+      settings,
+      permissions,
+      warnings: [...settings.issues.map(Settings.formatIssue), ...mcp.issues],
+      mcp
+    }
   })
+
+/** Asks on the terminal whether a project's settings may switch the permission prompts off. */
+const terminalModeConfirmation: Settings.ModeConfirmation["Type"] = {
+  confirm: (request) =>
+    Effect.promise(async () => {
+      const prompt = readline.createInterface({ input: process.stdin, output: process.stderr })
+      try {
+        const answer = await prompt.question(
+          `${request.file} sets defaultMode "${request.mode}": every tool call in ${request.projectDir} would run ` +
+            `without asking (deny and ask rules still apply). Trust this file for this project? [y/N] `
+        )
+        return /^y(es)?$/i.test(answer.trim())
+      } finally {
+        prompt.close()
+      }
+    })
+}
 
 /**
  * A fresh tool-use context for the prepared directory and permissions.
@@ -171,7 +228,7 @@ export const layer = <ME = never, MR = never>(
   }
 ): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
-  const tools = Builtins.layer().pipe(
+  const tools = Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
     Layer.provideMerge(Registry.layer()),
     Layer.provideMerge(Results.layer),
     Layer.provide(FetchHttpClient.layer),
@@ -185,6 +242,31 @@ export const layer = <ME = never, MR = never>(
 }
 
 /**
+ * The configured MCP servers as a Layer (the MCP SDK is loaded only when
+ * there are some); a server that fails to connect is reported once on stderr.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const mcpLayer = (
+  prepared: Prepared,
+  options: { readonly reportFailures?: boolean } = {}
+): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool> =>
+  McpServers.layer(prepared.mcp?.servers ?? [], {
+    onFailure: options.reportFailures === false
+      ? undefined
+      : (status) => Output.warn(`MCP server "${status.name}" failed to connect: ${status.error ?? "unknown error"}`)
+  })
+
+/**
+ * A tool pool on its own (for commands that only connect MCP servers).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const toolPoolLayer: Layer.Layer<Tool.ToolPool> = Layer.effect(Tool.ToolPool, Tool.ToolPool.make)
+
+/**
  * A prompt for where nobody can answer (no terminal): every ask is a denial
  * with a clear reason.
  *
@@ -195,3 +277,19 @@ export const noPrompt = (reason: string): Layer.Layer<PermissionChain.Permission
   Layer.succeed(PermissionChain.PermissionPrompt, {
     ask: () => Effect.succeed({ answer: "unavailable" as const, reason })
   })
+
+/**
+ * What settings a command runs with, one line each: the files loaded (lowest
+ * precedence first), the mode and the extra directories. For `--verbose` and
+ * `/permissions`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const settingsSummary = (prepared: Prepared): ReadonlyArray<string> => [
+  ...(prepared.settings.files.length === 0
+    ? ["settings: no settings file found"]
+    : prepared.settings.files.map((file) => `settings: loaded ${file.source.path} (${file.source.scope})`)),
+  `permission mode: ${prepared.permissions.mode}`,
+  ...prepared.permissions.additionalDirectories.map((dir) => `additional directory: ${dir}`)
+]

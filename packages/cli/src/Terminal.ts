@@ -2,24 +2,31 @@
  * The interactive session of `switchyard run` in a terminal: a prompt line,
  * the assistant's text as it streams, one line per tool call and result, a
  * live status line for running tools (spinner, name, elapsed time, last output
- * line), permission questions answered with y / n / a(lways), and ESC or
- * Ctrl-C interrupting the turn (SPEC §4.9). Ctrl-D or `/exit` leaves.
+ * line), permission questions as numbered choices (Claude Code's 1 yes, 2 yes
+ * and don't ask again, 3 no and say what to do instead), slash commands, and
+ * ESC or Ctrl-C interrupting the turn (SPEC §4.9). Ctrl-D or `/exit` leaves.
  *
  * stdin is read in raw mode by one listener that hands each key to whoever is
  * listening now: the line editor, the running turn, or a permission question.
  *
  * @since 0.1.0
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
 import * as PermissionChain from "@switchyard/core/PermissionChain"
-import * as QueryLoop from "@switchyard/core/QueryLoop"
-import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
+import type * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
+import * as Cost from "./Cost.js"
 import { paint } from "./Output.js"
 import * as Render from "./Render.js"
+import * as Run from "./Run.js"
+import type { Prepared } from "./Runtime.js"
+import type * as Sessions from "./Sessions.js"
+import * as SlashCommands from "./SlashCommands.js"
 
 const ESC = "\x1b"
 const CTRL_C = "\x03"
@@ -30,6 +37,26 @@ interface Running {
   readonly label: string
   readonly startedAt: number
   lastLine: string
+}
+
+/**
+ * The keys in a chunk of terminal input: an escape sequence (an arrow key:
+ * `ESC [ B`, `ESC O A`, `ESC [ 1 ; 5 C`) is one key, a lone ESC is ESC, any
+ * other character is a key of its own.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const splitKeys = (text: string): ReadonlyArray<string> => {
+  const keys: Array<string> = []
+  const sequence = /^\x1b(?:\[[0-9;?]*[@-~]|O[@-~])/
+  for (let i = 0; i < text.length;) {
+    const match = text[i] === ESC ? sequence.exec(text.slice(i)) : null
+    const key = match !== null ? match[0] : String.fromCodePoint(text.codePointAt(i)!)
+    keys.push(key)
+    i += key.length
+  }
+  return keys
 }
 
 /**
@@ -74,9 +101,7 @@ export class TerminalUi {
 
   private readonly onData = (data: string | Buffer) => {
     const text = typeof data === "string" ? data : data.toString("utf8")
-    // An escape sequence (arrow keys) is one key; a lone ESC is ESC.
-    if (text.startsWith(ESC) && text.length > 1) return this.handler(text)
-    for (const key of text) this.handler(key)
+    for (const key of splitKeys(text)) this.handler(key)
   }
 
   /** Transcript text, printed above the status line. */
@@ -208,36 +233,98 @@ export class TerminalUi {
     }
   }
 
-  /** Ask a permission question; questions from parallel calls wait their turn. */
+  /** A notice (an API retry): on its own line above the status line. */
+  notice(text: string) {
+    this.line(paint("yellow", `⟳ ${text}`))
+  }
+
+  /**
+   * A numbered choice: a digit picks at once, arrows move and Enter picks,
+   * ESC gives `undefined`. Keys that arrived before the choice was shown
+   * (typed ahead while the turn ran) are discarded.
+   */
+  select<A>(title: string, choices: ReadonlyArray<{ readonly label: string; readonly value: A }>): Promise<A | undefined> {
+    return new Promise((resolve) => {
+      let selected = 0
+      let accepting = false
+      const render = (first: boolean) => {
+        if (!first) this.out.write(`\x1b[${choices.length}A`)
+        choices.forEach((choice, i) => {
+          const marker = i === selected ? paint("cyan", "❯") : " "
+          const label = i === selected ? paint("bold", choice.label) : choice.label
+          this.out.write(`\r\x1b[2K${marker} ${i + 1}. ${label}\n`)
+        })
+      }
+      this.line(title)
+      render(true)
+      this.atLineStart = true
+      const done = (value: A | undefined) => {
+        this.handler = () => {}
+        resolve(value)
+      }
+      this.handler = (key) => {
+        if (!accepting) return
+        if (key === ESC || key === CTRL_C) return done(undefined)
+        if (key === "\x1b[A" || key === "\x1bOA") {
+          selected = (selected + choices.length - 1) % choices.length
+          return render(false)
+        }
+        if (key === "\x1b[B" || key === "\x1bOB") {
+          selected = (selected + 1) % choices.length
+          return render(false)
+        }
+        if (key === "\r" || key === "\n") return done(choices[selected]!.value)
+        const n = Number.parseInt(key, 10)
+        if (key.length === 1 && n >= 1 && n <= choices.length) {
+          selected = n - 1
+          render(false)
+          return done(choices[n - 1]!.value)
+        }
+      }
+      // Input already read from the terminal is handled before this runs.
+      setImmediate(() => (accepting = true))
+    })
+  }
+
+  /**
+   * Ask a permission question, as Claude Code does: 1 yes, 2 yes and don't
+   * ask again for the exact rule (only when a rule could allow the call),
+   * 3 no and tell the model what to do instead. Questions from parallel
+   * calls wait their turn.
+   */
   ask(question: PermissionChain.Question): Promise<PermissionChain.PromptAnswer> {
     const previousHandler = () => this.handler
-    const turn = this.questionLock.then(() =>
-      new Promise<PermissionChain.PromptAnswer>((resolve) => {
-        const restore = previousHandler()
-        this.stopStatus()
-        this.asking = true
-        const label = Render.callLabel(question.tool.name, question.input, 60)
-        this.line(`${paint("yellow", "?")} ${paint("bold", label)} ${paint("gray", `— ${question.message}`)}`)
-        const always = question.suggestions.length > 0 ? ` (adds ${question.suggestions.join(", ")})` : ""
-        this.print(`  Allow? ${paint("bold", "y")}es / ${paint("bold", "n")}o / ${paint("bold", "a")}lways${paint("gray", always)} `)
-        this.handler = (key) => {
-          const k = key.toLowerCase()
-          const answer: PermissionChain.PromptAnswer | undefined = k === "y"
-            ? { answer: "yes" }
-            : k === "n" || key === ESC || key === CTRL_C
-            ? { answer: "no" }
-            : k === "a"
-            ? { answer: "always", persist: true }
-            : undefined
-          if (answer === undefined) return
-          this.print(`${answer.answer}\n`)
-          this.asking = false
-          if (this.running.size > 0) this.startStatus()
-          this.handler = restore
-          resolve(answer)
-        }
-      })
-    )
+    const turn = this.questionLock.then(async () => {
+      const restore = previousHandler()
+      this.stopStatus()
+      this.asking = true
+      const label = Render.callLabel(question.tool.name, question.input, 60)
+      const rules = question.suggestions.join(", ")
+      const choices: Array<{ label: string; value: "yes" | "always" | "no" }> = [
+        { label: "Yes", value: "yes" },
+        ...(question.suggestions.length > 0
+          ? [{ label: `Yes, and don't ask again for ${rules}`, value: "always" as const }]
+          : []),
+        { label: "No, and tell the model what to do instead (esc)", value: "no" }
+      ]
+      // An MCP server's destructiveHint (or a tool's own isDestructive) is shown with the question.
+      const destructive = question.tool.isDestructive(question.input, question.context) === true
+        ? ` ${paint("red", "[destructive]")}`
+        : ""
+      const title = `${paint("yellow", "?")} ${paint("bold", label)}${destructive} ${paint("gray", `— ${question.message}`)}`
+      const picked = await this.select(title, choices)
+      let answer: PermissionChain.PromptAnswer
+      if (picked === "yes") answer = { answer: "yes" }
+      else if (picked === "always") answer = { answer: "always", persist: true }
+      else {
+        const feedback = picked === "no" ? await this.readLine(paint("gray", "  What should the model do instead? (Enter to skip) ")) : ""
+        answer = feedback === undefined || feedback.trim() === "" ? { answer: "no" } : { answer: "no", feedback: feedback.trim() }
+      }
+      this.asking = false
+      if (this.running.size > 0) this.startStatus()
+      this.handler = restore
+      return answer
+    })
     this.questionLock = turn.then(() => undefined)
     return turn
   }
@@ -255,40 +342,96 @@ export const promptLayer = (ui: TerminalUi): Layer.Layer<PermissionChain.Permiss
   })
 
 /**
- * The read-eval loop: prompt, run the turn with live output, repeat.
+ * Pick one of the recent sessions (`--resume` without an id, `/resume`).
+ *
+ * @since 0.1.0
+ * @category prompts
+ */
+export const pickSession = (ui: TerminalUi, sessions: ReadonlyArray<Sessions.Summary>): Effect.Effect<string | undefined> =>
+  Effect.promise(() =>
+    ui.select(
+      paint("bold", "Resume which session?"),
+      sessions.slice(0, 9).map((s) => ({
+        label: `${new Date(s.modifiedAt).toLocaleString()}  ${paint("gray", `${s.messages} messages`)}  ${
+          s.firstPrompt.length > 60 ? `${s.firstPrompt.slice(0, 59)}…` : s.firstPrompt
+        }`,
+        value: s.id
+      }))
+    )
+  )
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReplOptions {
+  readonly prepared: Prepared
+  readonly model: string
+  readonly loopOptions: QueryLoop.Options
+  /** Sent as the first message (`switchyard "prompt"` in a terminal). */
+  readonly firstPrompt: string | undefined
+  readonly start: Run.Start | undefined
+}
+
+/**
+ * The read-eval loop: prompt, run the turn with live output, repeat. Lines
+ * starting with `/` are slash commands and never reach the model.
  *
  * @since 0.1.0
  * @category running
  */
 export const repl = (
   ui: TerminalUi,
-  context: ToolUseContext.ToolUseContext,
-  options: QueryLoop.Options,
-  banner: string
-): Effect.Effect<void, never, QueryLoop.Requirements> =>
+  options: ReplOptions
+): Effect.Effect<void, never, QueryLoop.Requirements | FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
-    let session = yield* QueryLoop.makeSession(context, options)
-    ui.line(banner)
+    const state: SlashCommands.State = {
+      ui,
+      prepared: options.prepared,
+      model: options.model,
+      loopOptions: options.loopOptions,
+      conversation: yield* Run.openConversation(options.prepared, options.start, options.loopOptions),
+      usage: Cost.zero,
+      turns: 0
+    }
+    const cwd = options.prepared.cwd
+    ui.line(`${paint("bold", "switchyard")} ${paint("gray", `· ${cwd} · ${options.model} · mode ${options.prepared.permissions.mode} · /help`)}`)
+    if (options.start !== undefined) {
+      ui.line(paint("gray", `(resumed session ${options.start.id}: ${options.start.messages.length} messages)`))
+    }
+    let pending = options.firstPrompt
     while (true) {
-      const text = yield* Effect.promise(() => ui.readLine(paint("bold", "> ")))
-      if (text === undefined || text.trim() === "/exit" || text.trim() === "/quit") break
+      const text = pending ?? (yield* Effect.promise(() => ui.readLine(paint("bold", "> "))))
+      if (pending !== undefined) ui.line(`${paint("bold", ">")} ${pending}`)
+      pending = undefined
+      if (text === undefined) break
       const prompt = text.trim()
       if (prompt === "") continue
-      if (prompt === "/help") {
-        ui.line("Type a request and press Enter. ESC or Ctrl-C interrupts a running turn; /clear starts over; /exit or Ctrl-D leaves.")
+      if (prompt.startsWith("/")) {
+        const next = yield* SlashCommands.run(prompt, state)
+        if (next === "exit") break
         continue
       }
-      if (prompt === "/clear") {
-        session = yield* QueryLoop.makeSession({ ...context, messages: [] }, options)
-        ui.line(paint("gray", "(new conversation)"))
-        continue
-      }
-      const current = session
+      const { session, recorder } = state.conversation
       ui.listenForInterrupt(() => {
         ui.line(paint("yellow", "⏹ interrupting…"))
-        Runtime.runFork(runtime)(current.interrupt("user_interrupt"))
+        Runtime.runFork(runtime)(session.interrupt("user_interrupt"))
       })
-      yield* current.run(prompt).pipe(Stream.runForEach((event) => Effect.sync(() => ui.handle(event))))
+      const events: Array<QueryLoop.LoopEvent> = []
+      yield* session.run(prompt).pipe(
+        Stream.runForEach((event) =>
+          Effect.gen(function*() {
+            events.push(event)
+            ui.handle(event)
+            if (event._tag === "TurnStarted" || event._tag === "AssistantMessage" || event._tag === "ToolResults") {
+              yield* recorder.sync
+            }
+          })
+        ),
+        Effect.ensuring(recorder.sync)
+      )
+      state.usage = Cost.add(state.usage, Cost.fromEvents(events))
+      state.turns += events.filter((e) => e._tag === "TurnStarted").length
     }
   })

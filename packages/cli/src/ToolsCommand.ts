@@ -9,6 +9,7 @@ import * as Execution from "@switchyard/core/Execution"
 import * as Model from "@switchyard/core/Model"
 import * as Registry from "@switchyard/core/Registry"
 import * as Tool from "@switchyard/core/Tool"
+import * as ToolSearch from "@switchyard/core/ToolSearch"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -41,29 +42,14 @@ const standInModel = Layer.succeed(Model.LanguageModel, {
 })
 
 /**
- * Rank tools for a keyword query: name matches first, then the search hint,
- * then the description.
+ * Rank tools for a keyword query: the ranking ToolSearch uses (BM25 over
+ * name, search hint and description), up to 20 results.
  *
  * @since 0.1.0
  * @category searching
  */
-export const search = (tools: ReadonlyArray<Tool.Any>, query: string): ReadonlyArray<Tool.Any> => {
-  const words = query.toLowerCase().split(/\s+/).filter((w) => w.length > 0)
-  const scored = tools.map((tool) => {
-    const name = tool.name.toLowerCase()
-    const hint = tool.searchHint.toLowerCase()
-    const description = tool.description.toLowerCase()
-    let score = 0
-    for (const word of words) {
-      if (name === word) score += 10
-      else if (name.includes(word) || tool.aliases.some((a) => a.toLowerCase().includes(word))) score += 5
-      if (hint.includes(word)) score += 3
-      if (description.includes(word)) score += 1
-    }
-    return { tool, score }
-  })
-  return scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score).map((s) => s.tool)
-}
+export const search = (tools: ReadonlyArray<Tool.Any>, query: string): ReadonlyArray<Tool.Any> =>
+  ToolSearch.search(tools, query, 20)
 
 const describe = (tool: Tool.Any) => ({
   name: tool.name,

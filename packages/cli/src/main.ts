@@ -11,15 +11,19 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
+import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createRequire } from "node:module"
 import { CliError } from "./CliError.js"
+import * as CommandLine from "./CommandLine.js"
+import { describeOption, findCommand } from "./CommandLine.js"
 import { stripColorWhenPiped } from "./Output.js"
 import type * as Runtime from "./Runtime.js"
 
@@ -36,44 +40,43 @@ stripColorWhenPiped(process.stderr)
 
 const version: string = createRequire(import.meta.url)("../package.json").version
 
-// Options every engine command shares.
-const cwd = Options.text("cwd").pipe(
-  Options.withDescription("The working directory (default: the current directory)"),
-  Options.withDefault(process.cwd())
-)
-const settings = Options.text("settings").pipe(
-  Options.withDescription("An extra settings file (Claude Code's settings.json format); repeatable"),
-  Options.repeated
-)
-const permissionMode = Options.choice("permission-mode", [
-  "default",
-  "acceptEdits",
-  "plan",
-  "bypassPermissions",
-  "dontAsk",
-  "auto"
-]).pipe(Options.withDescription("The permission mode (default: the settings' defaultMode, else default)"), Options.optional)
-const allowedTools = Options.text("allowed-tools").pipe(
-  Options.withAlias("allowedTools"),
-  Options.withDescription('Rules to allow, e.g. "Bash(git log *)" Edit; repeatable, comma or space separated'),
-  Options.repeated
-)
-const disallowedTools = Options.text("disallowed-tools").pipe(
-  Options.withAlias("disallowedTools"),
-  Options.withDescription("Rules to deny; repeatable, comma or space separated"),
-  Options.repeated
-)
-const verbose = Options.boolean("verbose").pipe(Options.withDescription("Show details of errors"))
-const outputFormat = Options.choice("output-format", ["text", "json", "stream-json"]).pipe(
-  Options.withDescription("text for people; json or stream-json (one JSON object per line) for programs"),
-  Options.withDefault("text" as const)
-)
-const maxTurns = Options.integer("max-turns").pipe(
-  Options.withDescription("Stop after this many model turns"),
-  Options.optional
-)
+// Options every engine command shares; descriptions come from the CommandLine table.
+const engineOptions = (path: ReadonlyArray<string>) => ({
+  cwd: Options.text("cwd").pipe(Options.withDescription(describeOption(path, "cwd")), Options.withDefault(process.cwd())),
+  settings: Options.text("settings").pipe(Options.withDescription(describeOption(path, "settings")), Options.repeated),
+  permissionMode: Options.choice("permission-mode", permissionModes).pipe(
+    Options.withDescription(describeOption(path, "permission-mode")),
+    Options.optional
+  ),
+  allowedTools: Options.text("allowed-tools").pipe(
+    Options.withAlias("allowedTools"),
+    Options.withDescription(describeOption(path, "allowed-tools")),
+    Options.repeated
+  ),
+  disallowedTools: Options.text("disallowed-tools").pipe(
+    Options.withAlias("disallowedTools"),
+    Options.withDescription(describeOption(path, "disallowed-tools")),
+    Options.repeated
+  ),
+  addDir: Options.text("add-dir").pipe(Options.withDescription(describeOption(path, "add-dir")), Options.repeated),
+  dangerouslySkipPermissions: Options.boolean("dangerously-skip-permissions").pipe(
+    Options.withDescription(describeOption(path, "dangerously-skip-permissions"))
+  ),
+  verbose: Options.boolean("verbose").pipe(Options.withDescription(describeOption(path, "verbose"))),
+  mcpConfig: Options.text("mcp-config").pipe(Options.withDescription(describeOption(path, "mcp-config")), Options.repeated),
+  strictMcpConfig: Options.boolean("strict-mcp-config").pipe(
+    Options.withDescription(describeOption(path, "strict-mcp-config"))
+  )
+})
+const permissionModes = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"] as const
 
-const common = { cwd, settings, permissionMode, allowedTools, disallowedTools, verbose }
+const outputFormat = (path: ReadonlyArray<string>) =>
+  Options.choice("output-format", ["text", "json", "stream-json"]).pipe(
+    Options.withDescription(describeOption(path, "output-format")),
+    Options.withDefault("text" as const)
+  )
+const maxTurns = (path: ReadonlyArray<string>) =>
+  Options.integer("max-turns").pipe(Options.withDescription(describeOption(path, "max-turns")), Options.optional)
 
 const toCommon = (args: {
   readonly cwd: string
@@ -81,26 +84,52 @@ const toCommon = (args: {
   readonly permissionMode: Option.Option<Runtime.CommonOptions["permissionMode"] & string>
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
+  readonly addDir: ReadonlyArray<string>
+  readonly dangerouslySkipPermissions: boolean
   readonly verbose: boolean
+  readonly mcpConfig: ReadonlyArray<string>
+  readonly strictMcpConfig: boolean
 }): Runtime.CommonOptions => ({
   cwd: args.cwd,
   settingsFiles: args.settings,
-  permissionMode: Option.getOrUndefined(args.permissionMode),
+  permissionMode: args.dangerouslySkipPermissions ? "bypassPermissions" : Option.getOrUndefined(args.permissionMode),
   allowedTools: args.allowedTools,
   disallowedTools: args.disallowedTools,
-  verbose: args.verbose
+  additionalDirectories: args.addDir,
+  verbose: args.verbose,
+  mcpConfigFiles: args.mcpConfig,
+  strictMcpConfig: args.strictMcpConfig
 })
+
+const text = (path: ReadonlyArray<string>, name: string) =>
+  Options.text(name).pipe(Options.withDescription(describeOption(path, name)), Options.optional)
+const flag = (path: ReadonlyArray<string>, name: string, alias?: string) => {
+  const option = Options.boolean(name).pipe(Options.withDescription(describeOption(path, name)))
+  return alias === undefined ? option : Options.withAlias(option, alias)
+}
 
 const run = Command.make(
   "run",
   {
-    ...common,
-    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("What to do (omit for an interactive session)"), Args.optional),
-    print: Options.boolean("print").pipe(Options.withAlias("p"), Options.withDescription("Run once and print the result")),
-    outputFormat,
-    model: Options.text("model").pipe(Options.withDescription("The model name (default: $SWITCHYARD_MODEL, $ANTHROPIC_MODEL, or a current Claude model)"), Options.optional),
-    maxTurns,
-    systemPrompt: Options.text("system-prompt").pipe(Options.withDescription("Replace the system prompt"), Options.optional)
+    ...engineOptions(["run"]),
+    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("The first message to the model"), Args.optional),
+    print: flag(["run"], "print", "p"),
+    outputFormat: outputFormat(["run"]),
+    inputFormat: Options.choice("input-format", ["text", "stream-json"]).pipe(
+      Options.withDescription(describeOption(["run"], "input-format")),
+      Options.withDefault("text" as const)
+    ),
+    model: text(["run"], "model"),
+    maxTurns: maxTurns(["run"]),
+    systemPrompt: text(["run"], "system-prompt"),
+    appendSystemPrompt: text(["run"], "append-system-prompt"),
+    continue: flag(["run"], "continue", "c"),
+    resume: Options.text("resume").pipe(
+      Options.withAlias("r"),
+      Options.withDescription(describeOption(["run"], "resume")),
+      Options.optional
+    ),
+    sessionId: text(["run"], "session-id")
   },
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Run.js")), (Run) =>
@@ -109,25 +138,29 @@ const run = Command.make(
         prompt: Option.getOrUndefined(args.prompt),
         print: args.print,
         outputFormat: args.outputFormat,
+        inputFormat: args.inputFormat,
         model: Option.getOrUndefined(args.model),
         maxTurns: Option.getOrUndefined(args.maxTurns),
-        systemPrompt: Option.getOrUndefined(args.systemPrompt)
+        systemPrompt: Option.getOrUndefined(args.systemPrompt),
+        appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
+        continue: args.continue,
+        resume: Option.getOrUndefined(args.resume),
+        sessionId: Option.getOrUndefined(args.sessionId)
       }))
-).pipe(Command.withDescription("Run the agent loop against Claude (interactive without a prompt, or -p to print once)"))
+).pipe(Command.withDescription(findCommand(["run"])!.summary))
 
 const dispatch = Command.make(
   "dispatch",
   {
-    ...common,
+    ...engineOptions(["dispatch"]),
     file: Args.text({ name: "file" }).pipe(Args.withDescription("A JSON file of tool_use blocks or an assistant message; - for stdin"), Args.optional),
-    outputFormat
+    outputFormat: outputFormat(["dispatch"])
   },
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Dispatch.js")), (Dispatch) =>
       Dispatch.run({ ...toCommon(args), file: Option.getOrUndefined(args.file), outputFormat: args.outputFormat }))
-).pipe(Command.withDescription("Run tool_use blocks through the full pipeline without a model"))
+).pipe(Command.withDescription(findCommand(["dispatch"])!.summary))
 
-const toolsJson = Options.boolean("json").pipe(Options.withDescription("Print JSON"))
 const toolsCommand = <A extends Parameters<typeof toCommon>[0] & { readonly json: boolean }>(
   action: (args: A) => import("./ToolsCommand.js").Action
 ) =>
@@ -136,32 +169,36 @@ const toolsCommand = <A extends Parameters<typeof toCommon>[0] & { readonly json
     Tools.run({ ...toCommon(args), json: args.json, action: action(args) }))
 
 const tools = Command.make("tools").pipe(
-  Command.withDescription("What the model would see: list, search or show the schema of tools"),
+  Command.withDescription(findCommand(["tools"])!.summary),
   Command.withSubcommands([
-    Command.make("list", { ...common, json: toolsJson }, toolsCommand(() => ({ _tag: "list" }))).pipe(
-      Command.withDescription("List the tools the model sees (deferred tools are marked)")
+    Command.make("list", { ...engineOptions(["tools", "list"]), json: flag(["tools", "list"], "json") }, toolsCommand(() => ({ _tag: "list" }))).pipe(
+      Command.withDescription(findCommand(["tools", "list"])!.summary)
     ),
     Command.make(
       "search",
-      { ...common, json: toolsJson, query: Args.text({ name: "query" }) },
+      { ...engineOptions(["tools", "search"]), json: flag(["tools", "search"], "json"), query: Args.text({ name: "query" }) },
       toolsCommand((args) => ({ _tag: "search", query: args.query }))
-    ).pipe(Command.withDescription("Search tools by keywords")),
+    ).pipe(Command.withDescription(findCommand(["tools", "search"])!.summary)),
     Command.make(
       "schema",
-      { ...common, json: toolsJson, name: Args.text({ name: "name" }) },
+      {
+        ...engineOptions(["tools", "schema"]),
+        json: flag(["tools", "schema"], "json"),
+        name: Args.text({ name: "name" })
+      },
       toolsCommand((args) => ({ _tag: "schema", name: args.name }))
-    ).pipe(Command.withDescription("Print a tool's definition as sent to the API"))
+    ).pipe(Command.withDescription(findCommand(["tools", "schema"])!.summary))
   ])
 )
 
 const replay = Command.make(
   "replay",
   {
-    ...common,
+    ...engineOptions(["replay"]),
     transcript: Args.text({ name: "transcript" }).pipe(Args.withDescription("A replay transcript (JSON)")),
-    prompt: Options.text("prompt").pipe(Options.withDescription("The user prompt (default: the first turn's expectation)"), Options.optional),
-    outputFormat,
-    maxTurns
+    prompt: text(["replay"], "prompt"),
+    outputFormat: outputFormat(["replay"]),
+    maxTurns: maxTurns(["replay"])
   },
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Replay.js")), (Replay) =>
@@ -172,70 +209,73 @@ const replay = Command.make(
         outputFormat: args.outputFormat,
         maxTurns: Option.getOrUndefined(args.maxTurns)
       }))
-).pipe(Command.withDescription("Run the agent loop against a recorded transcript (offline)"))
+).pipe(Command.withDescription(findCommand(["replay"])!.summary))
 
 const demo = Command.make(
   "demo",
   {
-    keep: Options.boolean("keep").pipe(Options.withDescription("Keep the demo project afterwards")),
-    outputFormat,
-    verbose
+    keep: flag(["demo"], "keep"),
+    outputFormat: outputFormat(["demo"]),
+    verbose: flag(["demo"], "verbose")
   },
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Demo.js")), (Demo) =>
       Demo.run({ keep: args.keep, outputFormat: args.outputFormat }))
-).pipe(Command.withDescription("The offline demo: a replayed session on a sample project, with a summary"))
+).pipe(Command.withDescription(findCommand(["demo"])!.summary))
+
+const mcp = Command.make("mcp").pipe(
+  Command.withDescription(findCommand(["mcp"])!.summary),
+  Command.withSubcommands([
+    Command.make("list", { ...engineOptions(["mcp", "list"]), json: flag(["mcp", "list"], "json") }, (args) =>
+      Effect.flatMap(Effect.promise(() => import("./McpCommand.js")), (Mcp) =>
+        Mcp.list({ ...toCommon(args), json: args.json }))).pipe(
+        Command.withDescription(findCommand(["mcp", "list"])!.summary)
+      )
+  ])
+)
 
 const switchyard = Command.make("switchyard").pipe(
   Command.withDescription("Switchyard — an Effect-based tool-dispatch runtime for LLM agents"),
-  Command.withSubcommands([run, dispatch, tools, replay, demo])
+  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp])
 )
 
 const cli = Command.run(switchyard, { name: "switchyard", version })
 
-const SUBCOMMANDS = new Set(["run", "dispatch", "tools", "list", "search", "schema", "replay", "demo"])
-const FLAGS = new Set(["-p", "--print", "--verbose", "--keep", "--json", "-h", "--help", "--version", "--wizard"])
-
-/**
- * `@effect/cli` wants a command's options before its arguments; people (and
- * Claude Code habits) put them anywhere: `dispatch calls.json --output-format
- * stream-json`. Move each option (with its value) ahead of the positional
- * arguments that follow the command path.
- */
-export const normalizeArgv = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const [node, script, ...rest] = argv
-  const path: Array<string> = []
-  let i = 0
-  while (i < rest.length && SUBCOMMANDS.has(rest[i]!) && path.length < 2) path.push(rest[i++]!)
-  const options: Array<string> = []
-  const positionals: Array<string> = []
-  for (; i < rest.length; i++) {
-    const token = rest[i]!
-    if (token === "--") {
-      positionals.push(...rest.slice(i + 1))
-      break
-    }
-    if (token.startsWith("-") && token !== "-") {
-      options.push(token)
-      const takesValue = !FLAGS.has(token) && !token.includes("=")
-      if (takesValue && i + 1 < rest.length) options.push(rest[++i]!)
-    } else {
-      positionals.push(token)
-    }
-  }
-  return [node ?? "node", script ?? "switchyard", ...path, ...options, ...positionals]
-}
-
 const wantsDetails = process.argv.includes("--verbose")
 
-const program = Effect.suspend(() => cli(normalizeArgv(process.argv))).pipe(
-  Effect.catchAll((error) =>
-    Effect.sync(() => {
-      if (ValidationError.isValidationError(error)) {
-        // @effect/cli has printed the problem and the usage already.
-        process.exitCode = 2
-        return
-      }
+/** `@effect/cli` prints a usage error with the whole help; ours is one line, so its printing is dropped. */
+const quietErrors = Effect.map(Effect.console, (console): Console.Console => ({ ...console, error: () => Effect.void }))
+
+const usageError = (message: string) =>
+  Effect.sync(() => {
+    process.stderr.write(`switchyard: ${message}\n`)
+    process.exitCode = 2
+  })
+
+/** The first line of an `@effect/cli` error, for the rare one our check lets through. */
+const validationMessage = (error: ValidationError.ValidationError): string => {
+  const doc = (error as { readonly error?: HelpDoc.HelpDoc }).error
+  const text = doc === undefined ? error._tag : HelpDoc.toAnsiText(doc).replace(/\x1b\[[0-9;]*m/g, "")
+  return text.split("\n").map((line: string) => line.trim()).find((line: string) => line !== "") ?? "invalid command line"
+}
+
+const parsed = CommandLine.parse(process.argv)
+
+const program = Effect.suspend(() => {
+  switch (parsed._tag) {
+    case "Help":
+      return Effect.sync(() => void process.stdout.write(parsed.text))
+    case "Version":
+      return Effect.sync(() => void process.stdout.write(`${version}\n`))
+    case "UsageError":
+      return usageError(parsed.message)
+    case "Run":
+      return Effect.flatMap(quietErrors, (console) => Effect.withConsole(cli(parsed.argv), console))
+  }
+}).pipe(
+  Effect.catchAll((error) => {
+    if (ValidationError.isValidationError(error)) return usageError(validationMessage(error))
+    return Effect.sync(() => {
       if (error instanceof CliError) {
         if (error.detail !== "quiet") {
           process.stderr.write(`switchyard: ${error.message}\n`)
@@ -247,7 +287,7 @@ const program = Effect.suspend(() => cli(normalizeArgv(process.argv))).pipe(
       process.stderr.write(`switchyard: ${String(error)}\n`)
       process.exitCode = 1
     })
-  ),
+  }),
   Effect.catchAllCause((cause) =>
     Effect.sync(() => {
       if (Cause.isInterruptedOnly(cause)) {
@@ -264,4 +304,13 @@ const program = Effect.suspend(() => cli(normalizeArgv(process.argv))).pipe(
   Effect.provide(NodeContext.layer)
 )
 
-NodeRuntime.runMain(program, { disableErrorReporting: true })
+// Exit once the command is done and its output written: idle keep-alive connections
+// to the API would otherwise hold the process for seconds.
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  teardown: (_, onExit) => {
+    const code = typeof process.exitCode === "number" ? process.exitCode : 0
+    onExit(code)
+    process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
+  }
+})

@@ -122,7 +122,7 @@ export const runTools = (
 ): Stream.Stream<DispatchEvent.DispatchEvent, never, Results.ResultStore> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
-      const concurrency = options.concurrency ?? (yield* Effect.orDie(maxToolUseConcurrency))
+      const concurrency = yield* Execution.concurrencyCap(options.concurrency, DEFAULT_MAX_CONCURRENCY)
       const mailbox = yield* Mailbox.make<DispatchEvent.DispatchEvent>({
         capacity: Execution.MAILBOX_CAPACITY,
         strategy: "suspend"

@@ -14,6 +14,8 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -49,7 +51,8 @@ export interface Environment {
 
 /**
  * Build an environment from the registry, filtering the pool with the
- * context's blanket deny rules.
+ * context's blanket deny rules; the alias fallback pool leaves out the
+ * special tools.
  *
  * @since 0.1.0
  * @category constructors
@@ -62,9 +65,59 @@ export const makeEnvironment = (
     const ref = Ref.RefTypeId in context ? context : yield* Ref.make(context)
     const current = yield* Ref.get(ref)
     const tools = yield* registry.getTools((name) => PermissionRules.isBlanketDenied(current.permissions, name))
-    const pool = yield* registry.pool
+    // Special tools stay out of the alias fallback: they are never for the model.
+    const pool = yield* registry.modelPool
     return { tools, pool, context: ref }
   })
+
+// Each distinct bad setting is reported once per process, not once per turn.
+const reportedSettings = new Set<string>()
+
+const isPositiveInteger = (n: number): boolean => Number.isSafeInteger(n) && n > 0
+
+/**
+ * The variables that set the tool concurrency cap, the first one set wins.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const CONCURRENCY_VARIABLES: ReadonlyArray<string> = [
+  "SWITCHYARD_MAX_TOOL_USE_CONCURRENCY",
+  "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"
+]
+
+const rawConcurrency = Config.all(CONCURRENCY_VARIABLES.map((name) => Config.option(Config.string(name))))
+
+/**
+ * The cap on concurrently executing tools: `override` when given, else the
+ * first of `CONCURRENCY_VARIABLES` that is set, else `fallback`. An invalid
+ * value (`0`, `-1`, `abc`, `2.5`) is reported once as a warning and
+ * `fallback` is used: a bad setting never stops a dispatch.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const concurrencyCap = (override: number | undefined, fallback: number): Effect.Effect<number> => {
+  const invalid = (what: string) =>
+    Effect.suspend(() => {
+      if (reportedSettings.has(what)) return Effect.succeed(fallback)
+      reportedSettings.add(what)
+      return Effect.as(
+        Effect.logWarning(`${what} is not a positive integer, so the default tool concurrency cap ${fallback} is used`),
+        fallback
+      )
+    })
+  if (override !== undefined) {
+    return isPositiveInteger(override) ? Effect.succeed(override) : invalid(`The concurrency option ${override}`)
+  }
+  return Effect.flatMap(Effect.orElseSucceed(rawConcurrency, () => []), (values) => {
+    const index = values.findIndex(Option.isSome)
+    if (index === -1) return Effect.succeed(fallback)
+    const text = Option.getOrThrow(values[index]!).trim()
+    const n = /^\d+$/.test(text) ? Number(text) : Number.NaN
+    return isPositiveInteger(n) ? Effect.succeed(n) : invalid(`${CONCURRENCY_VARIABLES[index]}=${JSON.stringify(text)}`)
+  })
+}
 
 /**
  * How a call ended, for the runners: its result event, the context modifiers
@@ -90,8 +143,45 @@ export interface Outcome {
  */
 export type Emit = (event: DispatchEvent.DispatchEvent) => Effect.Effect<void>
 
+const MAX_FIELDS_SHOWN = 300
+
+/** A tagged error's fields (what a person needs to act), as JSON. */
+const fieldsOf = (error: object): string => {
+  const fields: Record<string, unknown> = {}
+  for (const key of Object.keys(error)) {
+    if (key !== "_tag" && key !== "message" && key !== "stack" && key !== "cause") {
+      fields[key] = (error as Record<string, unknown>)[key]
+    }
+  }
+  if (Object.keys(fields).length === 0) return ""
+  let text: string
+  try {
+    text = JSON.stringify(fields)
+  } catch {
+    text = String(fields)
+  }
+  return text.length > MAX_FIELDS_SHOWN ? `${text.slice(0, MAX_FIELDS_SHOWN - 1)}…` : text
+}
+
+const describeError = (error: unknown): string => {
+  if (typeof error !== "object" || error === null) return String(error)
+  const record = error as { readonly _tag?: unknown; readonly message?: unknown }
+  // Only a message the error was given counts: `Data.TaggedError` without one has "", and
+  // `Schema.TaggedError` without one derives a dump of its fields, neither naming what failed.
+  const message = Object.prototype.hasOwnProperty.call(error, "message") && typeof record.message === "string"
+    ? record.message
+    : ""
+  if (message !== "") return message
+  const fields = fieldsOf(error)
+  if (typeof record._tag === "string") return fields === "" ? record._tag : `${record._tag} ${fields}`
+  if (typeof record.message === "string" && record.message !== "") return record.message
+  if (fields !== "") return error instanceof Error && error.name !== "Error" ? `${error.name} ${fields}` : fields
+  return error instanceof Error ? error.name : String(error)
+}
+
 /**
- * The text of a failed call for the model.
+ * The text of a failed call for the model. A tagged error without a message
+ * is given by its tag and fields (`Error: OutOfStock {"sku":"a-1"}`).
  *
  * @since 0.1.0
  * @category formatting
@@ -101,19 +191,26 @@ export const formatFailure = (toolName: string, cause: Cause.Cause<unknown>): st
   if (Option.isSome(failure)) {
     const error = failure.value
     if (error instanceof Tool.ToolError) return error.message
-    if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
-      return `Error: ${error.message}`
-    }
-    return `Error: ${String(error)}`
+    return `Error: ${describeError(error)}`
   }
   const defect = Cause.dieOption(cause)
   if (Option.isSome(defect)) {
     const value = defect.value
-    const text = value instanceof Error ? `${value.name}: ${value.message}` : String(value)
+    const text = value instanceof Error ? `${value.name}: ${value.message}` : describeError(value)
     return `Error: ${toolName} failed unexpectedly (${text})`
   }
   if (Cause.isInterruptedOnly(cause)) return `Error: ${toolName} was interrupted`
   return `Error: ${toolName} failed: ${Cause.pretty(cause).split("\n", 1)[0]}`
+}
+
+/** The `error.type` of a failed call's span: the error's tag or class, else a code. */
+const errorTypeOf = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  const value = Option.isSome(failure) ? failure.value : Option.getOrUndefined(Cause.dieOption(cause))
+  if (value === undefined) return Cause.isInterruptedOnly(cause) ? "interrupted" : "_OTHER"
+  if (typeof value === "object" && value !== null && "_tag" in value && typeof value._tag === "string") return value._tag
+  if (value instanceof Error) return value.name
+  return Option.isSome(failure) ? "_OTHER" : "defect"
 }
 
 const appendText = (content: Messages.ToolResultContent, extra: ReadonlyArray<string>): Messages.ToolResultContent => {
@@ -147,10 +244,51 @@ const runCall = (
   })
 }
 
+// A `tool_use` whose input never parsed (malformed JSON, a stream that broke inside the
+// block): the transcript keeps it with an empty input, and the pipeline answers it at once.
+const unparsedInputs = new WeakMap<Messages.ToolUseBlock, string>()
+
+/**
+ * A `tool_use` block whose input the model sent as text that is not a JSON
+ * object (or that a broken stream cut off). The block has an empty input, as
+ * the transcript keeps it; running it gives the error `tool_result`
+ * `InputValidationError: the input is not valid JSON: <reason>` without
+ * calling the tool (SPEC §6).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unparsedToolUse = (id: string, name: string, reason: string): Messages.ToolUseBlock => {
+  const block = Messages.toolUse(id, name, {})
+  unparsedInputs.set(block, reason)
+  return block
+}
+
+/**
+ * Why this block's input could not be parsed, if it could not.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const unparsedReason = (block: Messages.ToolUseBlock): string | undefined => unparsedInputs.get(block)
+
+/**
+ * The error `tool_result` text for an input that is not valid JSON.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const invalidJsonMessage = (reason: string): string => `InputValidationError: the input is not valid JSON: ${reason}`
+
 /**
  * Run one call through the whole pipeline, publishing its events with `emit`.
  * Never fails: every path produces a `Result`. Interrupting the fiber
  * interrupts the tool (the runners then produce the synthetic result).
+ *
+ * With tracing on, the call runs in a span `execute_tool {tool name}` with the
+ * OpenTelemetry GenAI attributes (`gen_ai.operation.name`, `gen_ai.tool.name`,
+ * `gen_ai.tool.call.id`, `gen_ai.tool.type`: `function`, or `extension` for
+ * MCP tools; `error.type` on failure) and `switchyard.status`.
  *
  * @since 0.1.0
  * @category execution
@@ -160,46 +298,75 @@ export const execute = (
   env: Environment,
   emit: Emit
 ): Effect.Effect<Outcome, never, Results.ResultStore> =>
-  Effect.flatMap(
-    FiberRef.get(FiberRef.currentTracerEnabled),
-    (tracing) =>
-      tracing
-        // `useSpan` + `span.attribute` rather than `withSpan` + `annotateCurrentSpan`, and no
-        // stack trace per call: this is the hot path (see bench/dispatch.ts).
-        ? Effect.useSpan(
-          block.name,
-          { kind: "internal", attributes: { "switchyard.tool_use_id": block.id }, captureStackTrace: false },
-          (span) =>
-            Effect.withParentSpan(run(block, env, emit), span).pipe(
-              Effect.tap((outcome) => span.attribute("switchyard.status", outcome.result.status))
-            )
-        )
-        : run(block, env, emit)
-  )
+  // One look at the fiber gives the clock, the tracing flag and the services, where
+  // separate Effects would cost a step each on the hot path (see bench/dispatch.ts).
+  Effect.withFiberRuntime((fiber) => {
+    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    const resolved = Registry.resolve(block.name, env.tools, env.pool)
+    const call: Call = {
+      block,
+      env,
+      emit,
+      clock,
+      services: fiber.currentContext,
+      startedAt: clock.unsafeCurrentTimeMillis(),
+      tool: Either.isRight(resolved) ? resolved.right : undefined,
+      errorType: undefined
+    }
+    const started = DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: call.startedAt })
+    const run = Effect.zipRight(emit(started), Either.isLeft(resolved) ? notFound(call, resolved.left) : guarded(call))
+    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return run
+    const name = call.tool?.name ?? block.name
+    return Effect.useSpan(
+      `execute_tool ${name}`,
+      {
+        kind: "internal",
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": name,
+          "gen_ai.tool.call.id": block.id,
+          "gen_ai.tool.type": call.tool?.isMcp === true ? "extension" : "function",
+          "switchyard.tool_use_id": block.id
+        },
+        // No stack trace per call: this is the hot path.
+        captureStackTrace: false
+      },
+      (span) =>
+        Effect.tap(Effect.withParentSpan(run, span), (outcome) =>
+          Effect.sync(() => {
+            span.attribute("switchyard.status", outcome.result.status)
+            if (outcome.result.status !== "success") span.attribute("error.type", call.errorType ?? outcome.result.status)
+          }))
+    )
+  })
 
-const run = (
-  block: Messages.ToolUseBlock,
-  env: Environment,
-  emit: Emit
-): Effect.Effect<Outcome, never, Results.ResultStore> =>
-  Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
-    Effect.zipRight(
-      emit(DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: startedAt })),
-      Effect.flatMap(Ref.get(env.context), (context) => {
-        const resolved = Registry.resolve(block.name, env.tools, env.pool)
-        if (Either.isLeft(resolved)) {
-          return finish(block, emit, startedAt, { status: "error", content: resolved.left })
-        }
-        const tool = resolved.right
-        return pipeline(tool, block, context, env, emit, startedAt).pipe(
-          // A defect anywhere in the pipeline is an error result, never a crash. (When this
-          // fiber is interrupted from outside, the handler is skipped and the runner answers.)
-          Effect.catchAllCause((cause) =>
-            finish(block, emit, startedAt, { status: "error", content: formatFailure(tool.name, cause), tool })
-          )
-        )
-      })
-    ))
+/** One call's fixed facts, shared by the steps of its pipeline. */
+interface Call {
+  readonly block: Messages.ToolUseBlock
+  readonly env: Environment
+  readonly emit: Emit
+  readonly clock: Clock.Clock
+  readonly services: Context.Context<never>
+  readonly startedAt: number
+  readonly tool: Tool.Any | undefined
+  /** The `error.type` of the span, set by the step that failed. */
+  errorType: string | undefined
+}
+
+const notFound = (call: Call, message: string): Effect.Effect<Outcome> => {
+  call.errorType = "tool_not_found"
+  return finish(call, { status: "error", content: message })
+}
+
+const guarded = (call: Call): Effect.Effect<Outcome, never, Results.ResultStore> =>
+  pipeline(call, call.tool!).pipe(
+    // A defect anywhere in the pipeline is an error result, never a crash. (When this
+    // fiber is interrupted from outside, the handler is skipped and the runner answers.)
+    Effect.catchAllCause((cause) => {
+      call.errorType = errorTypeOf(cause)
+      return finish(call, { status: "error", content: formatFailure(call.tool!.name, cause), tool: call.tool })
+    })
+  )
 
 interface Ending {
   readonly status: DispatchEvent.ResultStatus
@@ -212,78 +379,102 @@ interface Ending {
 
 const noModifiers: ReadonlyArray<ToolUseContext.ContextModifier> = []
 
-const finish = (
-  block: Messages.ToolUseBlock,
-  emit: Emit,
-  startedAt: number,
-  ending: Ending
-): Effect.Effect<Outcome> =>
-  Effect.flatMap(Clock.currentTimeMillis, (endedAt) => {
-    const result = DispatchEvent.Result({
-      toolUseId: block.id,
-      name: block.name,
-      status: ending.status,
-      block: Messages.toolResult(block.id, ending.content, ending.status !== "success"),
-      startedAt,
-      endedAt
-    })
-    const outcome: Outcome = {
-      result,
-      modifiers: ending.modifiers ?? noModifiers,
-      tool: ending.tool,
-      abort: ending.abort,
-      stop: ending.stop
-    }
-    return Effect.as(emit(result), outcome)
+const finish = (call: Call, ending: Ending): Effect.Effect<Outcome> => {
+  const block = call.block
+  const result = DispatchEvent.Result({
+    toolUseId: block.id,
+    name: block.name,
+    status: ending.status,
+    block: Messages.toolResult(block.id, ending.content, ending.status !== "success"),
+    startedAt: call.startedAt,
+    endedAt: call.clock.unsafeCurrentTimeMillis()
   })
+  const outcome: Outcome = {
+    result,
+    modifiers: ending.modifiers ?? noModifiers,
+    tool: ending.tool,
+    abort: ending.abort,
+    stop: ending.stop
+  }
+  return Effect.as(call.emit(result), outcome)
+}
 
 const asRecordCopy = (input: unknown): unknown =>
   typeof input === "object" && input !== null && !Array.isArray(input) ? { ...input } : input
 
-const pipeline = (
-  tool: Tool.Any,
-  block: Messages.ToolUseBlock,
-  context: ToolUseContext.ToolUseContext,
-  env: Environment,
-  emit: Emit,
-  startedAt: number
-): Effect.Effect<Outcome, never, Results.ResultStore> =>
+/** What hooks and permissions see of a call input (SPEC §4.4 step 3): a backfilled copy. */
+const observe = (tool: Tool.Any, input: unknown, context: ToolUseContext.ToolUseContext): unknown =>
+  tool.backfillObservableInput === undefined ? input : tool.backfillObservableInput(asRecordCopy(input), context)
+
+const pipeline = (call: Call, tool: Tool.Any): Effect.Effect<Outcome, never, Results.ResultStore> =>
   Effect.gen(function*() {
-    const end = (ending: Ending) => finish(block, emit, startedAt, { tool, ...ending })
+    const { block, env, emit } = call
+    const end = (ending: Ending) => finish(call, { tool, ...ending })
+    const invalid = (content: string, stop?: string | undefined) => {
+      call.errorType = "InputValidationError"
+      return end({ status: "error", content, stop })
+    }
+    const context = yield* Ref.get(env.context)
+
+    // SPEC §6: an input that never parsed is answered without running anything.
+    const unparsed = unparsedInputs.get(block)
+    if (unparsed !== undefined) return yield* invalid(invalidJsonMessage(unparsed))
 
     // SPEC §4.4 steps 1–2.
     const decoded = Validation.decodeInput(tool, block.input, context, env.tools)
-    if (Either.isLeft(decoded)) return yield* end({ status: "error", content: decoded.left.message })
+    if (Either.isLeft(decoded)) return yield* invalid(decoded.left.message)
     if (tool.validateInput !== undefined) {
       const valid = yield* Effect.either(tool.validateInput(decoded.right, context))
-      if (Either.isLeft(valid)) return yield* end({ status: "error", content: valid.left.message })
+      if (Either.isLeft(valid)) return yield* invalid(valid.left.message)
     }
-    const input = decoded.right
+    let callInput = decoded.right
 
     // Step 3: hooks and permissions see a backfilled copy; `call` gets the decoded input.
-    const observable = tool.backfillObservableInput === undefined
-      ? input
-      : tool.backfillObservableInput(asRecordCopy(input), context)
-
-    const hooks = yield* Hooks.Hooks
-    const pre = hooks.has("PreToolUse", tool.name)
+    let observable = observe(tool, callInput, context)
+    const hooks = Context.get(call.services as Context.Context<Hooks.Hooks>, Hooks.Hooks)
+    let pre = hooks.has("PreToolUse", tool.name)
       ? yield* hooks.preToolUse({ tool, toolUseId: block.id, input: observable, context })
       : Hooks.emptyPreToolUse
     if (pre.messages.length > 0) yield* emitHookMessages(block, emit, "PreToolUse", pre.messages)
 
-    const policy = yield* Permissions.PermissionPolicy
-    const decision = yield* policy.decide({ tool, toolUseId: block.id, input: observable, context, hook: pre, emit })
-    if (decision.source !== "default") {
+    // A hook's replacement input passes steps 1–2 before any rule or `checkPermissions`
+    // sees it; the rules then judge (the backfilled copy of) what will run.
+    let hookInput: { readonly input: unknown; readonly source: string } | undefined
+    if (pre.updatedInput !== undefined && pre.decision !== "deny") {
+      const revalidated = yield* Effect.either(Validation.validate(tool, pre.updatedInput.input, context, env.tools))
+      if (Either.isLeft(revalidated)) {
+        return yield* invalid(
+          `The input supplied by ${pre.updatedInput.source} is invalid:\n${revalidated.left.message}`,
+          pre.stop
+        )
+      }
+      callInput = revalidated.right
+      observable = observe(tool, callInput, context)
+      hookInput = { input: observable, source: pre.updatedInput.source }
+      pre = { ...pre, updatedInput: hookInput }
+    }
+
+    const policy = Context.get(call.services as Context.Context<Permissions.PermissionPolicy>, Permissions.PermissionPolicy)
+    const decision = yield* policy.decide({
+      tool,
+      toolUseId: block.id,
+      input: hookInput === undefined ? observable : pre.updatedInput!.input,
+      context,
+      hook: pre,
+      emit
+    })
+    if (decision.source !== "default" || decision.behavior === "deny") {
       yield* emit(DispatchEvent.PermissionDecided({
         toolUseId: block.id,
         name: tool.name,
         behavior: decision.behavior,
         source: decision.source,
         reason: decision.behavior === "deny" ? decision.message : decision.reason,
-        at: yield* Clock.currentTimeMillis
+        at: call.clock.unsafeCurrentTimeMillis()
       }))
     }
     if (decision.behavior === "deny") {
+      call.errorType = decision.rejectedByUser ? "permission_rejected" : "permission_denied"
       return yield* end({
         status: "denied",
         // Claude Code's wording for a user's "no", plus what the user said, if anything.
@@ -297,19 +488,16 @@ const pipeline = (
       })
     }
 
-    let callInput = input
-    if (decision.updatedInput !== undefined) {
-      const revalidated = yield* Effect.either(
-        Validation.validate(tool, decision.updatedInput.input, context, env.tools)
-      )
+    // A replacement from the decision itself (e.g. `checkPermissions`) is validated here;
+    // the hook's own was validated above.
+    const replacement = decision.updatedInput
+    if (replacement !== undefined && (hookInput === undefined || replacement.input !== hookInput.input)) {
+      const revalidated = yield* Effect.either(Validation.validate(tool, replacement.input, context, env.tools))
       if (Either.isLeft(revalidated)) {
-        return yield* end({
-          status: "error",
-          content: `The input supplied by ${decision.updatedInput.source} is invalid:\n${revalidated.left.message}`,
-          stop: pre.stop
-        })
+        return yield* invalid(`The input supplied by ${replacement.source} is invalid:\n${revalidated.left.message}`, pre.stop)
       }
       callInput = revalidated.right
+      observable = observe(tool, callInput, context)
     }
 
     let modifiers: Array<ToolUseContext.ContextModifier> | undefined
@@ -317,17 +505,20 @@ const pipeline = (
       toolUseId: block.id,
       context,
       progress: (data) =>
-        Effect.flatMap(
-          Clock.currentTimeMillis,
-          (at) => emit(DispatchEvent.Progress({ toolUseId: block.id, name: tool.name, data, at }))
+        Effect.suspend(() =>
+          emit(DispatchEvent.Progress({ toolUseId: block.id, name: tool.name, data, at: call.clock.unsafeCurrentTimeMillis() }))
         ),
       modifyContext: (modifier) => Effect.sync(() => void (modifiers ??= []).push(modifier))
     }
     const exit = yield* Effect.exit(runCall(tool, callInput, callContext))
     const isError = Exit.isFailure(exit)
-    let content: Messages.ToolResultContent = Exit.isSuccess(exit)
-      ? tool.mapResult(exit.value, block.id)
-      : formatFailure(tool.name, exit.cause)
+    let content: Messages.ToolResultContent
+    if (Exit.isSuccess(exit)) {
+      content = tool.mapResult(exit.value, block.id)
+    } else {
+      content = formatFailure(tool.name, exit.cause)
+      call.errorType = errorTypeOf(exit.cause)
+    }
 
     let stop = pre.stop
     const postEvent = isError ? "PostToolUseFailure" : "PostToolUse"
@@ -335,6 +526,7 @@ const pipeline = (
       const post = yield* hooks.postToolUse({
         tool,
         toolUseId: block.id,
+        // The input that ran, as hooks see inputs.
         input: observable,
         context,
         response: content,
@@ -350,11 +542,13 @@ const pipeline = (
       stop = stop ?? post.stop
     }
     content = appendText(content, pre.additionalContext)
-    content = yield* Results.limitSize(content, {
-      maxChars: tool.maxResultSizeChars,
-      sessionId: context.sessionId,
-      toolUseId: block.id
-    })
+    if (!Results.fitsIn(content, tool.maxResultSizeChars)) {
+      content = yield* Results.limitSize(content, {
+        maxChars: tool.maxResultSizeChars,
+        sessionId: context.sessionId,
+        toolUseId: block.id
+      })
+    }
     return yield* end({ status: isError ? "error" : "success", content, modifiers: modifiers ?? noModifiers, stop })
   })
 

@@ -136,6 +136,15 @@ export const DEFAULT_TIMEOUT_SECONDS = 600
 export const DEFAULT_KILL_GRACE_MILLIS = 2_000
 
 /**
+ * The most of a command hook's stdout and of its stderr that is kept (bytes);
+ * the rest is read and dropped, and the hook's messages say how much it printed.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_OUTPUT_BYTES: number = hookProcess.MAX_OUTPUT_BYTES
+
+/**
  * Whether a matcher (settings syntax) selects a tool: empty or `*` selects
  * every tool, `a|b` exact names, anything else is a regex over the whole name.
  *

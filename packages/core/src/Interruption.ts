@@ -13,6 +13,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 
 /**
  * @since 0.1.0
@@ -42,6 +43,8 @@ export interface InterruptionNode {
   readonly child: (options?: { readonly ignore?: ReadonlyArray<InterruptReason> }) => Effect.Effect<InterruptionNode>
   /** Detach this node from its parent once its work is over. */
   readonly detach: Effect.Effect<void>
+  /** How many children are attached now (finished work detaches, so this stays small). */
+  readonly childCount: () => number
 }
 
 /**
@@ -131,6 +134,8 @@ class NodeImpl implements InterruptionNode {
       )
     )
 
+  readonly childCount = () => this.children.size
+
   get detach(): Effect.Effect<void> {
     return Effect.sync(() => {
       this.parent?.children.delete(this)
@@ -148,3 +153,17 @@ export const makeRoot: Effect.Effect<InterruptionNode> = Effect.map(
   Deferred.make<InterruptReason>(),
   (deferred) => new NodeImpl(undefined, new Set(), deferred)
 )
+
+/**
+ * A child of `parent` that is detached when the current scope closes, so a
+ * finished turn (its executor, tools and results) does not stay reachable
+ * from the query, nor receive its later aborts.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const childScoped = (
+  parent: InterruptionNode,
+  options?: { readonly ignore?: ReadonlyArray<InterruptReason> }
+): Effect.Effect<InterruptionNode, never, Scope.Scope> =>
+  Effect.acquireRelease(parent.child(options), (node) => node.detach)

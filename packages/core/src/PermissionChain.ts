@@ -29,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -169,6 +169,7 @@ const howToAllow = (suggestions: ReadonlyArray<string>): string => {
 export const make = (options: Options = {}): Effect.Effect<PermissionChain, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const path = yield* Path.Path
+    const fileSystem = yield* FileSystem.FileSystem
     const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
     const home = options.home ?? (yield* Settings.homeDirectory)
     const session = yield* Ref.make<ReadonlyArray<PermissionContext.PermissionRule>>([])
@@ -278,7 +279,8 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
           cwd: context.cwd,
           home,
           additionalDirectories: permissions.additionalDirectories,
-          path
+          path,
+          fileSystem
         })
         const sessionRules = yield* Ref.get(session)
         const assessment = yield* PermissionRules.assess(

@@ -4,8 +4,11 @@
  * `deny`. An `ask` is resolved inside the policy (classifier, user prompt), so
  * the engine only ever sees the final answer.
  *
- * The default policy honours hook blocks and otherwise allows; the full chain
- * of rules, modes, classifier and user lives in `PermissionChain`.
+ * The default policy fails closed: it honours a hook's block and the tool's
+ * own `checkPermissions`, and since nobody can be asked, an ask is a denial
+ * that says how to provide a policy. The full chain of rules, modes,
+ * classifier and user lives in `PermissionChain`; `allowAll` is the
+ * permissive policy, by name only.
  *
  * @since 0.1.0
  */
@@ -13,6 +16,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as DispatchEvent from "./DispatchEvent.js"
 import type * as Hooks from "./Hooks.js"
+import type { ToolPermissionCheck } from "./PermissionContext.js"
 import type * as Tool from "./Tool.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
 
@@ -60,7 +64,8 @@ export interface Service {
 }
 
 /**
- * Allow everything a hook did not block.
+ * Allow everything a hook did not block (the tool's own check is not asked).
+ * Never the default: provide it by name where everything may run.
  *
  * @since 0.1.0
  * @category constructors
@@ -75,9 +80,67 @@ export const allowAll: Service = {
 }
 
 /**
+ * How to give the engine a permission policy, for the denial of an ask.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const HOW_TO_PROVIDE_POLICY = "Provide a permission policy to decide such calls: " +
+  "`PermissionChain.layer()` (rules, modes and a user prompt), " +
+  "`Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)` to allow everything, or your own " +
+  "`Permissions.PermissionPolicy` service."
+
+/**
+ * The default policy (SPEC §5 fail-closed): a hook's deny or the tool's
+ * `checkPermissions` deny denies; an ask (from a hook or the tool) denies
+ * with a message saying no permission policy is provided; otherwise allow.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const failClosed: Service = {
+  decide: ({ context, hook, input, tool }) => {
+    if (hook.decision === "deny") {
+      return Effect.succeed<PermissionDecision>({
+        behavior: "deny",
+        source: "hook",
+        message: hook.reason ?? "Blocked by a PreToolUse hook"
+      })
+    }
+    // The tool judges the input that will run: a hook's replacement, if any.
+    const checked = hook.updatedInput !== undefined ? hook.updatedInput.input : input
+    return Effect.suspend(() => tool.checkPermissions(checked, context)).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.succeed<ToolPermissionCheck>({
+          behavior: "deny",
+          message: `${tool.name} could not check its permissions: ${String(defect)}`
+        })
+      ),
+      Effect.map((check): PermissionDecision => {
+        if (check.behavior === "deny") return { behavior: "deny", source: "tool", message: check.message }
+        if (hook.decision === "ask" || check.behavior === "ask") {
+          const why = check.behavior === "ask" ? check.message : hook.reason ?? "a PreToolUse hook asks for approval"
+          return {
+            behavior: "deny",
+            source: "default",
+            message: `Permission to use ${tool.name} requires approval (${why}), and no permission policy is ` +
+              `provided, so nobody can be asked. ${HOW_TO_PROVIDE_POLICY}`
+          }
+        }
+        const updatedInput = hook.updatedInput ??
+          (check.updatedInput !== undefined
+            ? { input: check.updatedInput, source: `${tool.name}.checkPermissions` }
+            : undefined)
+        return { behavior: "allow", source: hook.decision === "allow" ? "hook" : "default", updatedInput }
+      })
+    )
+  }
+}
+
+/**
  * @since 0.1.0
  * @category services
  */
 export class PermissionPolicy extends Context.Reference<PermissionPolicy>()("@switchyard/core/PermissionPolicy", {
-  defaultValue: (): Service => allowAll
+  defaultValue: (): Service => failClosed
 }) {}

@@ -7,9 +7,12 @@
  * says stop, the turn limit is hit, or the user interrupts.
  *
  * The loop is a `Stream` of `LoopEvent`s. Whatever ends it — a model error,
- * malformed tool input, `max_tokens` inside a tool call, an interrupt, or the
- * consumer going away — every `tool_use` that reaches the transcript gets
- * exactly one `tool_result` (synthetic if it never ran).
+ * an interrupt, or the consumer going away — every `tool_use` that reaches
+ * the transcript gets exactly one `tool_result` (synthetic if it never ran).
+ * A `tool_use` whose input is not valid JSON — malformed, cut off by
+ * `max_tokens` or by a stream that broke inside it — gets an error
+ * `tool_result` (`InputValidationError: the input is not valid JSON: …`), the
+ * other calls of the message run, and the loop goes on (SPEC §6).
  *
  * @since 0.1.0
  */
@@ -22,6 +25,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import * as Deferral from "./Deferral.js"
 import type * as DispatchEvent from "./DispatchEvent.js"
 import * as Execution from "./Execution.js"
 import * as Hooks from "./Hooks.js"
@@ -101,6 +105,11 @@ export interface Options {
   readonly streaming?: boolean | undefined
   /** Tools the loop must not offer (e.g. `Agent` inside an agent). */
   readonly excludeTools?: ReadonlyArray<string> | undefined
+  /**
+   * The run's node in the interruption tree (default: a fresh root per run).
+   * Each turn's executor is its child while the turn runs.
+   */
+  readonly interruption?: Interruption.InterruptionNode | undefined
 }
 
 /**
@@ -145,7 +154,7 @@ export const makeSession = (
       Stream.unwrapScoped(
         Effect.gen(function*() {
           const out = yield* Mailbox.make<LoopEvent>({ capacity: Execution.MAILBOX_CAPACITY, strategy: "suspend" })
-          const node = yield* Interruption.makeRoot
+          const node = options.interruption ?? (yield* Interruption.makeRoot)
           current = node
           const emit = (event: LoopEvent) => Effect.asVoid(out.offer(event))
           yield* loop(prompt, contextRef, node, emit, options).pipe(
@@ -290,19 +299,22 @@ type Schema_StartedBlock = typeof Model.StartedBlock.Type
 
 class TurnFailure extends Data.TaggedError("TurnFailure")<{ readonly reason: string; readonly message: string }> {}
 
+const MAX_JSON_SHOWN = 200
+
 const parseToolInput = (json: string): Either.Either<unknown, string> => {
   if (json.trim() === "") return Either.right({})
+  const shown = json.length > MAX_JSON_SHOWN ? `${json.slice(0, MAX_JSON_SHOWN)}… (${json.length} characters)` : json
   try {
     const value: unknown = JSON.parse(json)
     return typeof value === "object" && value !== null && !Array.isArray(value)
       ? Either.right(value)
-      : Either.left(`expected a JSON object, got ${Array.isArray(value) ? "an array" : typeof value}`)
+      : Either.left(`expected a JSON object, got ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}: ${shown}`)
   } catch (error) {
-    return Either.left(error instanceof Error ? error.message : String(error))
+    return Either.left(`${error instanceof Error ? error.message : String(error)} in ${shown}`)
   }
 }
 
-const closeBlock = (open: OpenBlock): Messages.ContentBlock | TurnFailure => {
+const closeBlock = (open: OpenBlock): Messages.ContentBlock => {
   const start = open.start
   switch (start.type) {
     case "text":
@@ -313,11 +325,9 @@ const closeBlock = (open: OpenBlock): Messages.ContentBlock | TurnFailure => {
       return start
     case "tool_use": {
       const input = parseToolInput(open.json)
+      // Malformed input answers this call with an error result; the rest of the message runs.
       return Either.isLeft(input)
-        ? new TurnFailure({
-          reason: "malformed_tool_input",
-          message: `The input of tool call ${start.id} (${start.name}) is not valid JSON (${input.left}); the call was not run.`
-        })
+        ? Execution.unparsedToolUse(start.id, start.name, input.left)
         : Messages.toolUse(start.id, start.name, input.right)
     }
   }
@@ -344,6 +354,8 @@ const runTurn = (
       concurrency: options.concurrency,
       siblingCancellation: options.siblingCancellation
     })
+    // The finished turn leaves the tree: later aborts no longer reach it, and it can be collected.
+    yield* Effect.addFinalizer(() => executor.interruption.detach)
     const consumer = yield* executor.results.pipe(
       Stream.runForEach((event) => emit(LoopEvent.Tool({ turn, event }))),
       Effect.fork
@@ -382,6 +394,13 @@ const runTurn = (
         )
       })
 
+    const addToolUse = (block: Messages.ToolUseBlock): Effect.Effect<void> => {
+      toolUses.push(block)
+      return Effect.flatMap(Clock.currentTimeMillis, (at) => emit(LoopEvent.ToolUse({ turn, block, at }))).pipe(
+        Effect.zipRight(streaming ? executor.addTool(block) : Effect.void)
+      )
+    }
+
     const handle = (event: Model.ModelStreamEvent): Effect.Effect<void, TurnFailure> => {
       switch (event.type) {
         case "content_block_start": {
@@ -418,13 +437,8 @@ const runTurn = (
           if (block === undefined || block.closed) return Effect.void
           block.closed = true
           const done = closeBlock(block)
-          if (done instanceof TurnFailure) return Effect.fail(done)
           closed.push({ index: event.index, block: done })
-          if (done.type !== "tool_use") return Effect.void
-          toolUses.push(done)
-          return Effect.flatMap(Clock.currentTimeMillis, (at) => emit(LoopEvent.ToolUse({ turn, block: done, at }))).pipe(
-            Effect.zipRight(streaming ? executor.addTool(done) : Effect.void)
-          )
+          return done.type === "tool_use" ? addToolUse(done) : Effect.void
         }
         case "message_delta": {
           if (event.delta.stop_reason != null) stopReason = event.delta.stop_reason
@@ -446,7 +460,8 @@ const runTurn = (
 
     const context = yield* Ref.get(contextRef)
     const request: Model.ModelRequest = {
-      system: options.system,
+      // Deferred tools are one line each in the system prompt (SPEC §4.3).
+      system: Deferral.systemPrompt(options.system, env.tools, context.messages),
       messages: context.messages,
       tools: env.tools.map((tool) => Model.toolDefinition(tool, { deferred: Tool.isDeferred(tool) })),
       maxTokens: options.maxTokens,
@@ -474,7 +489,7 @@ const runTurn = (
       const unfinished = [...open.values()].find((b) => !b.closed)
       if (unfinished !== undefined) {
         const what = unfinished.start.type === "tool_use"
-          ? `the tool call ${unfinished.start.id} (${unfinished.start.name}); the call was not run`
+          ? `the tool call ${unfinished.start.id} (${unfinished.start.name})`
           : `a ${unfinished.start.type} block`
         failure = stopReason === "max_tokens"
           ? `The response hit max_tokens in the middle of ${what}.`
@@ -487,9 +502,24 @@ const runTurn = (
         reason: Either.isLeft(finished) ? finished.left.reason : "incomplete",
         message: failure
       }))
+      // A tool call the response broke off inside gets an error result (its input never
+      // completed), like a malformed one: the transcript stays paired and the model can retry.
+      const cutOff = [...open.entries()]
+        .filter(([, b]) => !b.closed && b.start.type === "tool_use")
+        .sort(([a], [b]) => a - b)
+      for (const [index, b] of cutOff) {
+        b.closed = true
+        const start = b.start as Messages.ToolUseBlock
+        const why = stopReason === "max_tokens" && Either.isRight(finished)
+          ? "the response hit max_tokens before the input was complete"
+          : `the model stream ended before the input was complete (${failure})`
+        const block = Execution.unparsedToolUse(start.id, start.name, why)
+        closed.push({ index, block })
+        yield* addToolUse(block)
+      }
     }
 
-    if (!streaming && failure === undefined && !node.isAborted()) {
+    if (!streaming && !node.isAborted()) {
       yield* Effect.forEach(toolUses, executor.addTool, { discard: true })
     }
     yield* executor.finish
@@ -508,7 +538,9 @@ const runTurn = (
     yield* emit(LoopEvent.TurnEnded({ turn, stopReason, at: yield* Clock.currentTimeMillis }))
     return {
       toolResults: toolUses.length === 0 ? [] : toolResults,
-      failure,
+      // A broken response whose tool calls were all answered does not end the run: the
+      // model sees the errors in the next turn.
+      failure: toolUses.length === 0 ? failure : undefined,
       abort: node.reason(),
       hookStop
     }

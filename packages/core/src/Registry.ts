@@ -5,7 +5,8 @@
  * (returns early), minus the special tools, blanket-deny pre-filter, REPL
  * hiding, `isEnabled`. Lookup checks names, then aliases; a call to a name
  * that is not visible may still resolve through an alias in the full pool
- * (a deprecated name such as `KillShell` → `TaskStop`).
+ * (a deprecated name such as `KillShell` → `TaskStop`), but never a special
+ * tool.
  *
  * @since 0.1.0
  */
@@ -14,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Deferral from "./Deferral.js"
 import * as Tool from "./Tool.js"
 
 /**
@@ -35,6 +37,10 @@ export interface Options {
   readonly simpleMode?: boolean | undefined
   /** Overrides `SWITCHYARD_REPL_MODE` / `CLAUDE_CODE_REPL`. */
   readonly replMode?: boolean | undefined
+  /** Overrides `ENABLE_TOOL_SEARCH` (SPEC §4.3). */
+  readonly deferral?: Deferral.Policy | undefined
+  /** The model's context window, for `ENABLE_TOOL_SEARCH=auto`. */
+  readonly contextWindowTokens?: number | undefined
 }
 
 /**
@@ -181,6 +187,12 @@ const editDistance = (a: string, b: string): number => {
 export interface Service {
   /** The full pool: every provided tool, gated ones included when their gate is on. */
   readonly pool: Effect.Effect<ReadonlyArray<Tool.Any>>
+  /**
+   * The pool minus the special tools: what a model's `tool_use` may reach,
+   * through an alias, when the name is not visible (special tools are never
+   * for the model).
+   */
+  readonly modelPool: Effect.Effect<ReadonlyArray<Tool.Any>>
   /** What the model sees under this deny predicate (SPEC §4.2). */
   readonly getTools: (isBlanketDenied: (toolName: string) => boolean) => Effect.Effect<ReadonlyArray<Tool.Any>>
 }
@@ -205,10 +217,18 @@ export const layer = (options: Options = {}): Layer.Layer<ToolRegistry | Tool.To
       const simpleMode = options.simpleMode ?? (yield* Effect.orDie(simpleModeConfig))
       const replMode = options.replMode ?? (yield* Effect.orDie(replModeConfig))
       const specialTools = new Set(options.specialTools ?? [])
+      const policy = options.deferral ?? (yield* Deferral.policyConfig)
       const registry: Service = {
         pool: pool.tools,
+        modelPool: Effect.map(pool.tools, (tools) => tools.filter((tool) => !specialTools.has(tool.name))),
         getTools: (isBlanketDenied) =>
-          Effect.map(pool.tools, (tools) => filterTools(tools, { simpleMode, replMode, specialTools, isBlanketDenied }))
+          Effect.map(pool.tools, (tools) =>
+            // After the filters: which tools are deferred, and ToolSearch when any are (SPEC §4.3).
+            Deferral.apply(filterTools(tools, { simpleMode, replMode, specialTools, isBlanketDenied }), {
+              policy,
+              contextWindowTokens: options.contextWindowTokens,
+              toolSearchAllowed: !isBlanketDenied("ToolSearch")
+            }))
       }
       return Layer.mergeAll(Layer.succeed(Tool.ToolPool, pool), Layer.succeed(ToolRegistry, registry))
     })

@@ -178,6 +178,16 @@ const contentLength = (content: Messages.ToolResultContent): number =>
     : content.reduce((n, block) => n + (block.type === "text" ? block.text.length : 0), 0)
 
 /**
+ * Whether content is within `maxChars` (what `limitSize` checks first), so a
+ * caller can skip it for the common small result.
+ *
+ * @since 0.1.0
+ * @category mapping
+ */
+export const fitsIn = (content: Messages.ToolResultContent, maxChars: number): boolean =>
+  contentLength(content) <= maxChars
+
+/**
  * Keep a result within `maxChars`: a longer one is persisted in full and
  * replaced by its preview. If persisting fails the preview says so (the head
  * and tail still reach the model).

@@ -3,12 +3,23 @@
  * user can point `--settings` at their `.claude/settings.json`.
  *
  * Files, lowest precedence first: `$SWITCHYARD_HOME/settings.json` (default
- * `~/.switchyard/settings.json`, user), `<cwd>/.switchyard/settings.json`
- * (project), `<cwd>/.switchyard/settings.local.json` (local), then each
- * `--settings FILE` in order. A missing file is skipped. A file that is not
- * JSON, or a key of the wrong type, is reported as a `SettingsIssue` naming
- * the path and the field, and everything else still loads: decoding goes key
- * by key and rule by rule.
+ * `~/.switchyard/settings.json`, user), `<cwd>/.claude/settings.json` and
+ * `<cwd>/.switchyard/settings.json` (project), `<cwd>/.claude/settings.local.json`
+ * and `<cwd>/.switchyard/settings.local.json` (local), then each
+ * `--settings FILE` in order. A missing file is skipped; `sources` on the
+ * result lists the files that were read. A file that is not JSON, or a key of
+ * the wrong type, is reported as a `SettingsIssue` naming the path and the
+ * field, and everything else still loads: decoding goes key by key and rule
+ * by rule.
+ *
+ * Failing closed: a deny or ask rule that cannot be read (a file that is not
+ * JSON, `deny` as a string, an unbalanced rule) becomes an ask rule for every
+ * tool it names (every tool rules are written for, when it names none), and
+ * the issue says so. A lowercase tool name is reported (names are
+ * case-sensitive). A `defaultMode: bypassPermissions` from a project or local
+ * file takes effect only once the user confirmed it through the
+ * `ModeConfirmation` port (remembered per project and file content under the
+ * state directory); without one it is ignored, with an issue.
  *
  * Merging: the rule lists (`allow`, `ask`, `deny`), `additionalDirectories`
  * and the hooks of each event concatenate, so a deny anywhere stands; scalar
@@ -21,7 +32,9 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Hooks from "./Hooks.js"
 import * as internal from "./internal/settingsDecode.js"
@@ -121,6 +134,8 @@ export interface SettingsFile {
   readonly env: Readonly<Record<string, string>>
   /** Every top-level key as read (`model`, `statusLine`, …). */
   readonly values: Readonly<Record<string, unknown>>
+  /** The SHA-256 of the file's text (hex), when it was read from disk. */
+  readonly digest?: string | undefined
 }
 
 /**
@@ -132,6 +147,8 @@ export interface SettingsFile {
 export interface Settings {
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<SettingsFile>
+  /** Every file that exists and was read (valid or not), lowest precedence first: what to tell the user. */
+  readonly sources: ReadonlyArray<Source>
   readonly issues: ReadonlyArray<SettingsIssue>
   /** Mode (`defaultMode`, else `default`), every rule and the absolute additional directories. */
   readonly permissions: PermissionContext.PermissionContext
@@ -197,13 +214,17 @@ export const sources = (options: LoadOptions): Effect.Effect<ReadonlyArray<Sourc
       const inConfigDir = [".claude", ".switchyard"].includes(path.basename(dir))
       return { path: absolute, scope: "flag", root: inConfigDir ? path.dirname(dir) : dir }
     })
-    return [
+    const defaults: ReadonlyArray<Source> = [
       // User rules are for every project: their `/x` paths are relative to the project at hand.
       { path: path.join(stateDir, "settings.json"), scope: "user", root: cwd },
+      // Claude Code's project files, so its deny rules and hooks apply here too.
+      { path: path.join(cwd, ".claude", "settings.json"), scope: "project", root: cwd },
       { path: path.join(cwd, ".switchyard", "settings.json"), scope: "project", root: cwd },
-      { path: localSettingsPath(cwd, path), scope: "local", root: cwd },
-      ...extra
+      { path: path.join(cwd, ".claude", "settings.local.json"), scope: "local", root: cwd },
+      { path: localSettingsPath(cwd, path), scope: "local", root: cwd }
     ]
+    // A file also given with `--settings` is read once, at the flag's precedence.
+    return [...defaults.filter((source) => !extra.some((flag) => flag.path === source.path)), ...extra]
   })
 
 /**
@@ -232,8 +253,19 @@ export const decode = (
     json = JSON.parse(text)
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    const issue = new SettingsIssue({ path: source.path, field: "(file)", message: `invalid JSON: ${message}` })
-    return { file: undefined, issues: [issue] }
+    // Its deny and ask rules cannot be read: the tools they name ask until the file is fixed.
+    const named = internal.namedToolsInText(text)
+    const guards = named === undefined ? [] : internal.failClosed(named, "(file)", source)
+    const issue = new SettingsIssue({
+      path: source.path,
+      field: "(file)",
+      message: `invalid JSON: ${message}${internal.failClosedNote(guards)}`
+    })
+    if (guards.length === 0) return { file: undefined, issues: [issue] }
+    return {
+      file: { source, rules: guards, defaultMode: undefined, additionalDirectories: [], hooks: {}, env: {}, values: {} },
+      issues: [issue]
+    }
   }
   const problems: Array<internal.Problem> = []
   const decoded = internal.decodeSettings(json, source, problems)
@@ -262,24 +294,40 @@ export const decode = (
 export const readSource = (
   source: Source
 ): Effect.Effect<
-  { readonly file: SettingsFile | undefined; readonly issues: ReadonlyArray<SettingsIssue> },
+  {
+    readonly file: SettingsFile | undefined
+    readonly issues: ReadonlyArray<SettingsIssue>
+    /** Whether the file exists (and so was read, or tried). */
+    readonly exists: boolean
+  },
   never,
   FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const exists = yield* fs.exists(source.path).pipe(Effect.orElseSucceed(() => true))
-    if (!exists) return { file: undefined, issues: [] }
+    if (!exists) return { file: undefined, issues: [], exists }
     return yield* fs.readFileString(source.path).pipe(
-      Effect.map((text) => decode(source, text)),
+      Effect.flatMap((text) =>
+        Effect.map(sha256(text), (digest) => {
+          const decoded = decode(source, text)
+          return { ...decoded, file: decoded.file === undefined ? undefined : { ...decoded.file, digest }, exists }
+        })
+      ),
       Effect.catchAll((error) =>
         Effect.succeed({
           file: undefined,
-          issues: [new SettingsIssue({ path: source.path, field: "(file)", message: `cannot read: ${error.message}` })]
+          issues: [new SettingsIssue({ path: source.path, field: "(file)", message: `cannot read: ${error.message}` })],
+          exists
         })
       )
     )
   })
+
+const sha256 = (text: string): Effect.Effect<string> =>
+  Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
+    Effect.map((buffer) => Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join(""))
+  )
 
 /**
  * Merge decoded files, lowest precedence first.
@@ -289,7 +337,13 @@ export const readSource = (
  */
 export const merge = (
   files: ReadonlyArray<SettingsFile>,
-  options: { readonly home: string; readonly path: Path.Path; readonly issues?: ReadonlyArray<SettingsIssue> }
+  options: {
+    readonly home: string
+    readonly path: Path.Path
+    readonly issues?: ReadonlyArray<SettingsIssue>
+    /** The files read (default: those of `files`). */
+    readonly sources?: ReadonlyArray<Source>
+  }
 ): Settings => {
   const { home, path } = options
   const rules: Array<PermissionContext.PermissionRule> = []
@@ -299,14 +353,15 @@ export const merge = (
   const values: Record<string, unknown> = {}
   let mode: PermissionContext.PermissionMode | undefined
   for (const file of files) {
-    rules.push(...file.rules)
+    // One push per rule: spreading a list of 150 000 rules into `push` overflows the stack.
+    for (const rule of file.rules) rules.push(rule)
     for (const dir of file.additionalDirectories) {
       const expanded = dir === "~" ? home : dir.startsWith("~/") ? path.join(home, dir.slice(2)) : dir
       directories.push(path.resolve(file.source.root, expanded))
     }
     for (const event of Hooks.HookEvent.literals) {
       const matchers = file.hooks[event]
-      if (matchers !== undefined && matchers.length > 0) (hooks[event] ??= []).push(...matchers)
+      if (matchers !== undefined && matchers.length > 0) for (const matcher of matchers) (hooks[event] ??= []).push(matcher)
     }
     Object.assign(env, file.env)
     Object.assign(values, file.values)
@@ -314,6 +369,7 @@ export const merge = (
   }
   return {
     files,
+    sources: options.sources ?? files.map((file) => file.source),
     issues: options.issues ?? [],
     permissions: {
       mode: mode ?? "default",
@@ -338,10 +394,134 @@ export const load = (options: LoadOptions): Effect.Effect<Settings, never, FileS
     const home = options.home ?? (yield* homeDirectory)
     const list = yield* sources({ ...options, home })
     const read = yield* Effect.forEach(list, readSource, { concurrency: "unbounded" })
-    return merge(
+    const confirmed = yield* confirmModes(
       read.flatMap(({ file }) => (file === undefined ? [] : [file])),
-      { home, path, issues: read.flatMap(({ issues }) => issues) }
+      options.stateDir ?? (yield* stateDirectory(home))
     )
+    return merge(confirmed.files, {
+      home,
+      path,
+      issues: [...read.flatMap(({ issues }) => issues), ...confirmed.issues],
+      sources: read.flatMap(({ exists }, index) => (exists ? [list[index]!] : []))
+    })
+  })
+
+/**
+ * What the user is asked before a project's settings may switch permission
+ * checks off.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ModeConfirmationRequest {
+  /** The project the file belongs to. */
+  readonly projectDir: string
+  /** The settings file that sets the mode. */
+  readonly file: string
+  readonly mode: "bypassPermissions"
+}
+
+/**
+ * The port through which a project settings file's `defaultMode:
+ * bypassPermissions` is confirmed (the CLI asks in a terminal). `true`: the
+ * user confirmed it. Without this service nobody can confirm, and the mode is
+ * ignored.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class ModeConfirmation extends Context.Tag("@switchyard/core/Settings/ModeConfirmation")<
+  ModeConfirmation,
+  { readonly confirm: (request: ModeConfirmationRequest) => Effect.Effect<boolean> }
+>() {}
+
+/** Where confirmed project modes are remembered: project directory → digests of the files confirmed. */
+const TrustedModes = Schema.Struct({
+  bypassPermissions: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
+})
+
+const trustedModesPath = (stateDir: string, path: Path.Path) => path.join(stateDir, "trusted-modes.json")
+
+/**
+ * Keep a project or local file's `defaultMode: bypassPermissions` only when
+ * the user confirmed that file's content for that project, now or before.
+ */
+const confirmModes = (
+  files: ReadonlyArray<SettingsFile>,
+  stateDir: string
+): Effect.Effect<
+  { readonly files: ReadonlyArray<SettingsFile>; readonly issues: ReadonlyArray<SettingsIssue> },
+  never,
+  FileSystem.FileSystem | Path.Path
+> =>
+  Effect.gen(function*() {
+    const needsConfirmation = (file: SettingsFile) =>
+      file.defaultMode === "bypassPermissions" && (file.source.scope === "project" || file.source.scope === "local")
+    if (!files.some(needsConfirmation)) return { files, issues: [] }
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const storePath = trustedModesPath(stateDir, path)
+    const store = yield* fs.readFileString(storePath).pipe(
+      Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(TrustedModes))),
+      Effect.orElseSucceed((): typeof TrustedModes.Type => ({ bypassPermissions: {} }))
+    )
+    const trusted: Record<string, Array<string>> = {}
+    for (const [dir, digests] of Object.entries(store.bypassPermissions)) trusted[dir] = [...digests]
+    const confirmation = yield* Effect.serviceOption(ModeConfirmation)
+    const issues: Array<SettingsIssue> = []
+    let changed = false
+    const out: Array<SettingsFile> = []
+    for (const file of files) {
+      if (!needsConfirmation(file)) {
+        out.push(file)
+        continue
+      }
+      const projectDir = file.source.root
+      const digest = file.digest ?? ""
+      if (digest !== "" && (trusted[projectDir] ?? []).includes(digest)) {
+        out.push(file)
+        continue
+      }
+      const answer = Option.isNone(confirmation)
+        ? undefined
+        : yield* confirmation.value.confirm({ projectDir, file: file.source.path, mode: "bypassPermissions" })
+      if (answer === true) {
+        if (digest !== "") {
+          trusted[projectDir] = [...(trusted[projectDir] ?? []), digest]
+          changed = true
+        }
+        out.push(file)
+        continue
+      }
+      out.push({ ...file, defaultMode: undefined })
+      issues.push(
+        new SettingsIssue({
+          path: file.source.path,
+          field: "permissions.defaultMode",
+          message: answer === false
+            ? "bypassPermissions from a project settings file was not confirmed, so it is ignored"
+            : "bypassPermissions from a project settings file takes effect only after you confirm it once in a " +
+              "terminal; no terminal to ask, so it is ignored (pass --permission-mode bypassPermissions to use it)"
+        })
+      )
+    }
+    if (changed) {
+      const text = `${JSON.stringify({ bypassPermissions: trusted }, null, 2)}\n`
+      const written = yield* fs.makeDirectory(stateDir, { recursive: true }).pipe(
+        Effect.zipRight(fs.writeFileString(storePath, text)),
+        Effect.either
+      )
+      if (written._tag === "Left") {
+        issues.push(
+          new SettingsIssue({
+            path: storePath,
+            field: "(file)",
+            message: `cannot remember the confirmation: ${written.left.message}; it will be asked again`
+          })
+        )
+      }
+    }
+    return { files: out, issues }
   })
 
 /**

@@ -23,6 +23,21 @@ export interface Redirect {
 }
 
 /**
+ * A path a simple command reads or writes, as written (quotes removed),
+ * relative to the directory the command runs in.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PathUse {
+  readonly path: string
+  /** The whole tree under the path: recursive readers (`grep -r`, `find`, `rg`), `rm -r`, `cp -r`. */
+  readonly subtree: boolean
+  /** Contents are read or written, not only names and metadata (`cat` and `grep -r`, not `ls` or `find`). */
+  readonly content: boolean
+}
+
+/**
  * One simple command of a command line.
  *
  * @since 0.1.0
@@ -37,6 +52,90 @@ export interface SimpleCommand {
   readonly assignments: ReadonlyArray<string>
   /** Output redirections to files (`/dev/null` included). */
   readonly redirects: ReadonlyArray<Redirect>
+  /**
+   * Files it reads: file arguments of the programs the analyser knows, input
+   * redirections (`< f`), and the working directory for recursive readers
+   * without one (`grep -r x`, `rg x`, `find`, `ls`).
+   */
+  readonly readPaths: ReadonlyArray<PathUse>
+  /**
+   * Files it writes: output redirection targets and the file arguments of
+   * `mkdir touch rm rmdir mv cp ln tee truncate dd chmod chown`, `sed -i`.
+   */
+  readonly writePaths: ReadonlyArray<PathUse>
+  /**
+   * `readPaths` and `writePaths` are everything it touches. False for an
+   * unknown program, a glob or expansion in a path, a file listing more
+   * files (`xargs`, `--files0-from`), or a `cd` (later relative paths move).
+   */
+  readonly pathsKnown: boolean
+  /**
+   * A path argument or redirection target of a program the analyser knows
+   * could not be resolved statically (a glob, brace or parameter expansion, a
+   * file listing more files, the names `xargs` feeds). Unlike `pathsKnown`,
+   * an unknown program alone does not set it: its arguments are not known to
+   * be paths.
+   */
+  readonly unresolvedPaths: boolean
+  /**
+   * The program call alone is read-only: its output redirections are judged
+   * apart (they are in `redirects` and `writePaths`), as is the rest of the
+   * line (`Analysis.readOnly` weighs everything).
+   */
+  readonly readOnly: boolean
+  /**
+   * Its only effect is writing `writePaths` (no program run, no other file
+   * touched): `mkdir`, `rm`, `cp`, `sed -i` with a script without
+   * `e`/`w`/`W`/`r`/`R`, … — what acceptEdits may allow inside the working
+   * directories.
+   */
+  readonly onlyWritesPaths: boolean
+}
+
+/**
+ * Variables a `VAR=value` prefix may set without changing what an allowed or
+ * read-only command does (issue 9, item 9): locale, time zone, colours and
+ * terminal size. Everything else — `HOME`, `XDG_*`, `GIT_*`, `npm_config_*`,
+ * `PATH`, `LD_*`, `BASH_ENV`, `PAGER`, `EDITOR`, `POSIXLY_CORRECT` (it
+ * changes how options are parsed), … — may point the program at other
+ * configuration or another program.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isHarmlessAssignment = (assignment: string): boolean => {
+  const eq = assignment.indexOf("=")
+  if (eq <= 0) return false
+  const name = assignment.slice(0, eq)
+  // The value must be a literal: no expansion or substitution to evaluate.
+  return HARMLESS_VARIABLE.test(name) && !/[$`]/.test(assignment.slice(eq + 1))
+}
+
+const HARMLESS_VARIABLE = new RegExp(
+  "^(" + [
+    "LANG", "LANGUAGE", "LC_[A-Z]+", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS",
+    "LINES", "TERM", "CI", "NODE_ENV", "DEBUG", "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE"
+  ].join("|") + ")$"
+)
+
+/**
+ * The path and verdict fields of a simple command nothing is known about:
+ * the fail-closed defaults for analysers (and tests) that only split.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unknownPaths: Pick<
+  SimpleCommand,
+  "readPaths" | "writePaths" | "pathsKnown" | "unresolvedPaths" | "readOnly" | "onlyWritesPaths"
+> = {
+  readPaths: [],
+  writePaths: [],
+  pathsKnown: false,
+  unresolvedPaths: false,
+  readOnly: false,
+  onlyWritesPaths: false
 }
 
 /**

@@ -138,7 +138,7 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<StreamingExecutor, never, Scope.Scope | Results.ResultStore> =>
   Effect.gen(function*() {
-    const cap = options.concurrency ?? (yield* Effect.orDie(Batches.maxToolUseConcurrency))
+    const cap = yield* Execution.concurrencyCap(options.concurrency, Batches.DEFAULT_MAX_CONCURRENCY)
     const siblingCancellation = options.siblingCancellation ?? "bash"
     const node = options.interruption !== undefined ? yield* options.interruption.child() : yield* Interruption.makeRoot
     const fibers = yield* FiberSet.make<void>()

@@ -439,6 +439,9 @@ const inlineRefs = (
   const out: Record<string, unknown> = {}
   for (const [key, child] of Object.entries(record)) {
     if (key === "$defs" || key === "$schema") continue
+    // Effect's refinements title themselves after their filter (`nonNegative`, `int`,
+    // `between(1, 10)`): noise for the model, which reads the bounds from `minimum` etc.
+    if (key === "title" && typeof child === "string" && /^[a-z][A-Za-z]*(\(.*\))?$/.test(child)) continue
     out[key] = inlineRefs(child, definitions, visiting)
   }
   return out

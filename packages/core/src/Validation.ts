@@ -7,8 +7,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
 import * as Messages from "./Messages.js"
 import * as Tool from "./Tool.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
@@ -68,20 +70,172 @@ const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
     .map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
     .join("")
 
-const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
-  path.reduce<unknown>(
-    (value, key) =>
-      typeof value === "object" && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined,
-    input
-  )
-
-const expectedOf = (message: string): string | undefined => /^Expected ([\s\S]*?), actual [\s\S]*$/.exec(message)?.[1]
+/** What was given, in words: `the string "abc"`, `the number 42`, `null`, `an object {…}`. */
+const given = (value: unknown): string => {
+  if (value === null) return "null"
+  if (value === undefined) return "nothing"
+  if (Array.isArray(value)) return `an array ${show(value)}`
+  if (typeof value === "object") return `an object ${show(value)}`
+  return `the ${typeof value} ${show(value)}`
+}
 
 const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
+const MAX_DEPTH = 4
+
+const isUndefined = (ast: AST.AST) => ast._tag === "UndefinedKeyword"
+
+const annotatedDescription = (ast: AST.AST): string | undefined =>
+  Option.getOrUndefined(AST.getDescriptionAnnotation(ast))
+
+const joinOr = (items: ReadonlyArray<string>): string => {
+  const unique = [...new Set(items)]
+  return unique.length <= 1
+    ? unique[0] ?? "a value"
+    : `${unique.slice(0, -1).join(", ")} or ${unique[unique.length - 1]}`
+}
+
+/**
+ * What a schema accepts, in words (`a string`, `an array of arrays of
+ * numbers`, `"replace" or "insert"`), for the model: no Schema or TypeScript
+ * notation.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeExpected = (ast: AST.AST, depth = 0): string => {
+  if (depth > MAX_DEPTH) return "a value"
+  switch (ast._tag) {
+    case "StringKeyword":
+      return "a string"
+    case "NumberKeyword":
+      return "a number"
+    case "BooleanKeyword":
+      return "a boolean (true or false)"
+    case "BigIntKeyword":
+      return "an integer"
+    case "UndefinedKeyword":
+    case "VoidKeyword":
+      return "left out"
+    case "UnknownKeyword":
+    case "AnyKeyword":
+      return "any value"
+    case "Literal":
+      return ast.literal === null ? "null" : JSON.stringify(typeof ast.literal === "bigint" ? String(ast.literal) : ast.literal)
+    case "Enums":
+      return joinOr(ast.enums.map(([, value]) => JSON.stringify(value)))
+    case "TemplateLiteral":
+      return "a string of the form " + JSON.stringify(String(ast))
+    case "Union":
+      return joinOr(ast.types.filter((member) => !isUndefined(member)).map((member) => describeExpected(member, depth + 1)))
+    case "TupleType": {
+      if (ast.elements.length === 0 && ast.rest.length === 1) return `an array of ${plural(ast.rest[0]!.type, depth + 1)}`
+      const items = ast.elements.map((element) => describeExpected(element.type, depth + 1))
+      return ast.rest.length === 0
+        ? `an array of ${items.length} item${items.length === 1 ? "" : "s"} (${items.join(", ")})`
+        : `an array starting with ${items.join(", ")}`
+    }
+    case "TypeLiteral": {
+      const names = ast.propertySignatures.map((signature) => `\`${String(signature.name)}\``)
+      if (names.length > 0) return `an object with ${joinOr(names).replace(/ or ([^,]*)$/, " and $1")}`
+      const index = ast.indexSignatures[0]
+      return index === undefined ? "an object" : `an object whose values are ${plural(index.type, depth + 1)}`
+    }
+    case "Refinement":
+      return annotatedDescription(ast) ?? describeExpected(ast.from, depth + 1)
+    case "Transformation":
+      // What the model sends is the encoded side.
+      return describeExpected(ast.from, depth + 1)
+    case "Suspend":
+      return describeExpected(ast.f(), depth + 1)
+    case "Declaration":
+      return annotatedDescription(ast) ?? Option.getOrElse(AST.getTitleAnnotation(ast), () => "a valid value")
+    default:
+      return annotatedDescription(ast) ?? "a valid value"
+  }
+}
+
+/** `numbers`, `arrays of strings`, `objects with …`: the items of an array, in words. */
+const plural = (ast: AST.AST, depth: number): string => {
+  const one = describeExpected(ast, depth)
+  const simple = /^an? ([a-z]+)( .*)?$/.exec(one)
+  if (simple !== null && !one.includes(" or ")) {
+    const [, noun, rest] = simple
+    return `${noun}s${rest ?? ""}`
+  }
+  return `items that are each ${one}`
+}
+
+/** One problem at one parameter path. */
+interface Problem {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly kind: "missing" | "unexpected" | "expected" | "rule" | "invalid"
+  readonly text: string
+  readonly actual: unknown
+}
+
+const toArray = <A>(value: A | ReadonlyArray<A>): ReadonlyArray<A> =>
+  Array.isArray(value) ? value : [value as A]
+
+const isUndefinedIssue = (issue: ParseResult.ParseIssue): boolean =>
+  issue._tag === "Type" && isUndefined(issue.ast)
+
+/** Walk the issue tree down to the problems a person can act on. */
+const problems = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>, out: Array<Problem>): void => {
+  switch (issue._tag) {
+    case "Pointer":
+      return problems(issue.issue, [...path, ...toArray(issue.path)], out)
+    case "Missing":
+      out.push({ path, kind: "missing", text: "", actual: undefined })
+      return
+    case "Unexpected":
+      out.push({ path, kind: "unexpected", text: "", actual: issue.actual })
+      return
+    case "Composite": {
+      const issues = toArray(issue.issues)
+      if (issue.ast._tag === "Union") {
+        // An optional field is `X | undefined`: its "expected undefined" says nothing. With one
+        // member left, that member's own problem is the real one.
+        const relevant = issues.filter((sub) => !isUndefinedIssue(sub))
+        if (relevant.length === 1) return problems(relevant[0]!, path, out)
+        out.push({ path, kind: "expected", text: describeExpected(issue.ast), actual: issue.actual })
+        return
+      }
+      for (const sub of issues) problems(sub, path, out)
+      return
+    }
+    case "Refinement":
+      if (issue.kind === "From") return problems(issue.issue, path, out)
+      out.push({ path, kind: "rule", text: describeExpected(issue.ast), actual: issue.actual })
+      return
+    case "Transformation":
+      if (issue.kind !== "Transformation") return problems(issue.issue, path, out)
+      out.push({ path, kind: "invalid", text: transformationMessage(issue.issue), actual: issue.actual })
+      return
+    case "Type":
+      out.push({
+        path,
+        kind: "expected",
+        text: issue.message ?? describeExpected(issue.ast),
+        actual: issue.actual
+      })
+      return
+    case "Forbidden":
+      out.push({ path, kind: "invalid", text: issue.message ?? "it cannot be checked here", actual: issue.actual })
+      return
+  }
+}
+
+const transformationMessage = (issue: ParseResult.ParseIssue): string => {
+  if (issue._tag === "Type" && issue.message !== undefined) return issue.message
+  const inner: Array<Problem> = []
+  problems(issue, [], inner)
+  return inner.map((problem) => `expected ${problem.text}`).join("; ") || "it could not be converted"
+}
+
 /**
  * Turn a decode error into one readable line per parameter, naming the
- * parameter path and what was expected.
+ * parameter path and what was expected, in words.
  *
  * @since 0.1.0
  * @category formatting
@@ -92,56 +246,34 @@ export const formatIssues = (toolName: string, input: unknown, error: ParseResul
     const shown = show(input)
     return [`The input of ${toolName} must be a JSON object of parameters, but it was ${kind === shown ? kind : `${kind}: ${shown}`}`]
   }
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const byPath = new Map<string, Array<ParseResult.ArrayFormatterIssue>>()
-  for (const issue of issues) {
-    const key = JSON.stringify(issue.path)
+  const found: Array<Problem> = []
+  problems(error.issue, [], found)
+  const byPath = new Map<string, Array<Problem>>()
+  for (const problem of found) {
+    const key = JSON.stringify(problem.path.map(String))
     const group = byPath.get(key)
-    if (group === undefined) byPath.set(key, [issue])
-    else group.push(issue)
+    if (group === undefined) byPath.set(key, [problem])
+    else group.push(problem)
   }
   const lines: Array<string> = []
   for (const group of byPath.values()) {
-    const path = group[0]!.path
-    const name = formatPath(path)
-    const missing = group.find((issue) => issue._tag === "Missing")
-    const unexpected = group.find((issue) => issue._tag === "Unexpected")
-    if (missing !== undefined) {
+    const first = group[0]!
+    const name = formatPath(first.path)
+    if (group.some((problem) => problem.kind === "missing")) {
       lines.push(`The required parameter \`${name}\` is missing`)
       continue
     }
-    if (unexpected !== undefined) {
+    if (group.some((problem) => problem.kind === "unexpected")) {
       lines.push(`An unexpected parameter \`${name}\` was provided`)
       continue
     }
-    const actual = valueAt(input, path)
-    const refinements = group.filter((issue) => issue._tag === "Refinement")
-    if (refinements.length > 0) {
-      const rules = [...new Set(refinements.map((issue) => expectedOf(issue.message) ?? issue.message))]
-      lines.push(`The parameter \`${name}\` must be ${rules.join(" and ")}, but was ${show(actual)}`)
+    const invalid = group.filter((problem) => problem.kind === "invalid")
+    if (invalid.length > 0) {
+      lines.push(`The parameter \`${name}\` is invalid: ${clip([...new Set(invalid.map((p) => p.text))].join("; "))}`)
       continue
     }
-    const expected = [
-      ...new Set(group.flatMap((issue) => {
-        const e = expectedOf(issue.message)
-        return e === undefined || e === "undefined" ? [] : [e]
-      }))
-    ]
-    if (expected.length === 0) {
-      // Only "expected undefined" from the optional wrapper: the real issue is deeper in.
-      const deeper = issues.some((issue) =>
-        issue.path.length > path.length && path.every((key, i) => issue.path[i] === key)
-      )
-      if (deeper) continue
-      lines.push(`The parameter \`${name}\` is invalid: ${clip(group.map((issue) => issue.message).join("; "))}`)
-      continue
-    }
-    const nestedInvalid = path.length > 0 && group.some((issue) => issue._tag !== "Type")
-    lines.push(
-      nestedInvalid
-        ? `The parameter \`${name}\` is invalid: ${clip(group.map((issue) => issue.message).join("; "))}`
-        : `The parameter \`${name}\` type is expected as \`${clip(expected.join(" | "))}\` but provided as ${typeName(actual)} ${show(actual)}`
-    )
+    const expected = [...new Set(group.map((problem) => problem.text))]
+    lines.push(`The parameter \`${name}\` must be ${clip(expected.join(" and "))}, but was ${given(first.actual)}`)
   }
   return lines
 }

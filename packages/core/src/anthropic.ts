@@ -17,7 +17,9 @@
  *   (429, 529 and `overloaded_error`, 408/409/5xx, a refused or broken
  *   connection, an `error` event) are retried with `retrySchedule`, each wait
  *   at least the response's `retry-after`, but only before the first event
- *   was emitted: a partial stream is never replayed.
+ *   was emitted: a partial stream is never replayed. `onRetry` hears of each
+ *   retry. 401 and 403 are never retried; an endpoint that cannot be reached
+ *   is given up after three attempts, naming its URL.
  * - After the first event every failure ends the stream with a `ModelError`
  *   whose `retryable` is `false` and whose message says how far the stream
  *   got: an `error` SSE event (the SDK raises it; its `error.type` gives the
@@ -89,6 +91,20 @@ export interface Options {
   readonly idleTimeout?: Duration.DurationInput | undefined
   /** The SDK's timeout for one HTTP request until its response starts; default the SDK's (10 minutes). */
   readonly requestTimeout?: Duration.DurationInput | undefined
+  /** Called before each retry with the failure, the attempt that failed (from 1) and the wait. */
+  readonly onRetry?: ((notice: RetryNotice) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * What `onRetry` is told.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RetryNotice {
+  readonly error: Model.ModelError
+  readonly attempt: number
+  readonly delay: Duration.Duration
 }
 
 /**
@@ -126,13 +142,17 @@ export const fromClient = (
 ): Model.Service => {
   const defaults = { model: options.model ?? defaultModel, maxTokens: options.maxTokens ?? defaultMaxTokens }
   const idleTimeout = Duration.decode(options.idleTimeout ?? Duration.minutes(5))
-  const policy = internal.retryPolicy(options.retrySchedule ?? defaultRetrySchedule)
+  const schedule = options.retrySchedule ?? defaultRetrySchedule
   return {
     stream: (request) =>
       Stream.unwrapScoped(
         internal.open(client, requestParams(request, defaults), idleTimeout).pipe(
-          Effect.retry(policy),
-          Effect.mapError((failure) => failure.error),
+          Effect.retry(internal.retryPolicy(schedule, { onRetry: options.onRetry })),
+          Effect.mapError((failure) =>
+            internal.isConnectionFailure(failure.error)
+              ? new Model.ModelError({ ...failure.error, message: `${failure.error.message} at ${client.baseURL}` })
+              : failure.error
+          ),
           Effect.map((opened) => internal.events(opened, idleTimeout))
         )
       )

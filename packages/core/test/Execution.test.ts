@@ -1,11 +1,26 @@
-import { DispatchEvent, Execution, Hooks, Messages, Permissions, Results, Tool, ToolUseContext } from "@switchyard/core"
+import {
+  Batches,
+  DispatchEvent,
+  Execution,
+  Hooks,
+  Messages,
+  type PermissionContext,
+  Permissions,
+  Results,
+  StreamingExecutor,
+  Tool,
+  ToolUseContext
+} from "@switchyard/core"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -157,7 +172,7 @@ describe("Execution (SPEC §4.6)", () => {
       expect(outcome.stop).toBe("budget exhausted")
     }).pipe(Effect.provide(Results.layerMemory)))
 
-  it.effect("every call runs in a span named after the tool, with its id and outcome", () =>
+  it.effect("every call runs in a span `execute_tool {name}`, with its id and outcome", () =>
     Effect.gen(function*() {
       const spans: Array<Tracer.Span> = []
       const base = yield* Effect.tracer
@@ -170,10 +185,150 @@ describe("Execution (SPEC §4.6)", () => {
         context: base.context
       })
       yield* collect(call("a", "T", { fail: true }), [scriptedTool("T", new RunLog())]).pipe(Effect.withTracer(tracer))
-      const span = spans.find((s) => s.name === "T")!
-      expect(span.attributes.get("switchyard.tool_use_id")).toBe("a")
+      const span = spans.find((s) => s.name === "execute_tool T")!
+      expect(span.attributes.get("gen_ai.tool.call.id")).toBe("a")
       expect(span.attributes.get("switchyard.status")).toBe("error")
+      expect(span.attributes.get("error.type")).toBe("ToolError")
     }).pipe(Effect.provide(Results.layerMemory)))
+})
+
+describe("the default permission policy fails closed (SPEC §5)", () => {
+  const guarded = (check: PermissionContext.ToolPermissionCheck) => {
+    const ran: Array<string> = []
+    const tool = Tool.make("Guarded", {
+      description: "checks its own permissions",
+      input: Schema.Struct({}),
+      checkPermissions: () => Effect.succeed(check),
+      call: (_, ctx) => Effect.sync(() => void ran.push(ctx.toolUseId)).pipe(Effect.as("ran"))
+    })
+    return { tool, ran }
+  }
+
+  it.effect("the tool's own deny denies, and the tool does not run", () =>
+    Effect.gen(function*() {
+      const { ran, tool } = guarded({ behavior: "deny", message: "Guarded refuses /etc" })
+      const result = onlyResult(yield* collect(call("a", "Guarded"), [tool]))
+      expect(result.status).toBe("denied")
+      expect(result.block.content).toBe("Guarded refuses /etc")
+      expect(ran).toEqual([])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("an ask denies, saying no permission policy is provided and how to provide one", () =>
+    Effect.gen(function*() {
+      const { ran, tool } = guarded({ behavior: "ask", message: "writes outside the project" })
+      const result = onlyResult(yield* collect(call("a", "Guarded"), [tool]))
+      expect(result.status).toBe("denied")
+      const text = Messages.contentText(result.block.content)
+      expect(text).toContain("writes outside the project")
+      expect(text).toContain("no permission policy is provided")
+      expect(text).toContain("PermissionChain.layer()")
+      expect(text).toContain("Permissions.allowAll")
+      expect(ran).toEqual([])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("a hook's ask denies too; a hook's deny denies", () =>
+    Effect.gen(function*() {
+      const { ran, tool } = guarded({ behavior: "allow" })
+      const withHook = (decision: "ask" | "deny") =>
+        collect(call("a", "Guarded"), [tool]).pipe(
+          Effect.provideService(Hooks.Hooks, {
+            ...Hooks.none,
+            has: (event) => event === "PreToolUse",
+            preToolUse: () => Effect.succeed({ ...Hooks.emptyPreToolUse, decision, reason: `hook says ${decision}` })
+          })
+        )
+      const asked = onlyResult(yield* withHook("ask"))
+      expect(asked.status).toBe("denied")
+      expect(Messages.contentText(asked.block.content)).toContain("no permission policy is provided")
+      const denied = onlyResult(yield* withHook("deny"))
+      expect(denied.block.content).toBe("hook says deny")
+      expect(ran).toEqual([])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("otherwise the call runs; Permissions.allowAll, provided by name, runs even an ask", () =>
+    Effect.gen(function*() {
+      const allowed = guarded({ behavior: "allow" })
+      expect(onlyResult(yield* collect(call("a", "Guarded"), [allowed.tool])).block.content).toBe("ran")
+      expect(allowed.ran).toEqual(["a"])
+      const asking = guarded({ behavior: "ask", message: "asks" })
+      const result = onlyResult(
+        yield* collect(call("b", "Guarded"), [asking.tool]).pipe(
+          Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll)
+        )
+      )
+      expect(result.status).toBe("success")
+      expect(asking.ran).toEqual(["b"])
+    }).pipe(Effect.provide(Results.layerMemory)))
+})
+
+describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
+  it.effect("a tagged error without a message gives its tag and fields", () =>
+    Effect.gen(function*() {
+      class OutOfStock extends Data.TaggedError("OutOfStock")<{ readonly sku: string; readonly left: number }> {}
+      class Discontinued extends Schema.TaggedError<Discontinued>()("Discontinued", { sku: Schema.String }) {}
+      const failing = (name: string, error: unknown) =>
+        Tool.make<{}, string>(name, { description: "fails", input: Schema.Struct({}), call: () => Effect.fail(error) })
+      const text = (name: string, error: unknown) =>
+        Effect.map(collect(call("a", name), [failing(name, error)]), (events) => onlyResult(events).block.content)
+      expect(yield* text("Shop", new OutOfStock({ sku: "a-1", left: 0 }))).toBe('Error: OutOfStock {"sku":"a-1","left":0}')
+      expect(yield* text("Shop", new Discontinued({ sku: "b-2" }))).toBe('Error: Discontinued {"sku":"b-2"}')
+      expect(yield* text("Shop", new Error("disk full"))).toBe("Error: disk full")
+      expect(yield* text("Shop", { code: 7 })).toBe('Error: {"code":7}')
+      const died = Tool.make<{}, string>("Dies", { description: "dies", input: Schema.Struct({}), call: () => Effect.die(new OutOfStock({ sku: "c", left: 1 })) })
+      const content = onlyResult(yield* collect(call("a", "Dies"), [died])).block.content
+      expect(content).toContain("Dies failed unexpectedly")
+      expect(content).toContain("OutOfStock")
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("an unparsed tool_use is an InputValidationError result and the tool never runs", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const block = Execution.unparsedToolUse("a", "T", "Unexpected token , in JSON at position 9")
+      expect(block.input).toEqual({})
+      const result = onlyResult(yield* collect(block, [scriptedTool("T", log)]))
+      expect(result.status).toBe("error")
+      expect(result.block.content).toBe(
+        "InputValidationError: the input is not valid JSON: Unexpected token , in JSON at position 9"
+      )
+      expect(log.spans).toHaveLength(0)
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  for (const value of ["0", "-1", "abc", "2.5"]) {
+    it.effect(`SWITCHYARD_MAX_TOOL_USE_CONCURRENCY=${value}: warned once, the default cap is used`, () =>
+      Effect.gen(function*() {
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(message))
+        })
+        const log = new RunLog()
+        const env = yield* environment([scriptedTool("Read", log, { safe: true })])
+        const calls = Array.from({ length: 12 }, (_, i) => call(`r${i}`, "Read", { ms: 10 }))
+        const provider = ConfigProvider.fromMap(new Map([["SWITCHYARD_MAX_TOOL_USE_CONCURRENCY", value]]))
+        const dispatch = (run: typeof Batches.runTools) =>
+          run(calls, env).pipe(
+            Stream.runCollect,
+            Effect.fork,
+            Effect.tap(() => TestClock.adjust(1_000)),
+            Effect.flatMap(Fiber.join),
+            Effect.map((events) => Chunk.toArray(events).filter(DispatchEvent.isResult)),
+            Effect.withConfigProvider(provider),
+            Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+          )
+        expect((yield* dispatch(Batches.runTools)).map((r) => r.status)).toEqual(calls.map(() => "success"))
+        expect(log.maxConcurrent.value).toBe(Batches.DEFAULT_MAX_CONCURRENCY)
+        expect((yield* dispatch(StreamingExecutor.runAll)).map((r) => r.status)).toEqual(calls.map(() => "success"))
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]).toContain(`SWITCHYARD_MAX_TOOL_USE_CONCURRENCY=${JSON.stringify(value)}`)
+        expect(warnings[0]).toContain("10")
+      }).pipe(Effect.provide(Results.layerMemory)))
+  }
+
+  it.effect("an invalid concurrency option falls back to the default too", () =>
+    Effect.gen(function*() {
+      expect(yield* Execution.concurrencyCap(0, 10)).toBe(10)
+      expect(yield* Execution.concurrencyCap(2.5, 10)).toBe(10)
+      expect(yield* Execution.concurrencyCap(3, 10)).toBe(3)
+    }))
 })
 
 describe("Results (SPEC §4.10)", () => {

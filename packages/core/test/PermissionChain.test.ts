@@ -34,7 +34,7 @@ const simpleShell: ShellAnalysis.Service = {
   isReadOnly: (command) => Effect.succeed(/^(ls|cat|pwd)\b/.test(command)),
   analyze: (command) =>
     Effect.succeed(Option.some({
-      commands: [{ text: command, argv: command.trim().split(/\s+/), assignments: [], redirects: [] }],
+      commands: [{ text: command, argv: command.trim().split(/\s+/), assignments: [], redirects: [], ...ShellAnalysis.unknownPaths }],
       hasDynamicParts: false,
       readOnly: /^(ls|cat|pwd)\b/.test(command)
     }))

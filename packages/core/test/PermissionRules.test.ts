@@ -136,7 +136,7 @@ describe("PermissionRules (SPEC §4.5)", () => {
             isReadOnly: () => Effect.succeed(true),
             analyze: (command) =>
               Effect.succeed(Option.some({
-                commands: [{ text: command, argv: command.split(" "), assignments: [], redirects: [] }],
+                commands: [{ text: command, argv: command.split(" "), assignments: [], redirects: [], ...ShellAnalysis.unknownPaths }],
                 hasDynamicParts: false,
                 readOnly: true
               }))

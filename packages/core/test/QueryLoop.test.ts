@@ -1,6 +1,7 @@
 import {
   DispatchEvent,
   Hooks,
+  Interruption,
   Messages,
   Model,
   QueryLoop,
@@ -200,29 +201,12 @@ describe("QueryLoop (SPEC §4.11)", () => {
       expect(requests[2]!.messages).toHaveLength(5)
     }))
 
-  describe("broken model streams end the turn with an error, never a hang", () => {
+  describe("a broken response without tool calls ends the run with an error, never a hang", () => {
     const cases: ReadonlyArray<readonly [string, ReadonlyArray<Step>, string]> = [
-      [
-        "a stream that breaks mid-block",
-        [start, toolStart(0, "t1", "Read"), json(0, '{"ms"'), {
-          fail: new Model.ModelError({ reason: "network", message: "socket hang up", retryable: true })
-        }],
-        "socket hang up"
-      ],
       [
         "an error event",
         [start, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }],
         "Overloaded"
-      ],
-      [
-        "malformed partial JSON",
-        [start, toolStart(0, "t1", "Read"), json(0, '{"ms": 1,,}'), blockStop(0), stopReason("tool_use"), stop],
-        "not valid JSON"
-      ],
-      [
-        "max_tokens in the middle of a tool_use",
-        [start, toolStart(0, "t1", "Read"), json(0, '{"ms": 1'), stopReason("max_tokens"), stop],
-        "max_tokens"
       ],
       ["a stream that ends without message_stop", [start, { type: "content_block_start", index: 0, content_block: { type: "text", text: "hi" } }], "message_stop"]
     ]
@@ -238,26 +222,132 @@ describe("QueryLoop (SPEC §4.11)", () => {
           expectPaired(messages)
         }))
     }
+  })
+
+  describe("a tool call whose input is not valid JSON gets an error result; the rest runs and the loop goes on (SPEC §6)", () => {
+    const resultsOf = (message: Messages.Message) =>
+      Messages.blocks(message).filter((b): b is Messages.ToolResultBlock => b.type === "tool_result")
+    const invalidJson = "InputValidationError: the input is not valid JSON: "
+
+    it.effect("malformed JSON in the middle of a message", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const requests: Array<Model.ModelRequest> = []
+        const model = scriptedModel([
+          [
+            start,
+            toolStart(0, "t1", "Read"), json(0, '{"label": "first"}'), blockStop(0),
+            toolStart(1, "t2", "Read"), json(1, '{"ms": 1,,}'), blockStop(1),
+            toolStart(2, "t3", "Read"), json(2, '{"label": "third"}'), blockStop(2),
+            stopReason("tool_use"),
+            stop
+          ],
+          [start, stopReason("end_turn"), stop]
+        ], requests)
+        const { events, messages } = yield* runLoop("go", model, log)
+        expect(stoppedOf(events).reason).toBe("end_turn")
+        expect(log.spans.map((span) => span.id)).toEqual(["t1", "t3"])
+        expectPaired(messages)
+        expect(Messages.toolUses(messages[1]!).map((u) => [u.id, u.input])).toEqual([
+          ["t1", { label: "first" }],
+          ["t2", {}],
+          ["t3", { label: "third" }]
+        ])
+        const [first, second, third] = resultsOf(messages[2]!)
+        expect(first!.content).toBe("first done")
+        expect(second!.is_error).toBe(true)
+        expect(Messages.contentText(second!.content).startsWith(invalidJson)).toBe(true)
+        expect(Messages.contentText(second!.content)).toContain('{"ms": 1,,}')
+        expect(third!.content).toBe("third done")
+        // The loop went on: the model saw the error.
+        expect(requests).toHaveLength(2)
+        expect(requests[1]!.messages).toHaveLength(3)
+      }))
+
+    const cutOff: ReadonlyArray<readonly [string, ReadonlyArray<Step>, string]> = [
+      [
+        "a stream that breaks inside the block",
+        [start, toolStart(0, "t1", "Read"), json(0, '{"ms"'), {
+          fail: new Model.ModelError({ reason: "network", message: "socket hang up", retryable: true })
+        }],
+        "socket hang up"
+      ],
+      [
+        "max_tokens inside the block",
+        [start, toolStart(0, "t1", "Read"), json(0, '{"ms": 1'), stopReason("max_tokens"), stop],
+        "max_tokens"
+      ]
+    ]
+    for (const [label, script, fragment] of cutOff) {
+      it.effect(label, () =>
+        Effect.gen(function*() {
+          const log = new RunLog()
+          const requests: Array<Model.ModelRequest> = []
+          const { events, messages } = yield* runLoop(
+            "go",
+            scriptedModel([script, [start, stopReason("end_turn"), stop]], requests),
+            log
+          )
+          expect(events.find(QueryLoop.LoopEvent.$is("Error"))?.message).toContain(fragment)
+          expect(log.spans).toHaveLength(0)
+          expectPaired(messages)
+          const [result] = resultsOf(messages[2]!)
+          expect(result!.is_error).toBe(true)
+          expect(Messages.contentText(result!.content).startsWith(invalidJson)).toBe(true)
+          expect(Messages.contentText(result!.content)).toContain(fragment)
+          expect(requests).toHaveLength(2)
+          expect(stoppedOf(events).reason).toBe("end_turn")
+        }))
+    }
 
     it.effect("a tool that already started keeps its result when the stream later breaks", () =>
       Effect.gen(function*() {
         const log = new RunLog()
-        const model = scriptedModel([[
-          start,
-          toolStart(0, "t1", "Read"),
-          json(0, '{"ms": 50}'),
-          blockStop(0),
-          { sleep: 10 },
-          toolStart(1, "t2", "Read"),
-          { fail: new Model.ModelError({ reason: "network", message: "reset", retryable: true }) }
-        ]], [])
+        const model = scriptedModel([
+          [
+            start,
+            toolStart(0, "t1", "Read"),
+            json(0, '{"ms": 50}'),
+            blockStop(0),
+            { sleep: 10 },
+            toolStart(1, "t2", "Read"),
+            { fail: new Model.ModelError({ reason: "network", message: "reset", retryable: true }) }
+          ],
+          [start, stopReason("end_turn"), stop]
+        ], [])
         const { events, messages } = yield* runLoop("go", model, log)
-        expect(stoppedOf(events).reason).toBe("error")
-        expect(messages).toHaveLength(3)
-        expect(Messages.toolUses(messages[1]!).map((u) => u.id)).toEqual(["t1"])
-        expect((Messages.blocks(messages[2]!)[0] as Messages.ToolResultBlock).content).toBe("Read done")
+        expect(stoppedOf(events).reason).toBe("end_turn")
+        expectPaired(messages)
+        expect(Messages.toolUses(messages[1]!).map((u) => u.id)).toEqual(["t1", "t2"])
+        const [first, second] = resultsOf(messages[2]!)
+        expect(first!.content).toBe("Read done")
+        expect(Messages.contentText(second!.content)).toContain("reset")
+        expect(log.spans.map((span) => span.id)).toEqual(["t1"])
       }))
   })
+
+  it.effect("every finished turn leaves the interruption tree: 50 turns, the root has no children", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const turns = Array.from({ length: 50 }, (_, i): ReadonlyArray<Step> => [
+        start,
+        toolStart(0, `t${i}`, "Read"),
+        json(0, "{}"),
+        blockStop(0),
+        stopReason("tool_use"),
+        stop
+      ])
+      const root = yield* Interruption.makeRoot
+      const { events } = yield* runLoop(
+        "go",
+        scriptedModel([...turns, [start, stopReason("end_turn"), stop]], []),
+        log,
+        { interruption: root }
+      )
+      expect(stoppedOf(events)).toMatchObject({ reason: "end_turn", turns: 51 })
+      expect(log.spans).toHaveLength(50)
+      expect(root.childCount()).toBe(0)
+    }))
 
   describe("interrupts keep the pairing invariant", () => {
     it.effect("a user interrupt while tools run: synthetic results, then the run stops", () =>

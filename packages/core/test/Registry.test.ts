@@ -112,6 +112,30 @@ describe("Registry (SPEC §4.2)", () => {
       expect(Either.isLeft(Registry.resolve("Read", [], [hiddenRead]))).toBe(true)
     })
 
+    it.effect("a special tool is not reachable through an alias; an ordinary alias still is", () =>
+      Effect.gen(function*() {
+        const env = yield* Execution.makeEnvironment(ToolUseContext.make({ cwd: "/", sessionId: "s" }))
+        const run = (name: string) =>
+          Execution.runToolUse(Messages.toolUse("t", name, {}), env).pipe(
+            Stream.runCollect,
+            Effect.map((events) => Chunk.toArray(events).find((e) => e._tag === "Result")),
+            Effect.provide(Results.layerMemory)
+          )
+        for (const name of ["Helper", "Runtime"]) {
+          const result = yield* run(name)
+          expect(result?._tag === "Result" && result.block.content).toBe(`No such tool available: ${name}`)
+        }
+        const aliased = yield* run("KillShell")
+        expect(aliased?._tag === "Result" && aliased.block.content).toBe("TaskStop ran")
+        expect(names(env.pool)).toEqual(["TaskStop"])
+      }).pipe(
+        Effect.provide(
+          Registry.layerTools([named("Runtime", { aliases: ["Helper"] }), named("TaskStop", { aliases: ["KillShell"] })], {
+            specialTools: ["Runtime"]
+          })
+        )
+      ))
+
     it("an unknown name is 'No such tool available' with close names on a second line", () => {
       const message = Either.getLeft(Registry.resolve("Raed", pool, pool)).pipe((o) => o._tag === "Some" ? o.value : "")
       const [first, second] = message.split("\n")

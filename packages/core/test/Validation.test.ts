@@ -1,4 +1,16 @@
-import { DispatchEvent, Execution, Messages, Permissions, Results, Tool, ToolUseContext, Validation } from "@switchyard/core"
+import {
+  DispatchEvent,
+  Execution,
+  Hooks,
+  Messages,
+  PermissionChain,
+  Permissions,
+  Results,
+  Tool,
+  ToolUseContext,
+  Validation
+} from "@switchyard/core"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -58,7 +70,7 @@ describe("Validation (SPEC §4.4)", () => {
       ["refinement", { file_path: "a", offset: -3 }, ["`offset`", "positive", "-3"]],
       ["non-integer", { file_path: "a", offset: 1.5 }, ["`offset`", "integer"]],
       ["numeric string", { file_path: "a", offset: "10" }, ["`offset`", "number", "string \"10\""]],
-      ["bad literal", { file_path: "a", mode: "append" }, ["`mode`", "\"replace\" | \"insert\""]],
+      ["bad literal", { file_path: "a", mode: "append" }, ["`mode`", "\"replace\" or \"insert\""]],
       ["nested array item", { file_path: "a", edits: [{ old_string: "x", new_string: 1 }] }, ["`edits[0].new_string`"]],
       ["null field", { file_path: null }, ["`file_path`", "null"]]
     ]
@@ -146,6 +158,110 @@ describe("Validation (SPEC §4.4)", () => {
         expect(text(result)).toContain("test rule X")
         expect(text(result)).toContain("File does not exist: /missing")
       }))
+  })
+
+  describe("a hook's updatedInput is validated before any rule or checkPermissions sees it", () => {
+    const setup = (updatedInput: unknown) => {
+      const checked: Array<unknown> = []
+      const called: Array<unknown> = []
+      const posted: Array<unknown> = []
+      const tool = Tool.make("Writer", {
+        description: "writes",
+        input: Schema.Struct({ file_path: Schema.String }),
+        backfillObservableInput: (input, context) =>
+          input.file_path.startsWith("/") ? input : { ...input, file_path: `${context.cwd}/${input.file_path}` },
+        // A check that assumes a valid input (as real ones do): a number here would be a TypeError.
+        checkPermissions: (input) =>
+          Effect.sync(() => {
+            checked.push(input)
+            return input.file_path.endsWith(".lock")
+              ? { behavior: "deny" as const, message: "lock files are off limits" }
+              : { behavior: "allow" as const }
+          }),
+        call: (input) => Effect.sync(() => void called.push(input)).pipe(Effect.as(`wrote ${input.file_path}`))
+      })
+      const hooks: Hooks.Service = {
+        ...Hooks.none,
+        has: (event) => event === "PreToolUse" || event === "PostToolUse",
+        preToolUse: () =>
+          Effect.succeed({
+            ...Hooks.emptyPreToolUse,
+            decision: "allow" as const,
+            updatedInput: { input: updatedInput, source: "PreToolUse hook rewrite.sh" }
+          }),
+        postToolUse: (request) => Effect.sync(() => void posted.push(request.input)).pipe(Effect.as(Hooks.emptyPostToolUse))
+      }
+      const run = (policy: Layer.Layer<never, never, never>) =>
+        Effect.gen(function*() {
+          const env: Execution.Environment = {
+            tools: [tool],
+            pool: [tool],
+            context: yield* Ref.make(ToolUseContext.make({ cwd: "/work", sessionId: "s" }))
+          }
+          const events = Chunk.toArray(
+            yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("t", "Writer", { file_path: "a.txt" }), env))
+          )
+          return events.filter(DispatchEvent.isResult)[0]!
+        }).pipe(Effect.provideService(Hooks.Hooks, hooks), Effect.provide(Layer.merge(Results.layerMemory, policy)))
+      return { checked, called, posted, run }
+    }
+    const policies: ReadonlyArray<readonly [string, Layer.Layer<never, never, never>]> = [
+      ["the default policy", Layer.empty],
+      [
+        "the permission chain",
+        Layer.provide(PermissionChain.layer({ home: "/nonexistent-home" }), NodeContext.layer) as unknown as Layer.Layer<never>
+      ]
+    ]
+    for (const [label, policy] of policies) {
+      it.effect(`${label}: an invalid replacement is an error naming the hook; nothing checks or runs it`, () =>
+        Effect.gen(function*() {
+          const { called, checked, run } = setup({ file_path: 3 })
+          const result = yield* run(policy)
+          expect(result.status).toBe("error")
+          expect(text(result)).toContain("The input supplied by PreToolUse hook rewrite.sh is invalid")
+          expect(text(result)).toContain("`file_path`")
+          expect(text(result)).not.toContain("TypeError")
+          expect(checked).toEqual([])
+          expect(called).toEqual([])
+        }))
+
+      it.effect(`${label}: a valid replacement is what the check judges, what runs and what post hooks see`, () =>
+        Effect.gen(function*() {
+          const { called, checked, posted, run } = setup({ file_path: "b.txt" })
+          const result = yield* run(policy)
+          expect(text(result)).toBe("wrote b.txt")
+          expect(checked).toEqual([{ file_path: "/work/b.txt" }])
+          expect(called).toEqual([{ file_path: "b.txt" }])
+          expect(posted).toEqual([{ file_path: "/work/b.txt" }])
+          const denied = yield* setup({ file_path: "x.lock" }).run(policy)
+          expect(denied.status).toBe("denied")
+          expect(text(denied)).toBe("lock files are off limits")
+        }))
+    }
+  })
+
+  describe("messages say what was expected in words", () => {
+    const decodeMessage = (schema: Schema.Schema<any, any>, input: unknown) => {
+      const tool = Tool.make("T", { description: "", input: schema, call: () => Effect.succeed("") })
+      const decoded = Validation.decodeInput(tool, input, ToolUseContext.make({ cwd: "/" }), [])
+      return decoded._tag === "Left" ? decoded.left.message : ""
+    }
+    const cases: ReadonlyArray<readonly [string, Schema.Schema<any, any>, unknown, string]> = [
+      ["an optional transformed field", Schema.Struct({ n: Schema.optional(Schema.NumberFromString) }), { n: "abc" }, "Unable to decode \"abc\" into a number"],
+      ["null", Schema.Struct({ s: Schema.String }), { s: null }, "The parameter `s` must be a string, but was null"],
+      ["nested arrays", Schema.Struct({ m: Schema.Array(Schema.Array(Schema.Number)) }), { m: "x" }, "must be an array of arrays of numbers, but was the string \"x\""],
+      ["an array of objects", Schema.Struct({ e: Schema.Array(Schema.Struct({ a: Schema.String })) }), { e: 1 }, "must be an array of objects with `a`"],
+      ["a nullable number", Schema.Struct({ s: Schema.NullOr(Schema.Number) }), { s: "x" }, "must be a number or null"],
+      ["an optional literal", Schema.Struct({ m: Schema.optional(Schema.Literal("a", "b")) }), { m: 3 }, "must be \"a\" or \"b\", but was the number 3"],
+      ["a nested object", Schema.Struct({ o: Schema.Struct({ x: Schema.Number }) }), { o: 5 }, "must be an object with `x`"]
+    ]
+    for (const [label, schema, input, fragment] of cases) {
+      it(label, () => {
+        const message = decodeMessage(schema, input)
+        expect(message).toContain(fragment)
+        expect(message).not.toMatch(/Expected undefined|null null|ReadonlyArray|readonly |\{ readonly/)
+      })
+    }
   })
 
   describe("deferred tools", () => {

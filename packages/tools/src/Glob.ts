@@ -206,9 +206,12 @@ export const Glob = Tool.make("Glob", {
         ? yield* Effect.option(GlobRipgrep.search(search.pattern, search.cwd))
         : Option.none()
       // Whatever rg could not answer (not installed, a link loop, a bad pattern) the walk answers.
-      const { matches, mtimes } = Option.isSome(viaRipgrep)
+      const { matches: found, mtimes } = Option.isSome(viaRipgrep)
         ? { matches: viaRipgrep.value, mtimes: new Map<string, number>() }
         : yield* walk(input.pattern, search, directory)
+      // Paths a Read deny rule covers are left out, whichever engine found them.
+      const denied = yield* Files.readDeniedFilter("Glob", ctx.context)
+      const matches = yield* Files.withoutDenied(found, (file) => file, denied)
       const dated = yield* Effect.forEach(
         matches,
         (file) => {

@@ -224,7 +224,10 @@ export const Grep = Tool.make("Grep", {
         before: input["-B"] ?? context,
         after: input["-A"] ?? context
       }
-      const { engine, results } = yield* run(yield* GrepEngine, query, input)
+      const { engine, results: found } = yield* run(yield* GrepEngine, query, input)
+      // Files a Read deny rule covers are not searched results, whichever engine found them.
+      const denied = yield* Files.readDeniedFilter("Grep", ctx.context)
+      const results = yield* Files.withoutDenied(found, (result) => result.path, denied)
       const dated = yield* Effect.forEach(
         results,
         (result) =>

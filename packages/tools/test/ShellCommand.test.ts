@@ -93,9 +93,26 @@ describe("ShellCommand", () => {
               text: "FOO=1 BAR='x y' grep -n \"a b\" file",
               argv: ["grep", "-n", "a b", "file"],
               assignments: ["FOO=1", "BAR='x y'"],
-              redirects: [{ operator: ">", target: "out.txt" }]
+              redirects: [{ operator: ">", target: "out.txt" }],
+              readPaths: [{ path: "file", subtree: false, content: true }],
+              writePaths: [{ path: "out.txt", subtree: false, content: true }],
+              pathsKnown: true,
+              unresolvedPaths: false,
+              readOnly: false,
+              onlyWritesPaths: false
             },
-            { text: "ls", argv: ["ls"], assignments: [], redirects: [{ operator: ">", target: "/dev/null" }] }
+            {
+              text: "ls",
+              argv: ["ls"],
+              assignments: [],
+              redirects: [{ operator: ">", target: "/dev/null" }],
+              readPaths: [{ path: ".", subtree: true, content: false }],
+              writePaths: [],
+              pathsKnown: true,
+              unresolvedPaths: false,
+              readOnly: true,
+              onlyWritesPaths: false
+            }
           ],
           hasDynamicParts: false,
           readOnly: false

@@ -100,6 +100,15 @@ export const classify = (error: unknown): AttemptFailure => {
     const [reason, byType] = error.type === "overloaded_error"
       ? ["overloaded" as const, true]
       : [statusReason, statusRetryable]
+    if (error.status === 401 || error.status === 403) {
+      // A bad key stays bad: never retried, whatever the response says.
+      return fail(
+        "authentication",
+        false,
+        `Anthropic API ${error.status} ${detail}; check ANTHROPIC_API_KEY`,
+        error.status
+      )
+    }
     // The API can say explicitly whether a retry makes sense.
     const shouldRetry = error.headers?.get("x-should-retry")
     const retryable = shouldRetry === "true" ? true : shouldRetry === "false" ? false : byType
@@ -114,20 +123,51 @@ export const classify = (error: unknown): AttemptFailure => {
   return fail("api", false, describe(error))
 }
 
+/** What is reported before a retry. */
+export interface RetryNotice {
+  readonly error: Model.ModelError
+  /** The attempt that failed, from 1. */
+  readonly attempt: number
+  readonly delay: Duration.Duration
+}
+
 /**
  * The retry policy: `schedule` over retryable failures, each delay at least
- * the failure's `retry-after`.
+ * the failure's `retry-after`; a connection that cannot be made at all is
+ * given up after `maxConnectionFailures` attempts in a row (a wrong URL should
+ * not cost a minute of silence). Make one per request: it counts attempts.
  */
 export const retryPolicy = (
-  schedule: Schedule.Schedule<unknown, Model.ModelError>
-): Schedule.Schedule<unknown, AttemptFailure> =>
-  Schedule.identity<AttemptFailure>().pipe(
+  schedule: Schedule.Schedule<unknown, Model.ModelError>,
+  options: {
+    readonly onRetry?: ((notice: RetryNotice) => Effect.Effect<void>) | undefined
+    readonly maxConnectionFailures?: number | undefined
+  } = {}
+): Schedule.Schedule<unknown, AttemptFailure> => {
+  let attempts = 0
+  let connectionFailures = 0
+  const maxConnectionFailures = options.maxConnectionFailures ?? 3
+  return Schedule.identity<AttemptFailure>().pipe(
     Schedule.intersect(Schedule.mapInput(schedule, (failure: AttemptFailure) => failure.error)),
-    Schedule.whileInput((failure: AttemptFailure) => failure.error.retryable),
+    Schedule.whileInput((failure: AttemptFailure) => {
+      attempts++
+      connectionFailures = isConnectionFailure(failure.error) ? connectionFailures + 1 : 0
+      return failure.error.retryable && connectionFailures < maxConnectionFailures
+    }),
     Schedule.modifyDelay(([failure], delay) =>
       Option.match(failure.retryAfter, { onNone: () => delay, onSome: (wait) => Duration.max(delay, wait) })
+    ),
+    Schedule.modifyDelayEffect(([failure], delay) =>
+      options.onRetry === undefined
+        ? Effect.succeed(delay)
+        : Effect.as(options.onRetry({ error: failure.error, attempt: attempts, delay }), delay)
     )
   )
+}
+
+/** A failure to connect at all (no HTTP status), as opposed to an error response. */
+export const isConnectionFailure = (error: Model.ModelError): boolean =>
+  error.reason === "network" && error.status === undefined && error.message.startsWith("cannot reach")
 
 /** An opened stream: its iterator and its first result. */
 export interface Opened {

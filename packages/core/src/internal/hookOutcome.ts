@@ -9,7 +9,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Hooks from "../Hooks.js"
 import * as Messages from "../Messages.js"
-import type { ProcessResult } from "./hookProcess.js"
+import { MAX_OUTPUT_BYTES, type ProcessResult } from "./hookProcess.js"
 
 /** @internal */
 export const PermissionDecision = Schema.Literal("allow", "deny", "ask")
@@ -198,6 +198,25 @@ const fromOutput = (event: Hooks.HookEvent, source: string, output: HookOutput):
  * or a timeout → a message to the user and no decision.
  */
 export const fromProcess = (
+  event: Hooks.HookEvent,
+  command: string,
+  result: ProcessResult,
+  timeoutSeconds: number
+): Verdict => {
+  const verdict = verdictOf(event, command, result, timeoutSeconds)
+  if (result._tag !== "Exited" && result._tag !== "Signaled" || result.truncated === undefined) return verdict
+  // Say that the output was cut, so nobody takes a partial answer for the whole.
+  const { stderrBytes, stdoutBytes } = result.truncated
+  const streams = [
+    ...(stdoutBytes > MAX_OUTPUT_BYTES ? [`${stdoutBytes} bytes on stdout`] : []),
+    ...(stderrBytes > MAX_OUTPUT_BYTES ? [`${stderrBytes} bytes on stderr`] : [])
+  ]
+  const note = `${label(event, command)} printed ${streams.join(" and ")}; only the first ${MAX_OUTPUT_BYTES} ` +
+    `bytes of each were kept`
+  return { ...verdict, messages: [...verdict.messages, { level: "warning", content: note }] }
+}
+
+const verdictOf = (
   event: Hooks.HookEvent,
   command: string,
   result: ProcessResult,

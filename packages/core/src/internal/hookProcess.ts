@@ -1,7 +1,8 @@
 /**
  * Running one command hook as a child process: `bash -c command` in the project
- * directory, the event JSON on stdin, stdout and stderr collected, the whole
- * run under the hook's timeout.
+ * directory, the event JSON on stdin, stdout and stderr collected up to
+ * `MAX_OUTPUT_BYTES` each (the rest is read and dropped, and the result says
+ * how much), the whole run under the hook's timeout.
  *
  * The platform executor starts the child as its own process group and, when
  * its scope closes, sends SIGTERM to the group and waits without escalating
@@ -20,8 +21,19 @@ import * as Stream from "effect/Stream"
 
 /** @internal */
 export type ProcessResult =
-  | { readonly _tag: "Exited"; readonly code: number; readonly stdout: string; readonly stderr: string }
-  | { readonly _tag: "Signaled"; readonly message: string; readonly stderr: string }
+  | {
+    readonly _tag: "Exited"
+    readonly code: number
+    readonly stdout: string
+    readonly stderr: string
+    readonly truncated: Truncation | undefined
+  }
+  | {
+    readonly _tag: "Signaled"
+    readonly message: string
+    readonly stderr: string
+    readonly truncated: Truncation | undefined
+  }
   | { readonly _tag: "TimedOut" }
   | { readonly _tag: "SpawnFailed"; readonly message: string }
 
@@ -35,8 +47,56 @@ export interface ProcessOptions {
   readonly killGrace: Duration.Duration
 }
 
-const collectText = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<string, E> =>
-  stream.pipe(Stream.decodeText(), Stream.mkString)
+/**
+ * The most a hook's stdout or stderr contributes: a hook printing 50 MB must
+ * not become a 50 MB event (or be held in memory whole).
+ *
+ * @internal
+ */
+export const MAX_OUTPUT_BYTES = 256 * 1024
+
+/** How many bytes each stream printed, when one printed more than was kept. @internal */
+export interface Truncation {
+  readonly stdoutBytes: number
+  readonly stderrBytes: number
+}
+
+interface Collected {
+  readonly text: string
+  readonly bytes: number
+}
+
+/** Keep the first `MAX_OUTPUT_BYTES`, count the rest; the stream is drained so the child never blocks on a full pipe. */
+const collectText = <E>(stream: Stream.Stream<Uint8Array, E>): Effect.Effect<Collected, E> =>
+  stream.pipe(
+    Stream.runFold({ chunks: [] as Array<Uint8Array>, kept: 0, bytes: 0 }, (acc, chunk) => {
+      const room = MAX_OUTPUT_BYTES - acc.kept
+      if (room > 0) {
+        const part = chunk.length <= room ? chunk : chunk.subarray(0, room)
+        acc.chunks.push(part)
+        acc.kept += part.length
+      }
+      acc.bytes += chunk.length
+      return acc
+    }),
+    Effect.map((acc) => {
+      const joined = new Uint8Array(acc.kept)
+      let offset = 0
+      for (const chunk of acc.chunks) {
+        joined.set(chunk, offset)
+        offset += chunk.length
+      }
+      // A multi-byte character cut at the cap decodes as one replacement character.
+      return { text: new TextDecoder().decode(joined), bytes: acc.bytes }
+    })
+  )
+
+const empty: Collected = { text: "", bytes: 0 }
+
+const truncationOf = (stdout: Collected, stderr: Collected): Truncation | undefined =>
+  stdout.bytes > MAX_OUTPUT_BYTES || stderr.bytes > MAX_OUTPUT_BYTES
+    ? { stdoutBytes: stdout.bytes, stderrBytes: stderr.bytes }
+    : undefined
 
 /**
  * TERM the group, give the leader `grace` to exit, then KILL the group, so
@@ -83,16 +143,19 @@ export const run = (
       ).pipe(Effect.timeoutOption(options.timeout))
       if (Option.isNone(finished)) return { _tag: "TimedOut" } satisfies ProcessResult
       completed = true
-      const [stdout, stderr, exitCode] = finished.value
-      const stderrText = Either.getOrElse(stderr, () => "")
+      const [stdoutResult, stderrResult, exitCode] = finished.value
+      const stdout = Either.getOrElse(stdoutResult, () => empty)
+      const stderr = Either.getOrElse(stderrResult, () => empty)
+      const truncated = truncationOf(stdout, stderr)
       if (Either.isLeft(exitCode)) {
-        return { _tag: "Signaled", message: exitCode.left.message, stderr: stderrText } satisfies ProcessResult
+        return { _tag: "Signaled", message: exitCode.left.message, stderr: stderr.text, truncated } satisfies ProcessResult
       }
       return {
         _tag: "Exited",
         code: exitCode.right,
-        stdout: Either.getOrElse(stdout, () => ""),
-        stderr: stderrText
+        stdout: stdout.text,
+        stderr: stderr.text,
+        truncated
       } satisfies ProcessResult
     })
   )

@@ -71,6 +71,87 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const behaviors: ReadonlyArray<PermissionContext.RuleBehavior> = ["allow", "ask", "deny"]
 
+/**
+ * The tools a broken rule cannot be proven not to name when it names none
+ * readably: the built-ins that deny rules are written for (`Read` and `Edit`
+ * cover their families).
+ */
+const everyRuleTool: ReadonlyArray<string> = ["Bash", "Read", "Edit", "WebFetch", "WebSearch", "Agent", "Task"]
+
+const knownTools: ReadonlySet<string> = new Set([
+  ...everyRuleTool,
+  "Glob", "Grep", "LS", "Write", "MultiEdit", "NotebookEdit", "NotebookRead", "TodoWrite", "BashOutput", "KillShell"
+])
+
+/** `bash` → `Bash`: Claude Code's tool names start with a capital; MCP names are kept. */
+const canonicalToolName = (name: string): string =>
+  name.startsWith("mcp__") || !/^[a-z]/.test(name) ? name : name[0]!.toUpperCase() + name.slice(1)
+
+/**
+ * The tool names a broken rule (or list of rules, or file text) names: the
+ * word before each `(` or alone in a string. None when it names none readably.
+ *
+ * @internal
+ */
+export const namedTools = (value: unknown): ReadonlyArray<string> => {
+  const texts: Array<string> = []
+  const collect = (item: unknown, depth: number) => {
+    if (typeof item === "string") texts.push(item)
+    else if (depth < 4 && Array.isArray(item)) for (const entry of item) collect(entry, depth + 1)
+    else if (depth < 4 && isRecord(item)) for (const entry of Object.values(item)) collect(entry, depth + 1)
+  }
+  collect(value, 0)
+  const names = new Set<string>()
+  for (const text of texts) {
+    const match = /^\s*([A-Za-z][A-Za-z0-9_]*(?:__[A-Za-z0-9_*-]+)*)\s*(?:\(|$)/.exec(text)
+    if (match !== null) names.add(canonicalToolName(match[1]!))
+  }
+  return Array.from(names)
+}
+
+/**
+ * The tool names the string literals of a file that is not JSON name, when it
+ * has a `deny` or `ask` key; `undefined` when it has none (nothing to guard).
+ *
+ * @internal
+ */
+export const namedToolsInText = (text: string): ReadonlyArray<string> | undefined => {
+  if (!/["']?(deny|ask)["']?\s*:/.test(text)) return undefined
+  const literals = Array.from(text.matchAll(/"((?:[^"\\\n]|\\.)*)"/g), (match) => match[1]!)
+  // Rules look like `Tool(…)`, a built-in's name or an MCP name; keys and other values do not.
+  const ruleLike = literals.filter((literal) =>
+    literal.includes("(") || literal.startsWith("mcp__") || knownTools.has(canonicalToolName(literal.trim()))
+  )
+  return namedTools(ruleLike)
+}
+
+/**
+ * Ask rules that stand in for a deny or ask rule that could not be read: each
+ * tool it names (every tool rules are written for, when it names none) asks
+ * until the file is fixed.
+ *
+ * @internal
+ */
+export const failClosed = (
+  tools: ReadonlyArray<string>,
+  field: string,
+  source: { readonly path: string; readonly root: string }
+): ReadonlyArray<PermissionContext.PermissionRule> =>
+  (tools.length === 0 ? everyRuleTool : tools).map((toolName) => ({
+    behavior: "ask",
+    toolName,
+    specifier: undefined,
+    source: `${source.path}: ${field} could not be read, so ${toolName} asks until it is fixed`,
+    root: source.root,
+    raw: toolName
+  }))
+
+/** The sentence a warning about a broken rule ends with. @internal */
+export const failClosedNote = (guards: ReadonlyArray<PermissionContext.PermissionRule>): string =>
+  guards.length === 0
+    ? ""
+    : `; until it is fixed, every ${guards.map((rule) => rule.toolName).join(", ")} call asks (fail closed)`
+
 const hookEvents = new Set<string>(Hooks.HookEvent.literals)
 
 /**
@@ -103,22 +184,41 @@ export const decodeSettings = (
         const list = permissions[behavior]
         if (list === undefined) continue
         if (!Array.isArray(list)) {
+          // A deny or ask list that cannot be read fails closed for the tools it names.
+          const guarded = behavior === "allow" ? [] : failClosed(namedTools(list), `permissions.${behavior}`, source)
+          rules.push(...guarded)
           problems.push({
             field: `permissions.${behavior}`,
-            message: "expected an array of rules such as \"Bash(npm test *)\""
+            message: `expected an array of rules such as "Bash(npm test *)"${failClosedNote(guarded)}`
           })
           continue
         }
         list.forEach((raw: unknown, index) => {
           const field = `permissions.${behavior}[${index}]`
-          const text = decodeField(Schema.String, raw, field, problems)
-          if (text === undefined) return
-          const rule = PermissionContext.parseRule(text, behavior, source.path, source.root)
-          if (rule !== undefined) rules.push(rule)
-          else {
+          const text = typeof raw === "string" ? raw : undefined
+          const rule = text === undefined ? undefined : PermissionContext.parseRule(text, behavior, source.path, source.root)
+          if (rule !== undefined) {
+            rules.push(rule)
+            const canonical = canonicalToolName(rule.toolName)
+            if (canonical !== rule.toolName) {
+              problems.push({
+                field,
+                message: `tool names are case-sensitive: ${JSON.stringify(rule.toolName)} names no tool ` +
+                  `(did you mean ${JSON.stringify(canonical)}?), so this rule matches nothing`
+              })
+            }
+            return
+          }
+          const guarded = behavior === "allow" ? [] : failClosed(namedTools(raw), field, source)
+          for (const guard of guarded) rules.push(guard)
+          if (text === undefined) {
+            decodeField(Schema.String, raw, field, problems)
+            if (guarded.length > 0) problems.push({ field, message: failClosedNote(guarded).replace(/^; /, "") })
+          } else {
             problems.push({
               field,
-              message: `not a permission rule: ${JSON.stringify(text)} (expected Tool or Tool(specifier))`
+              message: `not a permission rule: ${JSON.stringify(text)} (expected Tool or Tool(specifier))` +
+                failClosedNote(guarded)
             })
           }
         })

@@ -11,6 +11,8 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as PlatformError from "@effect/platform/Error"
 import * as Path from "@effect/platform/Path"
+import * as PermissionRules from "@switchyard/core/PermissionRules"
+import * as Settings from "@switchyard/core/Settings"
 import * as Tool from "@switchyard/core/Tool"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
@@ -95,6 +97,46 @@ export const givenSearchPath = (path: string | undefined): string | undefined =>
 /** Where a search tool (Glob, Grep) searches: its `path`, else the working directory. */
 export const resolveSearchPath = (path: Path.Path, cwd: string, given: string | undefined): string =>
   resolvePath(path, cwd, givenSearchPath(given) ?? cwd)
+
+/**
+ * What a search tool (Glob, Grep) leaves out of its results: the paths its
+ * Read deny rules cover, as written or through links. `undefined` when no such
+ * rule exists.
+ *
+ * @internal
+ */
+export const readDeniedFilter = (
+  toolName: string,
+  context: ToolUseContext.ToolUseContext
+): Effect.Effect<
+  ((absolutePath: string) => Effect.Effect<boolean>) | undefined,
+  never,
+  FileSystem.FileSystem | Path.Path
+> =>
+  Effect.gen(function*() {
+    const env = PermissionRules.makeEnvironment({
+      cwd: context.cwd,
+      home: yield* Settings.homeDirectory,
+      additionalDirectories: context.permissions.additionalDirectories,
+      path: yield* Path.Path,
+      fileSystem: yield* FileSystem.FileSystem
+    })
+    return PermissionRules.readDenied(context.permissions, toolName, env)
+  })
+
+/**
+ * The items whose path no deny rule covers, in their order.
+ *
+ * @internal
+ */
+export const withoutDenied = <A>(
+  items: ReadonlyArray<A>,
+  pathOf: (item: A) => string,
+  denied: ((absolutePath: string) => Effect.Effect<boolean>) | undefined
+): Effect.Effect<ReadonlyArray<A>> =>
+  denied === undefined
+    ? Effect.succeed(items)
+    : Effect.filter(items, (item) => Effect.map(denied(pathOf(item)), (covered) => !covered), { concurrency: 16 })
 
 /** The observable input of a search tool: its `path` made absolute (the working directory when absent). */
 export const backfillSearchPath = <I extends { readonly path?: string | undefined }>(

@@ -22,9 +22,9 @@
  *
  * @internal
  */
-import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
+import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import type { Node, Tree } from "web-tree-sitter"
-import { isReadOnlyInvocation, type Word } from "./shellReadOnlyCommands.js"
+import { describeInvocation, type Word } from "./shellReadOnlyCommands.js"
 
 interface CommandRecord {
   readonly text: string
@@ -32,13 +32,89 @@ interface CommandRecord {
   readonly assignments: ReadonlyArray<string>
   readonly redirects: ReadonlyArray<ShellAnalysis.Redirect>
   readonly readOnly: boolean
+  readonly readPaths: ReadonlyArray<ShellAnalysis.PathUse>
+  readonly writePaths: ReadonlyArray<ShellAnalysis.PathUse>
+  readonly pathsKnown: boolean
+  readonly unresolvedPaths: boolean
+  readonly onlyWritesPaths: boolean
 }
 
 interface RedirectRecord {
   /** Set for output redirections to a file. */
   readonly redirect: ShellAnalysis.Redirect | undefined
   readonly safe: boolean
+  /** The file it reads (`< f`) or writes (`> f`), when it names one. */
+  readonly read?: ShellAnalysis.PathUse
+  readonly write?: ShellAnalysis.PathUse
+  /** Its target is static. */
+  readonly known: boolean
 }
+
+/** A command record for something that is not a program invocation the table knows. */
+const opaque = (
+  text: string,
+  words: ReadonlyArray<Word>,
+  assignments: ReadonlyArray<string>,
+  redirects: ReadonlyArray<RedirectRecord>,
+  pathsKnown: boolean,
+  readOnly = false
+): CommandRecord => ({
+  text,
+  words,
+  assignments,
+  redirects: redirects.flatMap((record) => (record.redirect === undefined ? [] : [record.redirect])),
+  readOnly,
+  ...redirectPaths(redirects),
+  pathsKnown: pathsKnown && redirects.every((record) => record.known),
+  unresolvedPaths: !redirects.every((record) => record.known),
+  onlyWritesPaths: false
+})
+
+const redirectPaths = (redirects: ReadonlyArray<RedirectRecord>) => ({
+  readPaths: redirects.flatMap((record) => (record.read === undefined ? [] : [record.read])),
+  writePaths: redirects.flatMap((record) => (record.write === undefined ? [] : [record.write]))
+})
+
+/**
+ * Builtins that evaluate some operands as arithmetic or subscripts, where
+ * `a[$(cmd)]` runs `cmd` even from a single-quoted word: their operands' `$( )`
+ * and backtick texts are reported as commands, so that deny rules see them.
+ */
+const EVALUATING_BUILTINS = new Set([
+  "test", "[", "let", "declare", "typeset", "local", "export", "readonly", "printf", "read", "unset", "mapfile",
+  "readarray", "shift", "return", "exit", "break", "continue", "wait"
+])
+
+/** The `$( … )` and backtick bodies in a text, outermost first. */
+export const embeddedCommands = (text: string): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "$" && text[i + 1] === "(" && text[i + 2] !== "(") {
+      let depth = 1
+      let j = i + 2
+      for (; j < text.length && depth > 0; j++) {
+        if (text[j] === "(") depth++
+        else if (text[j] === ")") depth--
+      }
+      const inner = text.slice(i + 2, depth === 0 ? j - 1 : j)
+      out.push(inner, ...embeddedCommands(inner))
+      i = j - 1
+    } else if (text[i] === "`") {
+      const end = text.indexOf("`", i + 1)
+      const inner = text.slice(i + 1, end === -1 ? text.length : end)
+      out.push(inner, ...embeddedCommands(inner))
+      i = end === -1 ? text.length : end
+    }
+  }
+  return out.map((inner) => inner.trim()).filter((inner) => inner.length > 0)
+}
+
+const naiveWords = (text: string): ReadonlyArray<Word> =>
+  text.split(/\s+/).filter((word) => word.length > 0).map((value) => ({ value: value.replace(/['"]/g, ""), dynamic: true }))
+
+const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"])
+const LITERAL_NUMBER = /^[+-]?[0-9]+$/
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 const STATEMENTS = new Set([
   "program", "list", "pipeline", "compound_statement", "subshell", "do_group", "if_statement", "elif_clause",
@@ -92,6 +168,42 @@ const unquote = (text: string): { readonly value: string; readonly pattern: stri
     pattern += c
   }
   return { value, pattern }
+}
+
+/** The value of a `$'…'` word: bash's backslash escapes decoded (`\x2d`, `\055`, `\u2028`, `\cA`, …). */
+export const decodeAnsiC = (body: string): string => {
+  const simple: Readonly<Record<string, string>> = {
+    a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\",
+    "'": "'", "\"": "\"", "?": "?"
+  }
+  let out = ""
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!
+    if (c !== "\\" || i + 1 >= body.length) {
+      out += c
+      continue
+    }
+    const next = body[++i]!
+    const hex = (max: number) => {
+      let digits = ""
+      while (digits.length < max && /[0-9a-fA-F]/.test(body[i + 1] ?? "")) digits += body[++i]
+      return digits
+    }
+    if (next in simple) out += simple[next]
+    else if (next === "x") {
+      const digits = hex(2)
+      out += digits.length > 0 ? String.fromCharCode(parseInt(digits, 16)) : "\\x"
+    } else if (next === "u" || next === "U") {
+      const digits = hex(next === "u" ? 4 : 8)
+      out += digits.length > 0 ? String.fromCodePoint(Math.min(parseInt(digits, 16), 0x10ffff)) : `\\${next}`
+    } else if (/[0-7]/.test(next)) {
+      let digits = next
+      while (digits.length < 3 && /[0-7]/.test(body[i + 1] ?? "")) digits += body[++i]
+      out += String.fromCharCode(parseInt(digits, 8) & 0xff)
+    } else if (next === "c" && i + 1 < body.length) out += String.fromCharCode(body[++i]!.charCodeAt(0) & 0x1f)
+    else out += `\\${next}`
+  }
+  return out
 }
 
 const unescapeDoubleQuoted = (text: string): string =>
@@ -182,9 +294,15 @@ class Walker {
     const redirects: Array<RedirectRecord> = [...inherited]
     const rest: Array<Node> = []
     let previous: Node | undefined
+    // Words bash joins (`r\<newline>m`): their values are concatenated, as bash runs them.
+    let joinNext = false
     for (const child of node.children) {
       const isRedirect = REDIRECTS.has(child.type)
-      if (previous !== undefined && !isRedirect && !this.separated(previous, child)) structural = false
+      joinNext = false
+      if (previous !== undefined && !isRedirect && !this.separated(previous, child)) {
+        structural = false
+        joinNext = previous.isNamed && child.isNamed && words.length > 0 && child.type !== "variable_assignment"
+      }
       previous = isRedirect ? undefined : child
       if (!child.isNamed) {
         // A bare token inside a command (`$"…"`): not a form we can prove anything about.
@@ -218,26 +336,42 @@ class Walker {
         case "herestring_redirect":
           this.generic(child)
           break
-        default:
-          words.push(this.word(child))
+        default: {
+          const word = this.word(child)
+          if (joinNext) {
+            const last = words.pop()!
+            words.push({ value: last.value + word.value, dynamic: last.dynamic || word.dynamic })
+          } else words.push(word)
+        }
       }
     }
     for (const extra of extraArguments) words.push(this.word(extra))
 
     const [name, ...args] = words
+    const invocation = name === undefined || name.dynamic ? undefined : describeInvocation(name.value, args)
+    // The program itself; the line's verdict also weighs the redirections (`redirects`, `writePaths`).
     const readOnly = structural &&
-      assignments.length === 0 &&
-      name !== undefined &&
-      !name.dynamic &&
-      redirects.every((record) => record.safe) &&
-      isReadOnlyInvocation(name.value, args)
+      assignments.every(ShellAnalysis.isHarmlessAssignment) &&
+      invocation !== undefined &&
+      invocation.readOnly
+    if (!redirects.every((record) => record.safe)) this.unsafe = true
+    const fromRedirects = redirectPaths(redirects)
     this.commands.push({
       text: this.textWithoutRedirects(node, extraArguments),
       words,
       assignments,
       redirects: redirects.flatMap((record) => (record.redirect === undefined ? [] : [record.redirect])),
-      readOnly
+      readOnly,
+      readPaths: [...(invocation?.reads ?? []), ...fromRedirects.readPaths],
+      writePaths: [...(invocation?.writes ?? []), ...fromRedirects.writePaths],
+      pathsKnown: structural && invocation !== undefined && invocation.pathsKnown &&
+        redirects.every((record) => record.known),
+      unresolvedPaths: (invocation?.unresolvedPaths ?? false) || !redirects.every((record) => record.known),
+      onlyWritesPaths: structural && assignments.length === 0 && invocation !== undefined && invocation.onlyWritesPaths
     })
+    if (name !== undefined && !name.dynamic && EVALUATING_BUILTINS.has(name.value)) {
+      for (const arg of args) this.embedded(arg.value)
+    }
     for (const statement of rest) this.statement(statement, [])
   }
 
@@ -271,13 +405,7 @@ class Walker {
     if (body === null) {
       // A redirection alone (`> f`) truncates or creates a file; report it as a command.
       for (const word of extra) this.word(word)
-      this.commands.push({
-        text: node.text,
-        words: [],
-        assignments: [],
-        redirects: [...inherited, ...own].flatMap((record) => (record.redirect === undefined ? [] : [record.redirect])),
-        readOnly: false
-      })
+      this.commands.push(opaque(node.text, [], [], [...inherited, ...own], true))
     } else this.attach(body, inherited, own, extra)
     for (const statement of rest) this.statement(statement, [])
   }
@@ -333,16 +461,21 @@ class Walker {
     const [target, ...extra] = targets
     if (target === undefined) {
       // `>&-` / `<&-` close a descriptor.
-      return { record: { redirect: undefined, safe: operator.endsWith("-") }, extra }
+      return { record: { redirect: undefined, safe: operator.endsWith("-"), known: true }, extra }
     }
     const word = this.word(target)
-    if (operator.startsWith("<") && operator !== "<>") return { record: { redirect: undefined, safe: true }, extra }
+    const use: ShellAnalysis.PathUse = { path: word.value, subtree: false, content: true }
     if ((operator === ">&" || operator === "<&") && !word.dynamic && /^(\d+-?|-)$/.test(word.value)) {
       // Descriptor duplication (`2>&1`), not a file.
-      return { record: { redirect: undefined, safe: true }, extra }
+      return { record: { redirect: undefined, safe: true, known: true }, extra }
+    }
+    if (operator.startsWith("<") && operator !== "<>") {
+      return { record: { redirect: undefined, safe: true, known: !word.dynamic, ...(word.dynamic ? {} : { read: use }) }, extra }
     }
     const redirect: ShellAnalysis.Redirect = { operator: `${descriptor}${operator}`, target: word.value }
-    return { record: { redirect, safe: !word.dynamic && HARMLESS_TARGETS.has(word.value) }, extra }
+    const harmless = !word.dynamic && HARMLESS_TARGETS.has(word.value)
+    const paths = word.dynamic || harmless ? {} : operator === "<>" ? { read: use, write: use } : { write: use }
+    return { record: { redirect, safe: harmless, known: !word.dynamic, ...paths }, extra }
   }
 
   /**
@@ -393,9 +526,7 @@ class Walker {
     if (text.includes("`") || text.includes("$(")) this.dynamic = true
     for (const match of text.matchAll(/`((?:\\.|[^`\\])*)`/g)) {
       const inner = match[1]!.trim()
-      if (inner.length > 0) {
-        this.commands.push({ text: inner, words: [], assignments: [], redirects: [], readOnly: false })
-      }
+      if (inner.length > 0) this.commands.push(opaque(inner, [], [], [], false))
     }
   }
 
@@ -404,14 +535,38 @@ class Walker {
     const expands = node.descendantsOfType([
       "simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"
     ]).length > 0
+    // The operands of -eq and friends are arithmetic, and `-v`'s a subscripted name: bash runs
+    // `$(cmd)` inside `a[…]` even from a quoted word, and names are evaluated recursively.
+    let evaluates = false
+    for (const expression of node.descendantsOfType(["binary_expression", "unary_expression"])) {
+      const operator = expression.childForFieldName("operator")?.text ?? ""
+      const operands = expression.namedChildren.filter((child) => child.type !== "test_operator")
+      if (ARITHMETIC_TEST_OPERATORS.has(operator)) {
+        if (!operands.every((child) => child.type === "number" || LITERAL_NUMBER.test(child.text))) evaluates = true
+      } else if (operator === "-v" || operator === "-R") {
+        if (!operands.every((child) => child.type === "word" && PLAIN_NAME.test(child.text))) evaluates = true
+      }
+    }
+    if (evaluates) this.embedded(node.text)
     this.generic(node)
-    this.commands.push({
-      text: node.text,
-      words: node.namedChildren.map((child) => ({ value: child.text, dynamic: expands })),
-      assignments: [],
-      redirects: inherited.flatMap((record) => (record.redirect === undefined ? [] : [record.redirect])),
-      readOnly: !expands && inherited.every((record) => record.safe)
-    })
+    this.commands.push(opaque(
+      node.text,
+      [{ value: "[[", dynamic: false }, ...node.namedChildren.map((child) => ({ value: child.text, dynamic: expands }))],
+      [],
+      inherited,
+      true,
+      !expands && !evaluates && inherited.every((record) => record.safe)
+    ))
+  }
+
+  /** Report the commands a text would run if bash evaluated it as arithmetic. */
+  embedded(text: string): void {
+    for (const inner of embeddedCommands(text)) {
+      this.dynamic = true
+      // A substitution the tree has (unquoted, double-quoted) was walked already.
+      if (this.commands.some((command) => command.text.trim() === inner)) continue
+      this.commands.push(opaque(inner, naiveWords(inner), [], [], false))
+    }
   }
 
   /** Assignments and declarations: they change the shell's state. */
@@ -430,13 +585,9 @@ class Walker {
         else words.push(this.word(child))
       }
     }
-    this.commands.push({
-      text: node.text,
-      words,
-      assignments,
-      redirects: inherited.flatMap((record) => (record.redirect === undefined ? [] : [record.redirect])),
-      readOnly: false
-    })
+    this.commands.push(opaque(node.text, words, assignments, inherited, true))
+    // `declare -i x='a[$(cmd)]'`, `unset 'a[$(cmd)]'`: evaluated as arithmetic or subscripts.
+    this.embedded(node.text)
   }
 
   word(node: Node): Word {
@@ -498,6 +649,7 @@ class Walker {
         this.generic(node)
         return { value: text, dynamic: true }
       case "ansi_c_string":
+        return { value: decodeAnsiC(text.slice(2, -1)), dynamic: false }
       case "brace_expression":
       case "extglob_pattern":
         return { value: text, dynamic: true }
@@ -547,7 +699,13 @@ export const analyze = (tree: Tree, source: string): ShellAnalysis.Analysis | un
       text: command.text,
       argv: command.words.map((word) => word.value),
       assignments: command.assignments,
-      redirects: command.redirects
+      redirects: command.redirects,
+      readPaths: command.readPaths,
+      writePaths: command.writePaths,
+      pathsKnown: command.pathsKnown,
+      unresolvedPaths: command.unresolvedPaths,
+      readOnly: command.readOnly,
+      onlyWritesPaths: command.onlyWritesPaths
     })),
     hasDynamicParts: walker.dynamic,
     readOnly: !walker.unsafe && !walker.dynamic && commands.length > 0 && commands.every((command) => command.readOnly)

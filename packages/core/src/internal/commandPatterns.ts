@@ -1,14 +1,10 @@
 /**
- * Compiled matchers for the specifier part of a permission rule: Bash command
- * patterns, gitignore-style path patterns with Claude Code's four anchors, and
- * `domain:` patterns. Each is compiled once per rule (see `PermissionRules`).
+ * Compiled matchers for the specifier of a `Bash(…)` rule: command patterns,
+ * the wrappers stripped before matching and the textual forms a simple
+ * command is compared in. Each is compiled once per rule (see `ruleIndex`).
  */
-import type * as Path from "@effect/platform/Path"
-import ignore from "ignore"
 
-// ---------------------------------------------------------------------------
-// Bash command patterns
-// ---------------------------------------------------------------------------
+import * as ShellAnalysis from "../ShellAnalysis.js"
 
 /** @internal */
 export type CommandMatcher = (command: string) => boolean
@@ -113,19 +109,14 @@ const wrappers: Record<string, (argv: ReadonlyArray<string>) => number | undefin
 export const isAssignment = (word: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)
 
 /**
- * Variables that change which program runs or what it loads: a command that
- * sets one is never matched by an allow rule for the bare command.
+ * A `VAR=value` that may change what the command runs or loads: anything but
+ * the short allow-list of harmless variables (locale, colours, …). A command
+ * with one is never matched by an allow rule for the bare command.
+ *
+ * @internal
  */
-const dangerousVariable = new RegExp(
-  "^(" + [
-    "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "LD_\\w*", "DYLD_\\w*",
-    "NODE_OPTIONS", "NODE_PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT",
-    "RUBYLIB", "GIT_\\w*", "EDITOR", "VISUAL", "PAGER", "LESSOPEN", "BROWSER"
-  ].join("|") + ")="
-)
-
-/** @internal */
-export const isDangerousAssignment = (word: string): boolean => dangerousVariable.test(word)
+export const isDangerousAssignment = (word: string): boolean =>
+  isAssignment(word) && !ShellAnalysis.isHarmlessAssignment(word)
 
 /**
  * What a simple command is, for matching: the words with leading assignments
@@ -207,168 +198,3 @@ export const naiveWords = (text: string): ReadonlyArray<string> =>
     .map((word) => word.replace(/["']/g, ""))
     .filter((word) => word.length > 0)
 
-// ---------------------------------------------------------------------------
-// Path patterns
-// ---------------------------------------------------------------------------
-
-/** @internal */
-export type PathAnchor = "absolute" | "home" | "root" | "cwd"
-
-/**
- * A compiled path specifier: the directory it is relative to and a gitignore
- * matcher for paths relative to that directory.
- *
- * @internal
- */
-export interface PathPattern {
-  readonly anchor: PathAnchor
-  /** How many `../` led the pattern (relative to cwd). */
-  readonly up: number
-  readonly matcher: ReturnType<typeof ignore>
-}
-
-/**
- * Compile a Read/Edit specifier (gitignore syntax, Claude Code anchors):
- * `//abs`, `~/x` (home), `/x` (the rule's project root), `./x` or `x` (cwd).
- * A pattern without a slash (`*.env`) matches at any depth below its
- * directory, as in a `.gitignore`.
- *
- * @internal
- */
-export const compilePathPattern = (specifier: string): PathPattern => {
-  let spec = specifier.trim()
-  let anchor: PathAnchor = "cwd"
-  let up = 0
-  let anchored = true
-  if (spec.startsWith("//")) {
-    anchor = "absolute"
-    spec = spec.slice(2)
-  } else if (spec === "~" || spec.startsWith("~/")) {
-    anchor = "home"
-    spec = spec.slice(2)
-  } else if (spec.startsWith("/")) {
-    anchor = "root"
-    spec = spec.slice(1)
-  } else if (spec === "." || spec.startsWith("./") || spec === ".." || spec.startsWith("../")) {
-    while (spec === "." || spec.startsWith("./") || spec === ".." || spec.startsWith("../")) {
-      if (spec.startsWith("..")) up += 1
-      spec = spec.slice(spec.startsWith("..") ? 3 : 2)
-    }
-  } else {
-    anchored = false
-  }
-  // An empty rest (`~`, `//`, `.`) covers everything below the directory.
-  const pattern = spec === "" ? "**" : anchored ? `/${spec}` : spec
-  return { anchor, up, matcher: ignore().add(pattern) }
-}
-
-/** The directories path patterns are relative to. @internal */
-export interface PathBases {
-  readonly cwd: string
-  readonly home: string
-  readonly path: Path.Path
-}
-
-// A name no pattern mentions: a directory is covered when everything inside it is.
-const PROBE = "__switchyard_any_entry__"
-
-/**
- * The path of one call, with its relative forms memoised: a call is checked
- * against many rules, most of them relative to the same few directories.
- *
- * @internal
- */
-export interface PathProbe {
-  readonly absolute: string
-  /** A directory a tool searches (Glob, Grep): it matches when the directory itself or every entry inside it does. */
-  readonly directory: boolean
-  /** The path relative to a directory in `/` form, or `undefined` when it is not inside it. */
-  readonly relativeTo: (base: string) => string | undefined
-}
-
-/** @internal */
-export const makePathProbe = (absolute: string, directory: boolean, sep: string): PathProbe => {
-  const memo = new Map<string, string | undefined>()
-  return {
-    absolute,
-    directory,
-    relativeTo: (base) => {
-      if (memo.has(base)) return memo.get(base)
-      // Both are resolved absolute paths, so "inside" is a prefix test.
-      const prefix = base.endsWith(sep) ? base : base + sep
-      const relative = absolute === base
-        ? ""
-        : absolute.startsWith(prefix)
-        ? absolute.slice(prefix.length)
-        : undefined
-      const posix = relative === undefined || sep === "/" ? relative : relative.split(sep).join("/")
-      memo.set(base, posix)
-      return posix
-    }
-  }
-}
-
-/**
- * Whether a call's path matches a compiled path pattern.
- *
- * @internal
- */
-export const matchPathPattern = (
-  pattern: PathPattern,
-  probe: PathProbe,
-  /** The rule's project root (`/x` patterns). */
-  root: string,
-  bases: PathBases
-): boolean => {
-  let base = pattern.anchor === "absolute"
-    ? bases.path.sep
-    : pattern.anchor === "home"
-    ? bases.home
-    : pattern.anchor === "root"
-    ? root
-    : bases.cwd
-  for (let i = 0; i < pattern.up; i++) base = bases.path.dirname(base)
-  const relative = probe.relativeTo(base)
-  if (relative === undefined) return false
-  if (relative !== "" && pattern.matcher.ignores(relative)) return true
-  return probe.directory && pattern.matcher.ignores(relative === "" ? PROBE : `${relative}/${PROBE}`)
-}
-
-/**
- * Escape a literal path for use in a gitignore pattern.
- *
- * @internal
- */
-export const escapePathPattern = (literal: string): string =>
-  literal.replace(/[\\*?[\]]/g, "\\$&").replace(/ $/, "\\ ")
-
-// ---------------------------------------------------------------------------
-// Domains
-// ---------------------------------------------------------------------------
-
-/**
- * `domain:example.com` matches that host exactly (case-insensitive), as
- * Claude Code does; `domain:*.example.com` matches its subdomains (not the
- * apex). Any other specifier matches nothing. The matcher takes the host
- * (see `hostOf`).
- *
- * @internal
- */
-export const compileDomainPattern = (specifier: string): (host: string) => boolean => {
-  const spec = specifier.trim()
-  if (!spec.startsWith("domain:")) return () => false
-  const domain = spec.slice("domain:".length).trim().toLowerCase()
-  const wildcard = domain.startsWith("*.")
-  const suffix = wildcard ? domain.slice(1) : ""
-  return (host) => (wildcard ? host.endsWith(suffix) && host.length > suffix.length : host === domain)
-}
-
-/** @internal */
-export const hostOf = (url: string): string | undefined => {
-  try {
-    const host = new URL(url).hostname.toLowerCase()
-    return host.endsWith(".") ? host.slice(0, -1) : host
-  } catch {
-    return undefined
-  }
-}

@@ -1,0 +1,625 @@
+/**
+ * The command line as data: every command, argument and option of
+ * `switchyard` with its description. From this one table come the help text
+ * (`help(path)`, callable without running anything or loading `@effect/cli`),
+ * the check of an argv before `@effect/cli` parses it (one-line usage errors
+ * with a "did you mean"), and the argv normalisation (options anywhere, the
+ * implicit `run`).
+ *
+ * A command added to `main.ts` is added here too: `main.ts` takes its option
+ * descriptions from this table (`describeOption`), which throws for an option
+ * the table does not know.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface OptionSpec {
+  /** Without the dashes: `output-format`. */
+  readonly name: string
+  /** One letter (`p`) or another long spelling (`allowedTools`). */
+  readonly aliases?: ReadonlyArray<string>
+  /** What the value is called in help; absent for a flag. */
+  readonly value?: string
+  /** The value may be left out (`--resume` with or without an id). */
+  readonly valueOptional?: boolean
+  readonly choices?: ReadonlyArray<string>
+  readonly integer?: "positive"
+  readonly repeatable?: boolean
+  readonly description: string
+  readonly default?: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ArgSpec {
+  readonly name: string
+  readonly description: string
+  readonly optional: boolean
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CommandSpec {
+  /** `["tools", "schema"]`. */
+  readonly path: ReadonlyArray<string>
+  readonly summary: string
+  /** More lines for the command's own help. */
+  readonly details?: ReadonlyArray<string>
+  readonly args: ReadonlyArray<ArgSpec>
+  readonly options: ReadonlyArray<OptionSpec>
+  /** A group of subcommands (`tools`) has no action of its own. */
+  readonly group?: boolean
+}
+
+const permissionModes = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"] as const
+const outputFormats = ["text", "json", "stream-json"] as const
+
+const engineOptions: ReadonlyArray<OptionSpec> = [
+  { name: "cwd", value: "DIR", description: "The working directory", default: "the current directory" },
+  {
+    name: "settings",
+    value: "FILE",
+    repeatable: true,
+    description: "An extra settings file in Claude Code's settings.json format, read after the others"
+  },
+  {
+    name: "permission-mode",
+    value: "MODE",
+    choices: permissionModes,
+    description: "How calls are approved",
+    default: "the settings' defaultMode, else default"
+  },
+  {
+    name: "allowed-tools",
+    aliases: ["allowedTools"],
+    value: "RULES",
+    repeatable: true,
+    description: 'Permission rules to allow, e.g. "Bash(git log *)" Edit (comma or space separated)'
+  },
+  {
+    name: "disallowed-tools",
+    aliases: ["disallowedTools"],
+    value: "RULES",
+    repeatable: true,
+    description: "Permission rules to deny (comma or space separated); a deny rule wins over every allow rule"
+  },
+  {
+    name: "add-dir",
+    value: "DIR",
+    repeatable: true,
+    description: "Another directory the tools may work in, besides the working directory"
+  },
+  {
+    name: "dangerously-skip-permissions",
+    description: "Approve every call without asking (the bypassPermissions mode); deny rules still apply"
+  },
+  { name: "verbose", description: "More detail: the settings files loaded, whole tool results, error details" },
+  {
+    name: "mcp-config",
+    value: "FILE",
+    repeatable: true,
+    description: "MCP servers to connect, in Claude Code's .mcp.json format (a file or inline JSON)"
+  },
+  { name: "strict-mcp-config", description: "Use only the --mcp-config servers, not the working directory's .mcp.json" }
+]
+
+const outputFormat = (what: string): OptionSpec => ({
+  name: "output-format",
+  value: "FORMAT",
+  choices: outputFormats,
+  description: `${what}; json: one result object; stream-json: one JSON object per line`,
+  default: "text"
+})
+
+const maxTurns: OptionSpec = {
+  name: "max-turns",
+  value: "N",
+  integer: "positive",
+  description: "Stop after this many model turns (the result is then error_max_turns)",
+  default: "100"
+}
+
+/**
+ * Every command.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const commands: ReadonlyArray<CommandSpec> = [
+  {
+    path: ["run"],
+    summary: "The agent loop against Claude: interactive in a terminal, or once with -p",
+    details: [
+      "In a terminal, `switchyard` and `switchyard run` open an interactive session (with PROMPT as its first",
+      "message). With -p, or when stdin or stdout is not a terminal, the prompt (an argument or stdin) runs once",
+      "and the result is printed. Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another endpoint).",
+      "Exit codes with -p: 0 when the loop ended normally (denied calls are listed, not fatal), 1 when it ended in",
+      "an error or at the turn limit, 2 for bad usage."
+    ],
+    args: [{ name: "PROMPT", description: "The first message to the model", optional: true }],
+    options: [
+      { name: "print", aliases: ["p"], description: "Run the prompt once, print the result and exit" },
+      outputFormat("With -p: text prints the final answer"),
+      {
+        name: "input-format",
+        value: "FORMAT",
+        choices: ["text", "stream-json"],
+        description:
+          "With -p: stream-json reads user messages as JSON lines on stdin, one turn each, until stdin ends",
+        default: "text"
+      },
+      {
+        name: "model",
+        value: "NAME",
+        description: "The Claude model",
+        default: "$SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model"
+      },
+      maxTurns,
+      { name: "system-prompt", value: "TEXT", description: "Replace the system prompt" },
+      { name: "append-system-prompt", value: "TEXT", description: "Add text to the end of the system prompt" },
+      { name: "continue", aliases: ["c"], description: "Continue the most recent session in this directory" },
+      {
+        name: "resume",
+        aliases: ["r"],
+        value: "ID",
+        valueOptional: true,
+        description: "Resume the session ID; without ID (in a terminal) pick one of the recent sessions"
+      },
+      { name: "session-id", value: "ID", description: "The id of the new session (a UUID)" },
+      ...engineOptions
+    ]
+  },
+  {
+    path: ["dispatch"],
+    summary: "Run tool_use blocks through the full pipeline without a model",
+    details: [
+      "FILE holds a JSON array of tool_use blocks or an assistant message. All calls go to one streaming executor.",
+      "Nothing is asked: a call that needs approval is denied with how to allow it.",
+      "Exit codes: 0 when every call succeeded, 1 when any failed or was denied, 2 for bad usage."
+    ],
+    args: [{ name: "FILE", description: "The calls: a JSON file, or - for stdin (the default when piped)", optional: true }],
+    options: [outputFormat("text: a report for people"), ...engineOptions]
+  },
+  {
+    path: ["tools"],
+    summary: "What the model would see: list, search or show the schema of tools",
+    args: [],
+    options: [],
+    group: true
+  },
+  {
+    path: ["tools", "list"],
+    summary: "List the tools the model sees (deferred tools are marked)",
+    args: [],
+    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
+  },
+  {
+    path: ["tools", "search"],
+    summary: "Search the tools by keywords",
+    args: [{ name: "QUERY", description: "Keywords, e.g. \"background task\"", optional: false }],
+    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
+  },
+  {
+    path: ["tools", "schema"],
+    summary: "Print a tool's definition as it is sent to the API",
+    args: [{ name: "NAME", description: "The tool's name or alias", optional: false }],
+    options: [{ name: "json", description: "Print JSON (the definition is JSON already)" }, ...engineOptions]
+  },
+  {
+    path: ["replay"],
+    summary: "Run the agent loop against a recorded transcript (offline, real tools)",
+    args: [{ name: "TRANSCRIPT", description: "A replay transcript (JSON)", optional: false }],
+    options: [
+      { name: "prompt", value: "TEXT", description: "The user prompt", default: "the first turn's expectation" },
+      outputFormat("text: a live transcript"),
+      maxTurns,
+      ...engineOptions
+    ]
+  },
+  {
+    path: ["mcp"],
+    summary: "MCP servers: list them with their state and tool count",
+    args: [],
+    options: [],
+    group: true
+  },
+  {
+    path: ["mcp", "list"],
+    summary: "List the configured MCP servers: connected or failed (and why), with their tool count",
+    args: [],
+    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
+  },
+  {
+    path: ["demo"],
+    summary: "The offline demo: a replayed session on a sample project, with a summary",
+    args: [],
+    options: [
+      { name: "keep", description: "Keep the edited demo project afterwards (its path is printed)" },
+      outputFormat("text: the transcript and a summary"),
+      { name: "verbose", description: "Show details of errors" }
+    ]
+  }
+]
+
+const builtIns: ReadonlyArray<OptionSpec> = [
+  { name: "help", aliases: ["h"], description: "Show this help" },
+  { name: "version", description: "Show the version" },
+  {
+    name: "completions",
+    value: "SHELL",
+    choices: ["bash", "zsh", "fish", "sh"],
+    description: "Print a shell completion script"
+  }
+]
+
+/**
+ * The command at a path.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const findCommand = (path: ReadonlyArray<string>): CommandSpec | undefined =>
+  commands.find((c) => c.path.length === path.length && c.path.every((p, i) => p === path[i]))
+
+/**
+ * The spec of a command's option; throws when the table lacks it (a
+ * programming error, caught by every test that starts the CLI).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const optionSpec = (path: ReadonlyArray<string>, name: string): OptionSpec => {
+  const found = findCommand(path)?.options.find((o) => o.name === name)
+  if (found === undefined) throw new Error(`CommandLine: no option --${name} for \`switchyard ${path.join(" ")}\``)
+  return found
+}
+
+/**
+ * An option's description as `@effect/cli` shows it (with the default).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const describeOption = (path: ReadonlyArray<string>, name: string): string => {
+  const spec = optionSpec(path, name)
+  return spec.default === undefined ? spec.description : `${spec.description} (default: ${spec.default})`
+}
+
+// -----------------------------------------------------------------------------
+// help
+// -----------------------------------------------------------------------------
+
+const flagText = (option: OptionSpec): string => {
+  const short = (option.aliases ?? []).filter((a) => a.length === 1).map((a) => `-${a}, `).join("")
+  const value = option.value === undefined ? "" : option.valueOptional ? ` [${option.value}]` : ` ${option.value}`
+  return `${short}--${option.name}${value}`
+}
+
+const optionHelp = (option: OptionSpec): string => {
+  const notes = [
+    option.choices === undefined ? undefined : `one of: ${option.choices.join(", ")}`,
+    option.default === undefined ? undefined : `default: ${option.default}`,
+    option.repeatable ? "repeatable" : undefined,
+    ...(option.aliases ?? []).filter((a) => a.length > 1).map((a) => `also --${a}`)
+  ].filter((n): n is string => n !== undefined)
+  return notes.length === 0 ? option.description : `${option.description} (${notes.join("; ")})`
+}
+
+const wrap = (text: string, width: number): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  let current = ""
+  for (const word of text.split(" ")) {
+    if (current !== "" && current.length + 1 + word.length > width) {
+      lines.push(current)
+      current = word
+    } else {
+      current = current === "" ? word : `${current} ${word}`
+    }
+  }
+  if (current !== "") lines.push(current)
+  return lines
+}
+
+const table = (rows: ReadonlyArray<readonly [string, string]>): ReadonlyArray<string> => {
+  const left = Math.min(34, Math.max(...rows.map(([l]) => l.length)) + 2)
+  return rows.flatMap(([l, r]) => {
+    const text = wrap(r, 110 - left - 2)
+    const first = l.length + 2 > left ? [`  ${l}`, ...text.map((t) => `  ${" ".repeat(left)}${t}`)] : [
+      `  ${l.padEnd(left)}${text[0] ?? ""}`,
+      ...text.slice(1).map((t) => `  ${" ".repeat(left)}${t}`)
+    ]
+    return first
+  })
+}
+
+const usageLine = (command: CommandSpec): string => {
+  const args = command.args.map((a) => (a.optional ? `[${a.name}]` : a.name)).join(" ")
+  const options = command.options.length > 0 ? " [options]" : ""
+  return `switchyard ${command.path.join(" ")}${options}${args === "" ? "" : ` ${args}`}`
+}
+
+/**
+ * The help text of a command (`[]` for `switchyard` itself).
+ *
+ * @since 0.1.0
+ * @category help
+ */
+export const help = (path: ReadonlyArray<string>): string => {
+  if (path.length === 0) return rootHelp()
+  const command = findCommand(path)
+  if (command === undefined) return rootHelp()
+  const subcommands = commands.filter((c) => c.path.length === path.length + 1 && path.every((p, i) => c.path[i] === p))
+  const lines = [
+    `Usage: ${command.group ? `switchyard ${path.join(" ")} COMMAND` : usageLine(command)}`,
+    "",
+    command.summary + ".",
+    ...(command.details ?? []),
+    ""
+  ]
+  if (subcommands.length > 0) {
+    lines.push("Commands:", ...table(subcommands.map((s) => [usageLine(s).replace(/^switchyard /, ""), s.summary])), "")
+  }
+  if (command.args.length > 0) {
+    lines.push(
+      "Arguments:",
+      ...table(command.args.map((a) => [a.name, `${a.description}${a.optional ? " (optional)" : " (required)"}`])),
+      ""
+    )
+  }
+  lines.push("Options:", ...table([...command.options, builtIns[0]!].map((o) => [flagText(o), optionHelp(o)])))
+  return `${lines.join("\n")}\n`
+}
+
+const rootHelp = (): string => {
+  const run = findCommand(["run"])!
+  const lines = [
+    "Usage: switchyard [options] [PROMPT]        (the same as switchyard run)",
+    "       switchyard COMMAND [options] …",
+    "",
+    "Switchyard: an Effect-based tool-dispatch runtime for LLM agents, with Claude Code's tools, permissions and",
+    "hooks. `switchyard` in a terminal opens an interactive session; `switchyard -p PROMPT` runs once.",
+    "",
+    "Commands:",
+    ...table(commands.filter((c) => !c.group).map((c) => [usageLine(c).replace(/^switchyard /, ""), c.summary])),
+    "",
+    "Options of run (see `switchyard run --help`):",
+    ...table(run.options.map((o) => [flagText(o), optionHelp(o)])),
+    "",
+    "Other options:",
+    ...table(builtIns.map((o) => [flagText(o), optionHelp(o)]))
+  ]
+  return `${lines.join("\n")}\n`
+}
+
+// -----------------------------------------------------------------------------
+// checking and normalising argv
+// -----------------------------------------------------------------------------
+
+/**
+ * The edit distance between two words (insertions, deletions, substitutions).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const editDistance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+const closest = (word: string, candidates: ReadonlyArray<string>, max = 2): string | undefined => {
+  let best: string | undefined
+  let bestDistance = max + 1
+  for (const candidate of candidates) {
+    const d = editDistance(word.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) {
+      best = candidate
+      bestDistance = d
+    }
+  }
+  return best
+}
+
+/**
+ * What to do with an argv.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Parsed =
+  | { readonly _tag: "Help"; readonly text: string }
+  | { readonly _tag: "Version" }
+  /** A usage error: the one line to print after `switchyard: `. */
+  | { readonly _tag: "UsageError"; readonly message: string }
+  /** Hand to `@effect/cli`: the command path first, then options, then arguments. */
+  | { readonly _tag: "Run"; readonly argv: ReadonlyArray<string> }
+
+const topLevel = commands.filter((c) => c.path.length === 1).map((c) => c.path[0]!)
+
+const allOptionNames = (command: CommandSpec): ReadonlyArray<string> =>
+  [...command.options, ...builtIns].flatMap((o) => [o.name, ...(o.aliases ?? []).filter((a) => a.length > 1)])
+
+const findOption = (command: CommandSpec, token: string): OptionSpec | undefined => {
+  const all = [...command.options, ...builtIns]
+  if (/^-[A-Za-z]$/.test(token)) return all.find((o) => (o.aliases ?? []).includes(token.slice(1)))
+  const name = token.slice(2)
+  return all.find((o) => o.name === name || (o.aliases ?? []).includes(name))
+}
+
+const unknownOption = (command: CommandSpec, token: string): string => {
+  const where = `switchyard ${command.path.join(" ")}`
+  const name = token.replace(/^-+/, "")
+  const suggestion = token.startsWith("--") ? closest(name, allOptionNames(command)) : undefined
+  const elsewhere = suggestion === undefined
+    ? commands.find((c) => c.options.some((o) => o.name === name))
+    : undefined
+  const hint = suggestion !== undefined
+    ? `did you mean --${suggestion}?`
+    : elsewhere !== undefined
+    ? `it is an option of \`switchyard ${elsewhere.path.join(" ")}\``
+    : `see \`${where} --help\``
+  return `unknown option ${token} for \`${where}\`; ${hint}`
+}
+
+const checkValue = (command: CommandSpec, option: OptionSpec, flag: string, value: string): string | undefined => {
+  if (option.choices !== undefined && !option.choices.includes(value)) {
+    const suggestion = closest(value, option.choices)
+    return `${flag} must be one of ${option.choices.join(", ")}, not '${value}'` +
+      (suggestion === undefined ? "" : `; did you mean ${suggestion}?`)
+  }
+  if (option.integer === "positive" && !/^[1-9]\d*$/.test(value)) {
+    return `${flag} needs a whole number of at least 1, not '${value}' (e.g. ${flag} 10)`
+  }
+  if (value === "" && !option.valueOptional) return `${flag} needs a value (${option.value ?? "a value"}); see \`switchyard ${command.path.join(" ")} --help\``
+  return undefined
+}
+
+/**
+ * Check an argv (`[node, script, ...args]`) against the table and put it in
+ * the order `@effect/cli` wants, or say what is wrong in one line.
+ *
+ * - No command word: `run` (so `switchyard "prompt"` and bare `switchyard` work).
+ * - A single bare word within edit distance 2 of a command is a misspelt
+ *   command, not a prompt.
+ * - `--resume` without a value becomes `--resume ""` (pick a session).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parse = (argv: ReadonlyArray<string>): Parsed => {
+  const [node = "node", script = "switchyard", ...rest] = argv
+  if (rest.includes("--version") && !rest.includes("--")) return { _tag: "Version" }
+  if (rest[0] === "--completions") {
+    const shell = rest[1]
+    const spec = builtIns.find((b) => b.name === "completions")!
+    if (shell === undefined || !spec.choices!.includes(shell)) {
+      return { _tag: "UsageError", message: `--completions needs a shell: ${spec.choices!.join(", ")}` }
+    }
+    return { _tag: "Run", argv: [node, script, "--completions", shell] }
+  }
+  const path: Array<string> = []
+  let i = 0
+  const first = rest[0]
+  const implicitRun = first === undefined || !topLevel.includes(first)
+  if (first !== undefined && topLevel.includes(first)) {
+    path.push(first)
+    i = 1
+    const subcommands = commands.filter((c) => c.path.length === 2 && c.path[0] === first).map((c) => c.path[1]!)
+    if (subcommands.length > 0) {
+      const next = rest[1]
+      if (next === undefined || next === "--help" || next === "-h") return { _tag: "Help", text: help(path) }
+      if (!subcommands.includes(next)) {
+        const suggestion = next.startsWith("-") ? undefined : closest(next, subcommands)
+        return {
+          _tag: "UsageError",
+          message: next.startsWith("-")
+            ? `\`switchyard ${first}\` needs a command first: ${subcommands.join(", ")} (e.g. switchyard ${first} ${subcommands[0]} ${next})`
+            : `unknown command \`${first} ${next}\`; ${suggestion === undefined ? `the commands are ${subcommands.join(", ")}` : `did you mean \`${first} ${suggestion}\`?`}`
+        }
+      }
+      path.push(next)
+      i = 2
+    }
+  } else {
+    path.push("run")
+    const positional = rest.filter((t) => !t.startsWith("-"))
+    if (first !== undefined && !first.startsWith("-") && positional.length === 1 && /^[A-Za-z][\w-]*$/.test(first)) {
+      const suggestion = closest(first, topLevel)
+      if (suggestion !== undefined) {
+        return {
+          _tag: "UsageError",
+          message: `unknown command \`${first}\`; did you mean \`${suggestion}\`? (to send "${first}" to the model, use \`switchyard run ${first}\`)`
+        }
+      }
+    }
+  }
+  const command = findCommand(path)!
+  const options: Array<string> = []
+  const positionals: Array<string> = []
+  for (; i < rest.length; i++) {
+    const token = rest[i]!
+    if (token === "--") {
+      positionals.push(...rest.slice(i + 1))
+      break
+    }
+    if (!token.startsWith("-") || token === "-") {
+      positionals.push(token)
+      continue
+    }
+    if (token === "--help" || token === "-h") return { _tag: "Help", text: help(implicitRun ? [] : path) }
+    const eq = token.startsWith("--") ? token.indexOf("=") : -1
+    const flag = eq === -1 ? token : token.slice(0, eq)
+    const option = findOption(command, flag)
+    if (option === undefined || option.name === "version" || option.name === "completions") {
+      return { _tag: "UsageError", message: unknownOption(command, flag) }
+    }
+    const canonical = `--${option.name}`
+    if (option.value === undefined) {
+      if (eq !== -1) return { _tag: "UsageError", message: `${flag} takes no value (got '${token.slice(eq + 1)}')` }
+      if (options.includes(canonical)) continue
+      options.push(canonical)
+      continue
+    }
+    let value: string
+    if (eq !== -1) {
+      value = token.slice(eq + 1)
+    } else if (option.valueOptional) {
+      const next = rest[i + 1]
+      value = next !== undefined && !next.startsWith("-") && isSessionIdLike(next) ? rest[++i]! : ""
+    } else {
+      const next = rest[i + 1]
+      if (next === undefined || (next.startsWith("-") && next !== "-" && !/^-\d/.test(next))) {
+        return {
+          _tag: "UsageError",
+          message: `${flag} needs a value (${option.value})` +
+            (option.choices === undefined ? "" : `: one of ${option.choices.join(", ")}`)
+        }
+      }
+      value = rest[++i]!
+    }
+    const problem = checkValue(command, option, flag, value)
+    if (problem !== undefined) return { _tag: "UsageError", message: problem }
+    if (!option.repeatable && options.includes(canonical)) {
+      return { _tag: "UsageError", message: `${canonical} is given twice; it takes one value` }
+    }
+    options.push(canonical, value)
+  }
+  const maxArgs = command.args.length
+  const required = command.args.filter((a) => !a.optional)
+  if (path[0] === "run" && positionals.length > 1) {
+    // A prompt split by the shell: Claude Code takes the words as one prompt too.
+    positionals.splice(0, positionals.length, positionals.join(" "))
+  }
+  if (positionals.length > maxArgs) {
+    return {
+      _tag: "UsageError",
+      message: `unexpected argument '${positionals[maxArgs]}' for \`switchyard ${path.join(" ")}\`` +
+        (maxArgs === 0 ? " (it takes none)" : ` (it takes ${command.args.map((a) => a.name).join(" ")})`)
+    }
+  }
+  if (positionals.length < required.length) {
+    const missing = required[positionals.length]!
+    return {
+      _tag: "UsageError",
+      message: `\`switchyard ${path.join(" ")}\` needs ${missing.name}: ${missing.description.toLowerCase()} (usage: ${usageLine(command)})`
+    }
+  }
+  return { _tag: "Run", argv: [node, script, ...path, ...options, ...(positionals.length > 0 ? ["--", ...positionals] : [])] }
+}
+
+/** A session id as `--resume` takes it: no spaces, at most 100 characters. */
+const isSessionIdLike = (token: string) => /^[\w.-]{1,100}$/.test(token)

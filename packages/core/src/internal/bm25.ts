@@ -1,0 +1,95 @@
+/**
+ * BM25 ranking over small fielded documents (tool name, search hint,
+ * description), with the tokenizer and the light stemmer ToolSearch uses.
+ */
+
+/** Split on anything that is not a letter or digit, on `_`/`-`, and on camelCase and letter/digit boundaries. */
+export const tokenize = (text: string): Array<string> =>
+  text
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .replace(/([A-Za-z])([0-9])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((token) => token.length > 0 && !STOP_WORDS.has(token))
+    .map(stem)
+
+const STOP_WORDS = new Set([
+  "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "its", "of", "on",
+  "or", "that", "the", "this", "to", "with", "me", "my", "i", "all", "some", "can", "use", "using"
+])
+
+/** A light suffix stemmer: plurals, -ing, -ed, -er (enough for "issues" ≈ "issue", "listing" ≈ "list"). */
+export const stem = (word: string): string => {
+  if (word.length <= 3) return word
+  if (word.endsWith("ies") && word.length > 4) return `${word.slice(0, -3)}y`
+  if (word.endsWith("sses")) return word.slice(0, -2)
+  if (/(?:ches|shes|xes|zes)$/.test(word)) return word.slice(0, -2)
+  if (word.endsWith("s") && !word.endsWith("ss") && !word.endsWith("us")) return word.slice(0, -1)
+  if (word.endsWith("ing") && word.length > 5) return undouble(word.slice(0, -3))
+  if (word.endsWith("ed") && word.length > 4) return undouble(word.slice(0, -2))
+  return word
+}
+
+const undouble = (word: string): string =>
+  word.length > 2 && word[word.length - 1] === word[word.length - 2] && !/[lsz]/.test(word[word.length - 1]!)
+    ? word.slice(0, -1)
+    : word
+
+/** One field of a document: its term frequencies and length. */
+export interface Field {
+  readonly terms: ReadonlyMap<string, number>
+  readonly length: number
+}
+
+export const field = (text: string): Field => {
+  const terms = new Map<string, number>()
+  const tokens = tokenize(text)
+  for (const token of tokens) terms.set(token, (terms.get(token) ?? 0) + 1)
+  return { terms, length: tokens.length }
+}
+
+/** A document: its fields, in the order of the weights given to `rank`. */
+export interface Document {
+  readonly fields: ReadonlyArray<Field>
+}
+
+const K1 = 1.2
+const B = 0.75
+
+/**
+ * Score every document for the query terms: per field BM25, weighted and
+ * summed. Returns the indices of documents with a positive score, best first
+ * (ties keep document order).
+ */
+export const rank = (
+  documents: ReadonlyArray<Document>,
+  query: ReadonlyArray<string>,
+  weights: ReadonlyArray<number>
+): Array<{ readonly index: number; readonly score: number }> => {
+  const terms = [...new Set(query)]
+  if (terms.length === 0 || documents.length === 0) return []
+  const n = documents.length
+  const scores = new Float64Array(n)
+  for (let f = 0; f < weights.length; f++) {
+    let totalLength = 0
+    for (const doc of documents) totalLength += doc.fields[f]?.length ?? 0
+    const averageLength = totalLength / n || 1
+    for (const term of terms) {
+      let df = 0
+      for (const doc of documents) if (doc.fields[f]?.terms.has(term)) df++
+      if (df === 0) continue
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
+      for (let i = 0; i < n; i++) {
+        const fieldOf = documents[i]!.fields[f]
+        const tf = fieldOf?.terms.get(term)
+        if (fieldOf === undefined || tf === undefined) continue
+        const norm = tf + K1 * (1 - B + (B * fieldOf.length) / averageLength)
+        scores[i] = scores[i]! + weights[f]! * idf * ((tf * (K1 + 1)) / norm)
+      }
+    }
+  }
+  const out: Array<{ index: number; score: number }> = []
+  for (let i = 0; i < n; i++) if (scores[i]! > 0) out.push({ index: i, score: scores[i]! })
+  return out.sort((a, b) => b.score - a.score || a.index - b.index)
+}

@@ -1,0 +1,58 @@
+/**
+ * Path rules: where a path is relative to the working directories (inside,
+ * protected), how a tool's path is made absolute, and the `Read(…)`/`Edit(…)`
+ * rule an "always allow" answer adds for it.
+ */
+import type * as Path from "@effect/platform/Path"
+import type * as PermissionRules from "../PermissionRules.js"
+import * as PathPatterns from "./pathPatterns.js"
+import * as RuleIndex from "./ruleIndex.js"
+
+/** Tools whose path is a directory they search. @internal */
+export const directoryTools: ReadonlySet<string> = new Set(["Glob", "Grep", "LS"])
+
+/** Directories whose contents configure the agent or the repository: never edited by a mode alone. @internal */
+export const protectedDirectoryNames: ReadonlyArray<string> = [".git", ".switchyard", ".claude"]
+
+const protectedDirectories: ReadonlySet<string> = new Set(protectedDirectoryNames)
+
+/** `~` and `~/x` against the home directory. @internal */
+export const expandHome = (value: string, home: string, path: Path.Path): string =>
+  value === "~" ? home : value.startsWith("~/") ? path.join(home, value.slice(2)) : value
+
+/** Whether an absolute path is inside the working directories. @internal */
+export const isInside = (env: PermissionRules.Environment, absolutePath: string): boolean =>
+  env.workingDirectories.some((dir) =>
+    absolutePath === dir || absolutePath.startsWith(dir.endsWith(env.path.sep) ? dir : dir + env.path.sep)
+  )
+
+/** The working directories, for messages. @internal */
+export const workingDirectories = (env: PermissionRules.Environment): string =>
+  `the working directories (${env.workingDirectories.join(", ")})`
+
+/** Whether the path is inside a `.git`, `.switchyard` or `.claude` directory of the working directories. @internal */
+export const isProtected = (env: PermissionRules.Environment, absolutePath: string): boolean =>
+  env.workingDirectories.some((dir) => {
+    const prefix = dir.endsWith(env.path.sep) ? dir : dir + env.path.sep
+    return absolutePath.startsWith(prefix) &&
+      absolutePath.slice(prefix.length).split(env.path.sep).some((segment) => protectedDirectories.has(segment))
+  })
+
+/** A tool's path made absolute against the cwd (`~` expanded). @internal */
+export const absoluteToolPath = (rawPath: string, env: PermissionRules.Environment): string =>
+  env.path.resolve(env.cwd, expandHome(rawPath, env.home, env.path))
+
+/** The narrowed path rule an "always allow" adds, or `undefined` for a tool of neither family. @internal */
+export const suggestPathRule = (
+  toolName: string,
+  absolutePath: string,
+  directory: boolean,
+  env: PermissionRules.Environment
+): string | undefined => {
+  if (RuleIndex.editTools.has(toolName)) return `Edit(/${PathPatterns.escapePathPattern(absolutePath)})`
+  if (RuleIndex.readTools.has(toolName)) {
+    const dir = directory ? absolutePath : env.path.dirname(absolutePath)
+    return `Read(/${PathPatterns.escapePathPattern(dir)}${dir.endsWith("/") ? "" : "/"}**)`
+  }
+  return undefined
+}

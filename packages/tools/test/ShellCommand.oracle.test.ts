@@ -1,0 +1,92 @@
+/**
+ * The execution oracle for the read-only classifier (issue 9): every command
+ * line the classifier calls read-only — from a grammar-driven generator and
+ * from the corpus — is run for real in a bubblewrap sandbox on a fresh copy
+ * of a fixture repository, and must change no file, ref or config there (the
+ * symlinked directory outside and HOME included) and leave no process.
+ *
+ * `SHELL_ORACLE_SEED` and `SHELL_ORACLE_RUNS` reproduce or widen a run; the
+ * seed is printed with every failure.
+ */
+import * as ShellCommand from "@switchyard/tools/ShellCommand"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as fs from "node:fs"
+import { readOnlyCommands } from "./fixtures/shell-corpus.js"
+import { commandLine } from "./fixtures/shellGrammar.js"
+import { bwrapWorks, makeRoot, makeTemplate, runBatch, type SandboxResult } from "./fixtures/shellSandbox.js"
+
+const seed = Number(process.env["SHELL_ORACLE_SEED"] ?? Date.now() % 2 ** 31)
+const runs = Number(process.env["SHELL_ORACLE_RUNS"] ?? 4000)
+const BATCH = 250
+
+/** The classifier's read-only picks among `commands`. */
+const readOnlyOf = (commands: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.forEach(commands, (command) => Effect.map(ShellCommand.isReadOnly(command), (readOnly) => ({ command, readOnly }))),
+    (results) => results.filter((result) => result.readOnly).map((result) => result.command)
+  )
+
+/** Run in batches, two sandboxes at a time. */
+const execute = (root: string, template: string, commands: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.forEach(
+      Array.from({ length: Math.ceil(commands.length / BATCH) }, (_, i) => commands.slice(i * BATCH, (i + 1) * BATCH)),
+      (batch) => Effect.promise(() => runBatch(root, template, batch)),
+      { concurrency: 2 }
+    ),
+    (results) => results.flat()
+  )
+
+const failures = (results: ReadonlyArray<SandboxResult>) =>
+  results.filter((result) => result.change !== null || (result.leftover.length > 0 && !result.timedOut))
+
+describe("ShellCommand execution oracle", () => {
+  it("bubblewrap creates its namespaces here", () => {
+    expect(bwrapWorks()).toBe(true)
+  })
+
+  it.effect("the sandbox sees a write, a write through the symlink out, a git ref change and a leftover process", () =>
+    Effect.gen(function*() {
+      const root = makeRoot()
+      const template = makeTemplate(root)
+      const results = yield* Effect.promise(() =>
+        runBatch(root, template, [
+          "cat README.md",
+          "echo x > new.txt",
+          "echo x > link-out/target.txt",
+          "git branch made-by-oracle",
+          "sleep 30 & disown",
+          "git status",
+          "HOME=/tmp/home git config --global user.name x"
+        ])
+      )
+      fs.rmSync(root, { recursive: true, force: true })
+      expect(results.map((result) => [result.command, result.change !== null, result.leftover.length > 0])).toEqual([
+        ["cat README.md", false, false],
+        ["echo x > new.txt", true, false],
+        ["echo x > link-out/target.txt", true, false],
+        ["git branch made-by-oracle", true, false],
+        ["sleep 30 & disown", false, true],
+        ["git status", false, false],
+        ["HOME=/tmp/home git config --global user.name x", true, false]
+      ])
+    }), 60_000)
+
+  it.effect(`every generated or corpus command classified read-only changes nothing (seed ${seed})`, () =>
+    Effect.gen(function*() {
+      const generated = FastCheck.sample(commandLine, { seed, numRuns: runs })
+      const picked = yield* readOnlyOf([...readOnlyCommands, ...generated])
+      const root = makeRoot()
+      const template = makeTemplate(root)
+      const results = yield* execute(root, template, picked)
+      fs.rmSync(root, { recursive: true, force: true })
+      const failed = failures(results).map((result) =>
+        `${JSON.stringify(result.command)}: ${result.change ?? ""} ${result.leftover.join(" ")}`
+      )
+      expect(failed, `seed ${seed} (SHELL_ORACLE_SEED=${seed} reproduces it)`).toEqual([])
+      // The oracle must have had something to judge: thousands of runs, not a handful.
+      expect(results.length).toBeGreaterThanOrEqual(Math.min(1000, runs / 4))
+    }), 180_000)
+})

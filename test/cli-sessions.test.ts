@@ -1,0 +1,158 @@
+/**
+ * Sessions through the CLI (issue 13): every run's transcript as JSON lines
+ * under the state dir, `--continue` and `--resume` sending the earlier
+ * conversation exactly as it was (checked in the server's received request),
+ * `--session-id`, and a conversation interrupted mid-tool resumed with its
+ * synthetic result.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { runCli } from "./support/cli.js"
+import * as Server from "./support/messagesServer.js"
+
+const tempDir = (files: Record<string, string> = {}) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-sessions-"))
+  for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), content)
+  return dir
+}
+
+const text = (t: string) => Server.message({ blocks: [{ block: { type: "text" as const, text: t } }] })
+const read = (id: string, file: string) =>
+  Server.message({ blocks: [{ block: { type: "tool_use" as const, id, name: "Read", input: { file_path: file } } }] })
+
+type Message = { readonly role: string; readonly content: unknown }
+const messagesOf = (server: Server.MessagesServer, i: number) =>
+  (server.requests[i]!.body as { messages: ReadonlyArray<Message> }).messages
+
+const sessionsDir = (home: string, cwd: string) => path.join(home, "projects", cwd.replace(/[^A-Za-z0-9_-]/g, "-"))
+
+const transcript = (file: string) =>
+  fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)
+
+describe("sessions", () => {
+  it.scoped("a run's transcript, then --continue and --resume send the earlier conversation exactly as it was", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const home = tempDir()
+      const dir = tempDir({ "notes.md": "remember the milk\n" })
+      const env = { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url, SWITCHYARD_HOME: home }
+      const cli = (args: ReadonlyArray<string>) => Effect.promise(() => runCli([...args, "--cwd", dir], { env }))
+
+      server.enqueue(read("toolu_1", "notes.md"), text("It says to remember the milk."))
+      const first = yield* cli(["-p", "What does notes.md say?", "--output-format", "json"])
+      expect(first.code).toBe(0)
+      const firstId = JSON.parse(first.stdout).session_id as string
+      const file = path.join(sessionsDir(home, dir), `${firstId}.jsonl`)
+      const lines = transcript(file)
+      expect(lines.map((l) => l["type"])).toEqual(["user", "assistant", "user", "assistant"])
+      for (const line of lines) {
+        expect(line).toMatchObject({ session_id: firstId, cwd: dir })
+        expect(Number.isNaN(Date.parse(line["timestamp"] as string))).toBe(false)
+      }
+      // The transcript is the conversation the model saw, plus its last answer.
+      const sent = messagesOf(server, 1)
+      const conversation = [...sent, { role: "assistant", content: [{ type: "text", text: "It says to remember the milk." }] }]
+      expect(lines.map((l) => l["message"])).toEqual(conversation)
+
+      // A second session in the same directory, so that --continue has to pick the newest.
+      server.enqueue(text("Hello."))
+      const second = yield* cli(["-p", "hi", "--output-format", "json"])
+      const secondId = JSON.parse(second.stdout).session_id as string
+      expect(secondId).not.toBe(firstId)
+
+      server.enqueue(text("Still hello."))
+      const continued = yield* cli(["-p", "again", "-c", "--output-format", "json"])
+      expect(continued.code).toBe(0)
+      expect(JSON.parse(continued.stdout).session_id).toBe(secondId)
+      expect(messagesOf(server, 3)).toEqual([
+        { role: "user", content: [{ type: "text", text: "hi" }] },
+        { role: "assistant", content: [{ type: "text", text: "Hello." }] },
+        { role: "user", content: [{ type: "text", text: "again" }] }
+      ])
+
+      server.enqueue(text("Yes, the milk."))
+      const resumed = yield* cli(["-p", "and the milk?", "--resume", firstId, "--output-format", "json"])
+      expect(resumed.code).toBe(0)
+      expect(JSON.parse(resumed.stdout).session_id).toBe(firstId)
+      expect(messagesOf(server, 4)).toEqual([...conversation, { role: "user", content: [{ type: "text", text: "and the milk?" }] }])
+      expect(transcript(file)).toHaveLength(6)
+    }), 120_000)
+
+  it.scoped("--session-id names a new session; an existing one, a bad id or a missing one is bad input", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const home = tempDir()
+      const dir = tempDir()
+      const env = { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url, SWITCHYARD_HOME: home }
+      const id = "0b4f6f2e-8d4c-4b43-9f4e-6a4d1c2b3a10"
+      server.enqueue(text("Hi."))
+      const made = yield* Effect.promise(() => runCli(["-p", "hi", "--cwd", dir, "--session-id", id], { env }))
+      expect(made.code).toBe(0)
+      expect(fs.existsSync(path.join(sessionsDir(home, dir), `${id}.jsonl`))).toBe(true)
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [["--session-id", id], `--resume ${id}`],
+        [["--session-id", "../escape"], "--session-id ../escape"],
+        [["--resume", "no-such-session"], "no such session"],
+        [["--resume"], "--resume needs a session id"],
+        [["-c", "--resume", id], "cannot be used together"]
+      ]
+      for (const [args, fragment] of cases) {
+        const result = yield* Effect.promise(() => runCli(["-p", "hi", "--cwd", dir, ...args], { env, timeoutMs: 60_000 }))
+        expect(result.code).toBe(2)
+        expect(result.stderr).toContain(fragment)
+        expect(result.stderr.trim().split("\n")).toHaveLength(1)
+      }
+      const fresh = tempDir()
+      const nothing = yield* Effect.promise(() => runCli(["-p", "hi", "--cwd", fresh, "--continue"], { env }))
+      expect(nothing.code).toBe(2)
+      expect(nothing.stderr).toContain("no earlier session")
+      expect(server.requests).toHaveLength(1)
+    }), 120_000)
+
+  it.scoped("a conversation interrupted mid-tool is resumed with every tool_use paired", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const home = tempDir()
+      const dir = tempDir()
+      const id = "interrupted-session"
+      const folder = sessionsDir(home, dir)
+      fs.mkdirSync(folder, { recursive: true })
+      const line = (type: string, message: Message) =>
+        JSON.stringify({ type, session_id: id, cwd: dir, timestamp: new Date().toISOString(), message })
+      const user = { role: "user", content: [{ type: "text", text: "run the tests" }] }
+      const assistant = {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Running them." },
+          { type: "tool_use", id: "toolu_a", name: "Bash", input: { command: "npm test" } },
+          { type: "tool_use", id: "toolu_b", name: "Read", input: { file_path: "x" } }
+        ]
+      }
+      // The process died while the tools ran: a torn last line too.
+      fs.writeFileSync(path.join(folder, `${id}.jsonl`), `${line("user", user)}\n${line("assistant", assistant)}\n{"type":"us`)
+      server.enqueue(text("Resumed."))
+      const result = yield* Effect.promise(() =>
+        runCli(["-p", "what happened?", "--cwd", dir, "-r", id], {
+          env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url, SWITCHYARD_HOME: home }
+        })
+      )
+      expect(result.stderr).toBe("")
+      expect(result.code).toBe(0)
+      const sent = messagesOf(server, 0)
+      expect(sent.slice(0, 2)).toEqual([user, assistant])
+      const results = sent[2]!.content as ReadonlyArray<Record<string, unknown>>
+      expect(sent[2]!.role).toBe("user")
+      expect(results.map((b) => [b["type"], b["tool_use_id"], b["is_error"]])).toEqual([
+        ["tool_result", "toolu_a", true],
+        ["tool_result", "toolu_b", true]
+      ])
+      expect(String(results[0]!["content"])).toContain("Interrupted")
+      expect(sent.slice(3)).toEqual([{ role: "user", content: [{ type: "text", text: "what happened?" }] }])
+      // The file now holds the repaired conversation and the new turn, every line valid.
+      const lines = transcript(path.join(folder, `${id}.jsonl`))
+      expect(lines.map((l) => l["type"])).toEqual(["user", "assistant", "user", "user", "assistant"])
+    }))
+})

@@ -1,0 +1,70 @@
+/**
+ * Drive `switchyard` in a real terminal: a tmux server of our own, a session
+ * running the built binary, keys sent and the pane read back.
+ */
+import * as Effect from "effect/Effect"
+import { execFileSync, spawnSync } from "node:child_process"
+import type * as Scope from "effect/Scope"
+import { bin } from "./cli.js"
+
+export const hasTmux = spawnSync("tmux", ["-V"]).status === 0
+
+export interface Terminal {
+  /** Send keys (tmux key names, or literal text with `literal`). */
+  readonly send: (...keys: ReadonlyArray<string>) => void
+  readonly type: (text: string) => void
+  readonly screen: () => string
+  /** Poll the pane until `pattern` shows up (or fail with what the pane shows). */
+  readonly waitFor: (pattern: RegExp, timeoutMs?: number) => Effect.Effect<string>
+  /** Whether the session (the program) is still running. */
+  readonly alive: () => boolean
+  /** Wait until the program has exited. */
+  readonly exited: (timeoutMs?: number) => Effect.Effect<boolean>
+}
+
+let counter = 0
+
+const quote = (part: string) => `'${part.replace(/'/g, "'\\''")}'`
+
+/** Start `switchyard ...args` in a 160×50 terminal; the tmux server is killed when the scope closes. */
+export const start = (
+  args: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>>
+): Effect.Effect<Terminal, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const socket = `switchyard-test-${process.pid}-${++counter}`
+    const tmux = (...a: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" })
+    const session = "sy"
+    const command = ["env", ...Object.entries({ NO_COLOR: "1", ...env }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
+      .map(quote)
+      .join(" ")
+    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command)
+    // Keep the pane after the program exits, to read its last words.
+    tmux("set-option", "-t", session, "remain-on-exit", "on")
+    yield* Effect.addFinalizer(() => Effect.sync(() => spawnSync("tmux", ["-L", socket, "kill-server"])))
+    const screen = () => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", session)
+    const alive = () => tmux("display-message", "-p", "-t", session, "#{pane_dead}").trim() !== "1"
+    return {
+      send: (...keys) => void tmux("send-keys", "-t", session, ...keys),
+      type: (text) => void tmux("send-keys", "-t", session, "-l", text),
+      screen,
+      alive,
+      waitFor: (pattern, timeoutMs = 30_000) =>
+        Effect.promise(async () => {
+          const deadline = Date.now() + timeoutMs
+          let shown = ""
+          while (Date.now() < deadline) {
+            shown = screen()
+            if (pattern.test(shown)) return shown
+            await new Promise((r) => setTimeout(r, 100))
+          }
+          throw new Error(`timed out waiting for ${pattern} in the terminal:\n${shown}`)
+        }),
+      exited: (timeoutMs = 15_000) =>
+        Effect.promise(async () => {
+          const deadline = Date.now() + timeoutMs
+          while (Date.now() < deadline && alive()) await new Promise((r) => setTimeout(r, 100))
+          return !alive()
+        })
+    }
+  })
