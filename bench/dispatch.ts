@@ -7,7 +7,8 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { fmt, record, timeEffect } from "./harness.js"
+import { compare, fmt, note, promised, ratio, recordStats, scale, type Stats } from "./harness.js"
+import { aiSdk, effectAi } from "./peers.js"
 
 const SUITE = "dispatch"
 
@@ -31,49 +32,72 @@ const env = Effect.map(
   (context): Execution.Environment => ({ tools: [noop, sleeper], pool: [noop, sleeper], context })
 )
 
+const handlers = { Noop: async (n: number) => n }
+
 export const run = async () => {
   console.log(`\n## ${SUITE}`)
-  const N = 20_000
-  const calls = Array.from({ length: N }, (_, i) => Messages.toolUse(`t${i}`, "Noop", { n: i }))
   const ctx: Tool.CallContext<unknown> = {
     toolUseId: "x",
     context: ToolUseContext.make({ cwd: "/", sessionId: "bench" }),
     progress: () => Effect.void,
     modifyContext: () => Effect.void
   }
-  const direct = Effect.forEach(calls, (call) => noop.call(call.input as { n: number }, ctx) as Effect.Effect<number>, {
-    discard: true
-  })
-  const viaRunTools = Effect.flatMap(env, (e) => Stream.runDrain(Batches.runTools(calls, e, { concurrency: 10 }))).pipe(
-    Effect.provide(Results.layerMemory)
-  )
-  const viaExecutor = Effect.flatMap(env, (e) => Stream.runDrain(StreamingExecutor.runAll(calls, e, { concurrency: 10 })))
-    .pipe(Effect.provide(Results.layerMemory))
   const tracingOff = <A, E>(effect: Effect.Effect<A, E>) => Effect.withTracerEnabled(effect, false)
-
-  const directMs = await timeEffect(direct)
-  const offMs = await timeEffect(tracingOff(viaRunTools))
-  const onMs = await timeEffect(viaRunTools)
-  const execOffMs = await timeEffect(tracingOff(viaExecutor), { samples: 3 })
-  const perCall = (ms: number) => (ms * 1000) / N
-  record(SUITE, "handler called directly (µs/call)", fmt(perCall(directMs)))
-  record(SUITE, "runTools, tracing off (µs/call)", fmt(perCall(offMs)), `overhead ${fmt(perCall(offMs - directMs))} µs, ${fmt(offMs / directMs, 1)}× direct`)
-  record(SUITE, "runTools, tracing on (µs/call)", fmt(perCall(onMs)), `overhead ${fmt(perCall(onMs - directMs))} µs, ${fmt(onMs / directMs, 1)}× direct`)
-  record(SUITE, "streaming executor (all at once), tracing off (µs/call)", fmt(perCall(execOffMs)), `overhead ${fmt(perCall(execOffMs - directMs))} µs`)
+  const perCall = (n: number) => (x: Stats) => scale(x, 1000 / n)
+  for (const N of [1_000, 10_000]) {
+    const calls = Array.from({ length: N }, (_, i) => Messages.toolUse(`t${i}`, "Noop", { n: i }))
+    const peerCalls = calls.map((call) => ({ id: call.id, name: call.name, input: call.input as { n: number } }))
+    const direct = Effect.forEach(calls, (call) => noop.call(call.input as { n: number }, ctx) as Effect.Effect<number>, {
+      discard: true
+    })
+    const viaRunTools = Effect.flatMap(env, (e) => Stream.runDrain(Batches.runTools(calls, e, { concurrency: 10 }))).pipe(
+      Effect.provide(Results.layerMemory)
+    )
+    const viaExecutor = Effect.flatMap(env, (e) => Stream.runDrain(StreamingExecutor.runAll(calls, e, { concurrency: 10 })))
+      .pipe(Effect.provide(Results.layerMemory))
+    const t = await compare({
+      direct: promised(direct),
+      runTools: promised(tracingOff(viaRunTools)),
+      runToolsTraced: promised(viaRunTools),
+      executor: promised(tracingOff(viaExecutor)),
+      effectAi: promised(tracingOff(effectAi(["Noop"], handlers)(peerCalls))),
+      effectAi10: promised(tracingOff(effectAi(["Noop"], handlers, { concurrency: 10 })(peerCalls))),
+      effectAiResponse: promised(tracingOff(effectAi(["Noop"], handlers, { resolve: false })(peerCalls))),
+      aiSdk: () => aiSdk(["Noop"], handlers)(peerCalls),
+      aiSdkResponse: () => aiSdk(["Noop"], handlers, { execute: false })(peerCalls)
+    }, { rounds: N === 1_000 ? 5 : 3, warmup: 1 })
+    const us = perCall(N)
+    const label = `${N.toLocaleString("en")} no-op calls`
+    const vsFloor = (x: Stats) => `${ratio(x, t.direct, 1)} the floor`
+    recordStats(SUITE, `${label}: handler called directly (the floor)`, us(t.direct), "µs/call")
+    recordStats(SUITE, `${label}: Switchyard runTools, tracing off`, us(t.runTools), "µs/call", vsFloor(t.runTools))
+    recordStats(SUITE, `${label}: Switchyard runTools, tracing on`, us(t.runToolsTraced), "µs/call", `${vsFloor(t.runToolsTraced)}; ${ratio(t.runToolsTraced, t.runTools)} tracing off`)
+    recordStats(SUITE, `${label}: Switchyard streaming executor, tracing off`, us(t.executor), "µs/call", `${vsFloor(t.executor)}; ${ratio(t.executor, t.runTools)} runTools`)
+    recordStats(SUITE, `${label}: @effect/ai generateText + Toolkit (default, one at a time)`, us(t.effectAi), "µs/call", `${vsFloor(t.effectAi)}; ${ratio(t.effectAi, t.runTools)} Switchyard`)
+    recordStats(SUITE, `${label}: @effect/ai, concurrency 10`, us(t.effectAi10), "µs/call", `${vsFloor(t.effectAi10)}; ${ratio(t.effectAi10, t.runTools)} Switchyard`)
+    recordStats(SUITE, `${label}: @effect/ai, response only (no tool resolution)`, us(t.effectAiResponse), "µs/call", "decoding the mock response; subtract it from the two rows above for the dispatch alone")
+    recordStats(SUITE, `${label}: AI SDK generateText + tools with execute`, us(t.aiSdk), "µs/call", `${vsFloor(t.aiSdk)}; ${ratio(t.aiSdk, t.runTools)} Switchyard`)
+    recordStats(SUITE, `${label}: AI SDK, response only (tools without execute)`, us(t.aiSdkResponse), "µs/call", "parsing and validating the mock response")
+  }
 
   const sleepers = Array.from({ length: 100 }, (_, i) => Messages.toolUse(`s${i}`, "Sleep", { ms: 20 }))
   const ideal = (100 / 10) * 20
-  // The same schedule with bare fibers: what timers alone cost over the ideal.
-  const bare = await timeEffect(
-    Effect.forEach(sleepers, () => Effect.sleep(20), { concurrency: 10, discard: true }),
-    { samples: 5, warmup: 1 }
+  const w = await compare({
+    // The same schedule with bare fibers: what timers alone cost over the ideal.
+    bare: promised(Effect.forEach(sleepers, () => Effect.sleep(20), { concurrency: 10, discard: true })),
+    runTools: promised(
+      Effect.flatMap(env, (e) => Stream.runDrain(Batches.runTools(sleepers, e, { concurrency: 10 }))).pipe(
+        Effect.provide(Results.layerMemory)
+      )
+    )
+  }, { rounds: 5, warmup: 1 })
+  recordStats(SUITE, "100 × sleep 20 ms, bare Effect.forEach concurrency 10", w.bare, "ms", `ideal ${ideal} ms, +${fmt(((w.bare.median - ideal) / ideal) * 100, 1)}% (timer granularity)`)
+  recordStats(SUITE, "100 safe tools × 20 ms, cap 10: runTools wall time", w.runTools, "ms", `ideal ${ideal} ms; ${ratio(w.runTools, w.bare, 3)} bare fibers`)
+  note(
+    SUITE,
+    "Every peer here gets the same calls in one model response. The peers' figures include decoding that response " +
+      "(their response-only rows); Switchyard's start from already-parsed `tool_use` blocks, as its streaming parser hands them over. " +
+      "The AI SDK runs every call of a step at once with no ordering, which is why it can be faster per call than a dispatcher " +
+      "that checks permissions, hooks and the read/write schedule for each call."
   )
-  const wall = await timeEffect(
-    Effect.flatMap(env, (e) => Stream.runDrain(Batches.runTools(sleepers, e, { concurrency: 10 }))).pipe(
-      Effect.provide(Results.layerMemory)
-    ),
-    { samples: 5, warmup: 1 }
-  )
-  record(SUITE, "100 × sleep 20 ms, bare Effect.forEach concurrency 10 (ms)", fmt(bare, 1), `ideal ${ideal} ms, +${fmt(((bare - ideal) / ideal) * 100, 1)}% (timer granularity)`)
-  record(SUITE, "100 safe tools × 20 ms, cap 10: runTools wall time (ms)", fmt(wall, 1), `ideal ${ideal} ms, +${fmt(((wall - ideal) / ideal) * 100, 1)}%; ${fmt(((wall - bare) / bare) * 100, 1)}% over bare fibers`)
 }

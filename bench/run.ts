@@ -16,6 +16,8 @@ import { prose, type Row, rows } from "./harness.js"
 
 const suites: Record<string, () => Promise<{ readonly run: () => Promise<void> }>> = {
   dispatch: () => import("./dispatch.js"),
+  order: () => import("./order.js"),
+  memory: () => import("./memory.js"),
   tools: () => import("./tools.js"),
   permissions: () => import("./permissions.js"),
   streaming: () => import("./streaming.js"),

@@ -24,10 +24,17 @@ const full = async (args: ReadonlyArray<string>, tty = false) => {
 }
 const fullOut = async (args: ReadonlyArray<string>, tty = false) => (await full(args, tty)).stdout
 
+/** The commands the root help lists: two-space-indented lines of its commands section. */
 const commandPaths = (rootHelp: string) => {
-  const start = rootHelp.indexOf("Commands:")
-  const section = rootHelp.slice(start, rootHelp.indexOf("\n\n", start))
-  return [...section.matchAll(/^ {2}((?:[a-z][a-z0-9-]*)(?: [a-z][a-z0-9-]*)*)/gm)].map((m) => m[1]!)
+  const lines = rootHelp.split("\n")
+  const start = lines.findIndex((line) => /^(COMMANDS|Commands:?)\s*$/.test(line))
+  const paths: Array<string> = []
+  for (const line of start === -1 ? [] : lines.slice(start + 1)) {
+    if (/^\S/.test(line)) break
+    const match = /^ {2}(?:- )?([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)*)(?= |$)/.exec(line)
+    if (match !== null) paths.push(match[1]!)
+  }
+  return paths
 }
 
 describe("the CLI front", () => {
@@ -51,7 +58,7 @@ describe("the CLI front", () => {
     }
   }, 180_000)
 
-  it("stores the pages as a terminal sees them and strips colour when piped", async () => {
+  it("stores the pages as a terminal sees them and prints them without colour when piped", async () => {
     const stored = pages()["--help"]!
     expect(stored).toBe(await fullOut(["--help"], true))
     expect((await runCli(["--help"])).stdout).not.toContain("\x1b[")

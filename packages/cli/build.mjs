@@ -89,22 +89,20 @@ const renderFull = (args) =>
 
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
 
-/** The command paths the root help lists (`run`, `tools list`, …). */
+/**
+ * The command paths the root help lists (`run`, `tools list`, …): the lines
+ * of its commands section indented by two spaces (`  - run …` or `  run …`),
+ * up to the next unindented line; their leading lower-case words.
+ */
 export const commandPaths = (rootHelp) => {
-  const plain = rootHelp.replace(ANSI, "")
-  // The root help's "Commands:" section (CommandLine.help): one "  path [options] ARGS  summary" line each.
-  const start = plain.indexOf("Commands:")
-  const section = plain.slice(start, plain.indexOf("\n\n", start))
+  const lines = rootHelp.replace(ANSI, "").split("\n")
+  const start = lines.findIndex((line) => /^(COMMANDS|Commands:?)\s*$/.test(line))
   const paths = []
-  for (const line of section.split("\n")) {
-    const match = /^ {2}([a-z]\S*(?: \S+)*)/.exec(line)
-    if (match === null) continue
-    const words = []
-    for (const word of match[1].split(" ")) {
-      if (!/^[a-z][a-z0-9-]*$/.test(word)) break
-      words.push(word)
-    }
-    if (words.length > 0) paths.push(words.join(" "))
+  if (start === -1) return paths
+  for (const line of lines.slice(start + 1)) {
+    if (/^\S/.test(line)) break
+    const match = /^ {2}(?:- )?([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)*)(?= |$)/.exec(line)
+    if (match !== null) paths.push(match[1])
   }
   return [...new Set(paths)]
 }

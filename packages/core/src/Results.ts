@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Config from "effect/Config"
@@ -64,6 +65,12 @@ export const stateDirectory: Config.Config<string> = Config.string("SWITCHYARD_H
 /**
  * A file-backed store under `directory` (atomic: temp file, then rename).
  *
+ * Spilling is on the path of every large result, so it does little besides
+ * the write: the directory is made when a write finds it missing (a recursive
+ * `mkdir` per spill cost more than the write), and the text is encoded into
+ * reused buffers, not a fresh off-heap one per result (which the garbage
+ * collector frees late, so a long run of large results piled them up).
+ *
  * @since 0.1.0
  * @category layers
  */
@@ -76,17 +83,38 @@ export const layerDirectory = (
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const safe = (segment: string) => segment.replace(/[^A-Za-z0-9_.-]/g, "_")
+      const isNotFound = (error: PlatformError.PlatformError) => error._tag === "SystemError" && error.reason === "NotFound"
+      const encoder = new TextEncoder()
+      // One buffer per spill in flight, each grown to the largest text it has held.
+      const free: Array<Uint8Array> = []
+      const encode = (text: string) => {
+        let buffer = free.pop() ?? new Uint8Array(64 * 1024)
+        let { read, written } = encoder.encodeInto(text, buffer)
+        if (read < text.length) {
+          // Three bytes per UTF-16 unit is UTF-8's worst case, so this fits.
+          buffer = new Uint8Array(text.length * 3)
+          ;({ read, written } = encoder.encodeInto(text, buffer))
+        }
+        return { buffer, bytes: buffer.subarray(0, written) }
+      }
+      const writeText = (file: string, text: string) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => encode(text)),
+          ({ bytes }) => fs.writeFile(file, bytes),
+          ({ buffer }) => Effect.sync(() => void free.push(buffer))
+        )
       return ResultStore.of({
-        persist: (sessionId, toolUseId, text) =>
-          Effect.gen(function*() {
-            const dir = path.join(directory, "sessions", safe(sessionId), "tool-results")
-            yield* fs.makeDirectory(dir, { recursive: true })
-            const file = path.join(dir, `${safe(toolUseId)}.txt`)
-            const temp = `${file}.${process.pid}.tmp`
-            yield* fs.writeFileString(temp, text)
-            yield* fs.rename(temp, file)
-            return file
-          })
+        persist: (sessionId, toolUseId, text) => {
+          const dir = path.join(directory, "sessions", safe(sessionId), "tool-results")
+          const file = path.join(dir, `${safe(toolUseId)}.txt`)
+          const temp = `${file}.${process.pid}.tmp`
+          const write = writeText(temp, text)
+          return write.pipe(
+            Effect.catchIf(isNotFound, () => Effect.zipRight(fs.makeDirectory(dir, { recursive: true }), write)),
+            Effect.zipRight(fs.rename(temp, file)),
+            Effect.as(file)
+          )
+        }
       })
     })
   )

@@ -47,6 +47,8 @@ const build = (dir: string, spec: { files: ReadonlyArray<string>; links: Readonl
     const target = targets[index % targets.length]!
     const at = path.join(dir, name)
     if (fs.existsSync(at) || at.startsWith(path.join(dir, target) + "/")) continue
+    // A link cannot go under a name that is a file.
+    if (fs.existsSync(path.dirname(at)) && !fs.statSync(path.dirname(at)).isDirectory()) continue
     fs.mkdirSync(path.dirname(at), { recursive: true })
     fs.symlinkSync(path.join(dir, target), at)
   }

@@ -31,7 +31,10 @@ export const list = async (json: boolean): Promise<number> => {
       permissionMode: undefined,
       allowedTools: [],
       disallowedTools: [],
+      additionalDirectories: [],
       verbose: false,
+      mcpConfigFiles: [],
+      strictMcpConfig: false,
       json,
       action: { _tag: "list" }
     }).pipe(Effect.provide(NodeContext.layer))

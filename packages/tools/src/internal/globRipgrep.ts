@@ -48,7 +48,10 @@ export const supports = (pattern: string): boolean =>
  */
 export const args = (pattern: string): ReadonlyArray<string> => {
   const out = ["--no-config", "--files", "--no-ignore", "--hidden", "--follow", "--null"]
-  if (PLAIN.test(pattern) && !pattern.startsWith("!") && !pattern.startsWith("./")) out.push("--glob", pattern)
+  // A trailing `**` also matches its directory's name as a file in picomatch (`src/**` matches a file `src`), not in rg.
+  if (PLAIN.test(pattern) && !pattern.startsWith("!") && !pattern.startsWith("./") && !pattern.endsWith("**")) {
+    out.push("--glob", pattern)
+  }
   out.push("--", ".")
   return out
 }
