@@ -288,7 +288,10 @@ describe("switchyard CLI", () => {
       expect(result.code).toBe(0)
       expect(result.stdout).toContain("Summary")
       expect(result.stdout).toMatch(/\[Read\(src\/cart\.js\) ∥ Read\(src\/price\.js\) ∥ Read\(test\/cart\.test\.js\) ∥ Grep\(TODO\)\]/)
-      expect(result.stdout).toMatch(/\[Bash\(sleep 5 && ls test\) ∥ Bash\(cat CHANGELOG.md\)\]/)
+      // The slow Bash call and the failing one ran side by side; how many quick calls joined them
+      // depends on real durations, so only their shared group is asserted.
+      const groups = [...result.stdout.matchAll(/\[([^\]\n]*)\]/g)].map((m) => m[1]!.split(" ∥ "))
+      expect(groups.some((g) => g.includes("Bash(sleep 5 && ls test)") && g.includes("Bash(cat CHANGELOG.md)"))).toBe(true)
       expect(result.stdout).toContain("failed → cancelled")
       expect(result.stdout).toMatch(/saved/)
       // The turn count agrees with the JSON result's num_turns.

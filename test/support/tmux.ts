@@ -26,7 +26,11 @@ let counter = 0
 
 const quote = (part: string) => `'${part.replace(/'/g, "'\\''")}'`
 
-/** Start `switchyard ...args` in a 160×50 terminal; the tmux server is killed when the scope closes. */
+/**
+ * Start `switchyard ...args` in a 160×50 terminal; the tmux server is killed when the scope closes.
+ * Next-prompt suggestions are off unless `env` turns them on: each would be one more request to the
+ * scripted Messages server (their own tmux test is `suggestion.interactive.test.ts`).
+ */
 export const start = (
   args: ReadonlyArray<string>,
   env: Readonly<Record<string, string>>
@@ -35,7 +39,7 @@ export const start = (
     const socket = `switchyard-test-${process.pid}-${++counter}`
     const tmux = (...a: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" })
     const session = "sy"
-    const command = ["env", ...Object.entries({ NO_COLOR: "1", ...env }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
+    const command = ["env", ...Object.entries({ NO_COLOR: "1", SWITCHYARD_SUGGESTIONS: "0", ...env }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
       .map(quote)
       .join(" ")
     tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command)

@@ -14,6 +14,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
 import * as Tool from "@switchyard/core/Tool"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Context from "effect/Context"
@@ -91,11 +92,14 @@ export class GlobEngine extends Context.Reference<GlobEngine>()("@switchyard/too
 
 /**
  * The one place that decides the engine. `rg` reads the disk directly, so it
- * must not be used when the program's `FileSystem` is not the disk's (an
- * overlay): add that check here.
+ * is not used under a speculation overlay with writes (SPEC §4.12): the walk
+ * goes through the overlay's `FileSystem` and sees its edits.
  */
-const chooseEngine: Effect.Effect<"ripgrep" | "walk"> = Effect.map(GlobEngine, (engine) =>
-  engine === "walk" ? "walk" : "ripgrep")
+const chooseEngine: Effect.Effect<"ripgrep" | "walk"> = Effect.zipWith(
+  GlobEngine,
+  OverlayFileSystem.hasWrites,
+  (engine, overlaid) => engine === "walk" || overlaid ? "walk" : "ripgrep"
+)
 
 /**
  * A search failed before it ran: its directory is missing or not a directory.
