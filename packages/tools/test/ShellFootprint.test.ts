@@ -35,7 +35,7 @@ describe("Bash footprint (issue 15)", () => {
     Effect.gen(function*() {
       const { dir, of } = yield* setup
       expect(yield* of("echo x > b")).toEqual({ writes: [`${dir}/b`] })
-      expect(yield* of("printf x >> logs/out.txt")).toEqual({ writes: [`${dir}/logs/out.txt`] })
+      expect(yield* of("printf x >> out.txt")).toEqual({ writes: [`${dir}/out.txt`] })
       expect(yield* of("mkdir d")).toEqual({ writes: [`${dir}/d`] })
       expect(yield* of("touch a b")).toEqual({ writes: [`${dir}/a`, `${dir}/b`] })
       expect(yield* of("rm c")).toEqual({ writes: [`${dir}/c`] })
@@ -48,7 +48,22 @@ describe("Bash footprint (issue 15)", () => {
       expect(yield* of("truncate -s 0 f")).toEqual({ writes: [`${dir}/f`] })
       expect(yield* of("sed -i s/a/b/ f")).toEqual({ writes: [`${dir}/f`] })
       expect((yield* of("ln -s a b")).writes).toEqual([`${dir}/b/**`])
-      expect(yield* of("mkdir /abs/where")).toEqual({ writes: ["/abs/where"] })
+      expect(yield* of(`mkdir ${dir}/where`)).toEqual({ writes: [`${dir}/where`] })
+    }).pipe(Effect.provide(Tools)))
+
+  it.scoped("a write under a missing directory writes the outermost missing directory: it may create it", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { dir, of } = yield* setup
+      expect(yield* of("mkdir -p d/e/f")).toEqual({ writes: [`${dir}/d`] })
+      expect(yield* of("touch d/f")).toEqual({ writes: [`${dir}/d`] })
+      expect(yield* of("echo x > d/e/out")).toEqual({ writes: [`${dir}/d`] })
+      yield* fs.makeDirectory(`${dir}/d`)
+      expect(yield* of("mkdir -p d/e/f")).toEqual({ writes: [`${dir}/d/e`] })
+      expect(yield* of("touch d/f")).toEqual({ writes: [`${dir}/d/f`] })
+      // So `touch d/f` conflicts with an earlier `mkdir -p d/e`, whose success it depends on.
+      yield* fs.remove(`${dir}/d`, { recursive: true })
+      expect(Footprint.conflict(yield* of("mkdir -p d/e"), yield* of("touch d/f"))).toBe(`writes ${dir}/d`)
     }).pipe(Effect.provide(Tools)))
 
   it.scoped("the file arguments of read-only programs are read; recursive ones and bare ls/find/rg read a subtree", () =>
@@ -79,7 +94,7 @@ describe("Bash footprint (issue 15)", () => {
       const { dir, of } = yield* setup
       expect(yield* of("mkdir d && cat a | grep x > d/out; rm -r old")).toEqual({
         reads: [`${dir}/a`],
-        writes: [`${dir}/d`, `${dir}/d/out`, `${dir}/old/**`]
+        writes: [`${dir}/d`, `${dir}/old/**`]
       })
       expect(yield* of("(cat a; cat a) && { echo x > b; }")).toEqual({ reads: [`${dir}/a`], writes: [`${dir}/b`] })
     }).pipe(Effect.provide(Tools)))

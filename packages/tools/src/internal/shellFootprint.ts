@@ -80,18 +80,38 @@ const lineUses = (analysis: ShellAnalysis.Analysis): ReadonlyArray<Uses> | undef
   return all
 }
 
+/**
+ * The outermost directory of `target` that does not exist yet, else `target`:
+ * a write under a missing directory may create it (`mkdir -p d/e`), and
+ * whether it succeeds depends on it (`touch d/f`), so it stands for the whole
+ * new subtree.
+ */
+const creationRoot = (target: string): Effect.Effect<string, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    let root = target
+    for (;;) {
+      const parent = path.dirname(root)
+      if (parent === root || (yield* fs.exists(parent).pipe(Effect.orElseSucceed(() => true)))) return root
+      root = parent
+    }
+  })
+
 const resolveUse = (
   use: ShellAnalysis.PathUse,
-  context: ToolUseContext.ToolUseContext
+  context: ToolUseContext.ToolUseContext,
+  access: "read" | "write"
 ): Effect.Effect<ReadonlyArray<Footprint.Resource>, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const target = yield* Footprints.file(use.path, context)
+    const canonical = yield* Footprints.file(use.path, context)
+    const target = access === "write" ? yield* creationRoot(canonical) : canonical
     // When the last component is a symlink the command may act on the link itself (`rm link`,
     // `ln -sf x link`), so the entry's own place is touched too.
     const absolute = path.resolve(context.cwd, use.path)
     const entry = path.join(yield* Footprints.canonical(path.dirname(absolute)), path.basename(absolute))
-    const resources = entry === target || path.basename(absolute) === ".." || path.basename(absolute) === "."
+    const resources = entry === canonical || path.basename(absolute) === ".." || path.basename(absolute) === "."
       ? [target]
       : [target, entry]
     return use.subtree ? resources.map(Footprint.subtree) : resources
@@ -122,11 +142,14 @@ export const footprint = (
     const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
     const path = yield* Effect.serviceOption(Path.Path)
     if (Option.isNone(fs) || Option.isNone(path)) return Footprint.writesEverything
-    const resolveAll = (list: ReadonlyArray<ShellAnalysis.PathUse>) =>
-      Effect.map(Effect.forEach(list, (use) => resolveUse(use, context)), (resolved) => dedupe(resolved.flat()))
+    const resolveAll = (list: ReadonlyArray<ShellAnalysis.PathUse>, access: "read" | "write") =>
+      Effect.map(
+        Effect.forEach(list, (use) => resolveUse(use, context, access)),
+        (resolved) => dedupe(resolved.flat())
+      )
     const [reads, writes] = yield* Effect.all([
-      resolveAll(uses.flatMap((use) => use.reads)),
-      resolveAll(uses.flatMap((use) => use.writes))
+      resolveAll(uses.flatMap((use) => use.reads), "read"),
+      resolveAll(uses.flatMap((use) => use.writes), "write")
     ]).pipe(
       Effect.provideService(FileSystem.FileSystem, fs.value),
       Effect.provideService(Path.Path, path.value)
