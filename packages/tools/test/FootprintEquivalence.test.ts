@@ -91,7 +91,11 @@ const block = (root: string, call: Call, index: number): Messages.ToolUseBlock =
     case "Read":
       return Messages.toolUse(id, "Read", { file_path: `${root}/${call.file}` })
     case "Edit":
-      return Messages.toolUse(id, "Edit", { file_path: `${root}/${call.file}`, old_string: call.old, new_string: "alpha!" })
+      return Messages.toolUse(id, "Edit", {
+        file_path: `${root}/${call.file}`,
+        old_string: call.old,
+        new_string: "alpha!"
+      })
     case "Write":
       return Messages.toolUse(id, "Write", { file_path: `${root}/${call.file}`, content: call.content })
     case "Glob":
@@ -182,7 +186,8 @@ describe("footprint scheduling equals the sequential run (issue 15)", () => {
         const kept = blocks.filter((b) => !cancelled.has(b.id))
         const sequential = yield* run(root, kept, { scheduling: "greedy", concurrency: 1, siblingCancellation: "none" })
         for (const b of kept) {
-          expect(scheduled.results.get(b.id), `${b.id} ${JSON.stringify(b.input)}`).toEqual(sequential.results.get(b.id))
+          const label = `${b.id} ${JSON.stringify(b.input)}`
+          expect(scheduled.results.get(b.id), label).toEqual(sequential.results.get(b.id))
         }
         expect(scheduled.files).toEqual(sequential.files)
         // Only calls after a failed Bash call are ever cancelled.

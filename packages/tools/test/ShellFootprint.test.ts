@@ -66,7 +66,7 @@ describe("Bash footprint (issue 15)", () => {
       expect(Footprint.conflict(yield* of("mkdir -p d/e"), yield* of("touch d/f"))).toBe(`writes ${dir}/d`)
     }).pipe(Effect.provide(Tools)))
 
-  it.scoped("the file arguments of read-only programs are read; recursive ones and bare ls/find/rg read a subtree", () =>
+  it.scoped("read-only programs read their file arguments; recursive ones and bare ls/find/rg a subtree", () =>
     Effect.gen(function*() {
       const { dir, of } = yield* setup
       expect(yield* of("cat a")).toEqual({ reads: [`${dir}/a`] })

@@ -51,7 +51,8 @@ const EXIT_STATUS = /^[0-9]+$/
 
 /** `exit` and `exit N`: the analyser does not know `exit`, but it ends the shell and touches nothing. */
 const isPlainExit = (command: ShellAnalysis.SimpleCommand): boolean =>
-  command.argv[0] === "exit" && (command.argv.length === 1 || (command.argv.length === 2 && EXIT_STATUS.test(command.argv[1]!)))
+  command.argv[0] === "exit" &&
+  (command.argv.length === 1 || (command.argv.length === 2 && EXIT_STATUS.test(command.argv[1]!)))
 
 const usesOf = (command: ShellAnalysis.SimpleCommand): Uses | undefined => {
   if (command.unresolvedPaths) return undefined
