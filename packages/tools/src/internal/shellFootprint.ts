@@ -1,0 +1,163 @@
+/**
+ * The Bash tool's footprint (issue 15, SPEC §4.13), derived from the shell
+ * analysis of its command line:
+ *
+ * - redirection targets and the path arguments of the writers the analyser
+ *   knows (`mkdir touch rm rmdir mv cp tee truncate ln`, `sed -i`, …) are
+ *   written;
+ * - the file arguments of read-only programs are read (their subtree when
+ *   recursive, and the working directory's subtree for `ls`/`find`/`rg`/
+ *   `grep -r` without one);
+ * - `sleep`, `true`, `false`, `:`, `exit N`, and `echo`/`printf` without a
+ *   redirection touch nothing;
+ * - a compound command is the union of its simple commands.
+ *
+ * Everything else writes `*`: an unknown program, a path the analyser could
+ * not resolve (glob, expansion, a file listing names), a `cd`, a command or
+ * process substitution, an assignment that may change what a program does
+ * (`PATH=…`, `GIT_DIR=…`), a `~` path (quoting decides whether bash expands
+ * it, and the analysis has dropped the quotes), a `[[ … ]]` test (it may
+ * stat any path), a background command (it outlives the call), and a command
+ * line that does not parse.
+ *
+ * Paths are relative to the call's working directory and made canonical like
+ * the file tools' (symlinks resolved), so a Bash write and a Read of the
+ * same file through a link conflict.
+ *
+ * @internal
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Footprint from "@switchyard/core/Footprint"
+import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
+import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Footprints from "./footprints.js"
+
+/** What a Bash call's input is made of, as far as its footprint goes. */
+export interface ShellInput {
+  readonly command: string
+  readonly run_in_background?: boolean | undefined
+}
+
+/** A simple command's accesses before resolution, or `undefined` when it may touch anything. */
+interface Uses {
+  readonly reads: ReadonlyArray<ShellAnalysis.PathUse>
+  readonly writes: ReadonlyArray<ShellAnalysis.PathUse>
+}
+
+const EXIT_STATUS = /^[0-9]+$/
+
+/** `exit` and `exit N`: the analyser does not know `exit`, but it ends the shell and touches nothing. */
+const isPlainExit = (command: ShellAnalysis.SimpleCommand): boolean =>
+  command.argv[0] === "exit" &&
+  (command.argv.length === 1 || (command.argv.length === 2 && EXIT_STATUS.test(command.argv[1]!)))
+
+const usesOf = (command: ShellAnalysis.SimpleCommand): Uses | undefined => {
+  if (command.unresolvedPaths) return undefined
+  // A `[[ … ]]` test is reported with `[[` as its first word; its operands may name any path.
+  if (command.argv[0] === "[[") return undefined
+  if (!command.assignments.every(ShellAnalysis.isHarmlessAssignment)) return undefined
+  if (!command.pathsKnown && !isPlainExit(command)) return undefined
+  const uses = [...command.readPaths, ...command.writePaths]
+  // `~` and `~user`: expanded by bash only when unquoted, which the analysis no longer shows.
+  if (uses.some((use) => use.path.startsWith("~") || use.path.length === 0)) return undefined
+  return { reads: command.readPaths, writes: command.writePaths }
+}
+
+/**
+ * The simple commands' accesses, or `undefined` when the line may touch
+ * anything.
+ */
+const lineUses = (analysis: ShellAnalysis.Analysis): ReadonlyArray<Uses> | undefined => {
+  if (analysis.hasDynamicParts) return undefined
+  const all: Array<Uses> = []
+  for (const command of analysis.commands) {
+    const uses = usesOf(command)
+    if (uses === undefined) return undefined
+    all.push(uses)
+  }
+  return all
+}
+
+/**
+ * The outermost directory of `target` that does not exist yet, else `target`:
+ * a write under a missing directory may create it (`mkdir -p d/e`), and
+ * whether it succeeds depends on it (`touch d/f`), so it stands for the whole
+ * new subtree.
+ */
+const creationRoot = (target: string): Effect.Effect<string, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    let root = target
+    for (;;) {
+      const parent = path.dirname(root)
+      if (parent === root || (yield* fs.exists(parent).pipe(Effect.orElseSucceed(() => true)))) return root
+      root = parent
+    }
+  })
+
+const resolveUse = (
+  use: ShellAnalysis.PathUse,
+  context: ToolUseContext.ToolUseContext,
+  access: "read" | "write"
+): Effect.Effect<ReadonlyArray<Footprint.Resource>, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const canonical = yield* Footprints.file(use.path, context)
+    const target = access === "write" ? yield* creationRoot(canonical) : canonical
+    // When the last component is a symlink the command may act on the link itself (`rm link`,
+    // `ln -sf x link`), so the entry's own place is touched too.
+    const absolute = path.resolve(context.cwd, use.path)
+    const entry = path.join(yield* Footprints.canonical(path.dirname(absolute)), path.basename(absolute))
+    const resources = entry === canonical || path.basename(absolute) === ".." || path.basename(absolute) === "."
+      ? [target]
+      : [target, entry]
+    return use.subtree ? resources.map(Footprint.subtree) : resources
+  })
+
+const dedupe = (resources: ReadonlyArray<Footprint.Resource>): ReadonlyArray<Footprint.Resource> => [
+  ...new Set(resources)
+]
+
+/**
+ * The footprint of a Bash call. It needs the platform's `FileSystem` and
+ * `Path` to resolve symlinks; the Bash tool's requirements do not name them
+ * (it runs on a `CommandExecutor`), so they are taken from the context when
+ * present and the call writes `*` when they are not.
+ */
+export const footprint = (
+  input: ShellInput,
+  context: ToolUseContext.ToolUseContext
+): Effect.Effect<Footprint.Footprint> =>
+  Effect.gen(function*() {
+    // A background command keeps running after the call has completed: nothing bounds what it touches.
+    if (input.run_in_background === true) return Footprint.writesEverything
+    const shell = yield* ShellAnalysis.ShellAnalysis
+    const analysis = yield* shell.analyze(input.command)
+    if (Option.isNone(analysis)) return Footprint.writesEverything
+    const uses = lineUses(analysis.value)
+    if (uses === undefined) return Footprint.writesEverything
+    const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
+    const path = yield* Effect.serviceOption(Path.Path)
+    if (Option.isNone(fs) || Option.isNone(path)) return Footprint.writesEverything
+    const resolveAll = (list: ReadonlyArray<ShellAnalysis.PathUse>, access: "read" | "write") =>
+      Effect.map(
+        Effect.forEach(list, (use) => resolveUse(use, context, access)),
+        (resolved) => dedupe(resolved.flat())
+      )
+    const [reads, writes] = yield* Effect.all([
+      resolveAll(uses.flatMap((use) => use.reads), "read"),
+      resolveAll(uses.flatMap((use) => use.writes), "write")
+    ]).pipe(
+      Effect.provideService(FileSystem.FileSystem, fs.value),
+      Effect.provideService(Path.Path, path.value)
+    )
+    const result: Footprint.Footprint = {
+      ...(reads.length > 0 ? { reads } : {}),
+      ...(writes.length > 0 ? { writes } : {})
+    }
+    return result
+  }).pipe(Effect.catchAllCause(() => Effect.succeed(Footprint.writesEverything)))
