@@ -18,6 +18,8 @@ const socket = `switchyard-suggest-${process.pid}`
 const tmux = (...args: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" })
 const capture = (session: string) => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", session)
 
+const paneDead = (session: string) => tmux("display-message", "-p", "-t", session, "#{pane_dead}").trim() === "1"
+
 const waitFor = (session: string, pattern: RegExp, timeoutMs = 30_000) =>
   Effect.promise(async () => {
     const deadline = Date.now() + timeoutMs
@@ -25,6 +27,8 @@ const waitFor = (session: string, pattern: RegExp, timeoutMs = 30_000) =>
     while (Date.now() < deadline) {
       screen = capture(session)
       if (pattern.test(screen)) return screen
+      // The pane is kept after the program exits, so its last words are in the error.
+      if (paneDead(session)) throw new Error(`switchyard exited before ${pattern} showed up:\n${screen}`)
       await new Promise((r) => setTimeout(r, 100))
     }
     throw new Error(`timed out waiting for ${pattern} in the terminal:\n${screen}`)
@@ -63,7 +67,8 @@ describe.skipIf(!hasTmux)("suggestions in the interactive session (tmux)", () =>
         "--permission-mode",
         "acceptEdits"
       ].map((part) => `'${part.replace(/'/g, "'\\''")}'`).join(" ")
-      tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command)
+      // remain-on-exit in the same tmux call, so even a program that dies at once leaves its pane to read.
+      tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command, ";", "set-option", "-t", session, "remain-on-exit", "on")
       yield* Effect.addFinalizer(() => Effect.sync(() => spawnSync("tmux", ["-L", socket, "kill-server"])))
 
       yield* waitFor(session, /^> /m)
