@@ -499,12 +499,15 @@ const preToolUse = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultS
 }
 
 /**
- * A hook's replacement input passes steps 1–2 before any rule or `checkPermissions`
- * sees it; the rules then judge (the backfilled copy of) what will run.
+ * A replacement input (from a hook or the permission decision) passes steps 1–2 again
+ * (SPEC §4.4); it becomes the call input, or the result names who supplied it.
  */
-const hookReplacement = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
+const revalidated = (
+  stage: Stage,
+  replacement: { readonly input: unknown; readonly source: string },
+  next: () => Effect.Effect<Outcome, never, Results.ResultStore>
+): Effect.Effect<Outcome, never, Results.ResultStore> => {
   const { call, context, tool } = stage
-  const replacement = stage.pre.updatedInput!
   return settle(Validation.validate(tool, replacement.input, context, call.env.tools), (exit) => {
     if (Exit.isFailure(exit)) {
       const error = expectedFailure(exit)
@@ -514,6 +517,17 @@ const hookReplacement = (stage: Stage): Effect.Effect<Outcome, never, Results.Re
     }
     stage.input = exit.value
     stage.observable = observe(tool, exit.value, context)
+    return next()
+  })
+}
+
+/**
+ * A hook's replacement input passes steps 1–2 before any rule or `checkPermissions`
+ * sees it; the rules then judge (the backfilled copy of) what will run.
+ */
+const hookReplacement = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const replacement = stage.pre.updatedInput!
+  return revalidated(stage, replacement, () => {
     stage.hookInput = { input: stage.observable, source: replacement.source }
     stage.pre = { ...stage.pre, updatedInput: stage.hookInput }
     return permission(stage)
@@ -578,18 +592,7 @@ const permitted = (
   if (replacement === undefined || (stage.hookInput !== undefined && replacement.input === stage.hookInput.input)) {
     return runTool(stage)
   }
-  const { call, context, tool } = stage
-  return settle(Validation.validate(tool, replacement.input, context, call.env.tools), (exit) => {
-    if (Exit.isFailure(exit)) {
-      const error = expectedFailure(exit)
-      return Option.isSome(error)
-        ? invalid(stage, `The input supplied by ${replacement.source} is invalid:\n${error.value.message}`)
-        : reraise(exit)
-    }
-    stage.input = exit.value
-    stage.observable = observe(tool, exit.value, context)
-    return runTool(stage)
-  })
+  return revalidated(stage, replacement, () => runTool(stage))
 }
 
 /** SPEC §4.6: the call itself, its progress bridged to events, its failure mapped to text. */
