@@ -47,7 +47,7 @@ describe("ShellCommand execution oracle", () => {
     expect(bwrapWorks()).toBe(true)
   })
 
-  it.effect("the sandbox sees a write, a write through the symlink out, a git ref change and a leftover process", () =>
+  it.effect("the sandbox sees a write, a write through the symlink out, a git ref change, index changes and a leftover process", () =>
     Effect.gen(function*() {
       const root = makeRoot()
       const template = makeTemplate(root)
@@ -59,6 +59,8 @@ describe("ShellCommand execution oracle", () => {
           "git branch made-by-oracle",
           "sleep 30 & disown",
           "git status",
+          "git update-index --assume-unchanged src/a.ts",
+          "git rm -q --cached data.txt",
           "HOME=/tmp/home git config --global user.name x"
         ])
       )
@@ -70,6 +72,8 @@ describe("ShellCommand execution oracle", () => {
         ["git branch made-by-oracle", true, false],
         ["sleep 30 & disown", false, true],
         ["git status", false, false],
+        ["git update-index --assume-unchanged src/a.ts", true, false],
+        ["git rm -q --cached data.txt", true, false],
         ["HOME=/tmp/home git config --global user.name x", true, false]
       ])
     }), 60_000)
