@@ -216,6 +216,31 @@ describe("MCP servers over stdio", () => {
       expect(next.tools.some((t) => t.name === "mcp__bad__extra")).toBe(true)
     }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])]))))
 
+  it.live("footprints: a call to one server waits for that server's earlier write, not for another server's", () =>
+    Effect.gen(function*() {
+      const ctx = context([], ["mcp__bad", "mcp__other"])
+      const env = yield* Execution.makeEnvironment(ctx)
+      const footprintOf = (name: string) => {
+        const footprint = env.tools.find((t) => t.name === name)!.footprint!({}, ctx)
+        return Effect.isEffect(footprint) ? Effect.orDie(footprint) : Effect.succeed(footprint)
+      }
+      expect(yield* footprintOf("mcp__bad__slow")).toEqual({ writes: ["mcp:bad"] })
+      expect(yield* footprintOf("mcp__bad__echo")).toEqual({ reads: ["mcp:bad"] })
+      // Call order: bad.slow (runs until cancelled), bad.fail (same server, must wait), other.fail
+      // (another server, runs at once). Started events come in call order, so a bad.fail that did
+      // not wait would have started before other.fail finished.
+      const events: Array<DispatchEvent.DispatchEvent> = []
+      const fiber = yield* StreamingExecutor.runAll([
+        Messages.toolUse("w1", "mcp__bad__slow", {}),
+        Messages.toolUse("w2", "mcp__bad__fail", {}),
+        Messages.toolUse("w3", "mcp__other__fail", {})
+      ], env).pipe(Stream.runForEach((event) => Effect.sync(() => void events.push(event))), Effect.fork)
+      yield* waitFor(() => events.find((e) => DispatchEvent.isResult(e) && e.toolUseId === "w3"))
+      expect(events.filter((e) => "toolUseId" in e && e.toolUseId === "w2")).toEqual([])
+      expect(events.some((e) => DispatchEvent.isResult(e) && e.toolUseId === "w1")).toBe(false)
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING]), stdio("other", [MISBEHAVING])]))))
+
   it.live("timeouts are error results naming the server, the tool and the limit; progress resets only the idle timer", () =>
     Effect.gen(function*() {
       const { results } = yield* dispatch([

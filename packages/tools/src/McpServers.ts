@@ -22,6 +22,7 @@
  *
  * @since 0.1.0
  */
+import * as Footprint from "@switchyard/core/Footprint"
 import * as Tool from "@switchyard/core/Tool"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -357,6 +358,7 @@ const makeTool = (
   const annotations = definition.annotations ?? {}
   const meta = isRecord(definition._meta) ? definition._meta : {}
   const readOnly = annotations.readOnlyHint === true
+  const resource = Footprint.mcp(config.name)
   const destructive = annotations.destructiveHint === true
   const description = (definition.description ?? "").slice(0, MAX_DESCRIPTION)
   const hint = typeof meta["anthropic/searchHint"] === "string"
@@ -373,6 +375,9 @@ const makeTool = (
     isConcurrencySafe: () => readOnly,
     isReadOnly: () => readOnly,
     isDestructive: () => destructive,
+    // The server is the resource (SPEC §4.13): calls to one server keep their order around its
+    // writes, and calls to different servers, or to files, need not wait for each other.
+    footprint: () => readOnly ? { reads: [resource] } : { writes: [resource] },
     maxResultSizeChars: limits.maxResultChars,
     userFacingName: () => `${config.name} - ${definition.title ?? definition.name} (MCP)`,
     // MCP tools are judged by their own rules (mcp__server…), not as file paths.
