@@ -6,37 +6,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { bin } from "./support/cli.js"
 import * as Server from "./support/messagesServer.js"
-
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0
-const socket = `switchyard-suggest-${process.pid}`
-const tmux = (...args: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" })
-const capture = (session: string) => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", session)
-
-const paneDead = (session: string) => tmux("display-message", "-p", "-t", session, "#{pane_dead}").trim() === "1"
-
-const waitFor = (session: string, pattern: RegExp, timeoutMs = 30_000) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    let screen = ""
-    while (Date.now() < deadline) {
-      screen = capture(session)
-      if (pattern.test(screen)) return screen
-      // The pane is kept after the program exits, so its last words are in the error.
-      if (paneDead(session)) throw new Error(`switchyard exited before ${pattern} showed up:\n${screen}`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    throw new Error(`timed out waiting for ${pattern} in the terminal:\n${screen}`)
-  })
+import * as Tmux from "./support/tmux.js"
 
 const text = (t: string) => Server.message({ blocks: [{ block: { type: "text", text: t } }] })
 
-describe.skipIf(!hasTmux)("suggestions in the interactive session (tmux)", () => {
+describe.skipIf(!Tmux.hasTmux)("suggestions in the interactive session (tmux)", () => {
   it.scoped("the suggestion is shown with its speculation's status; Tab accepts and the result appears", () =>
     Effect.gen(function*() {
       const server = yield* Server.start()
@@ -51,36 +29,25 @@ describe.skipIf(!hasTmux)("suggestions in the interactive session (tmux)", () =>
         text("Created shopping.txt with one item."),
         text("NONE")
       )
-      const session = "sg"
       const home = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-home-"))
-      const command = [
-        "env",
-        "ANTHROPIC_API_KEY=test-key",
-        `ANTHROPIC_BASE_URL=${server.url}`,
-        `SWITCHYARD_HOME=${home}`,
-        "NO_COLOR=1",
-        process.execPath,
-        bin,
-        "run",
-        "--cwd",
-        dir,
-        "--permission-mode",
-        "acceptEdits"
-      ].map((part) => `'${part.replace(/'/g, "'\\''")}'`).join(" ")
-      // remain-on-exit in the same tmux call, so even a program that dies at once leaves its pane to read.
-      tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command, ";", "set-option", "-t", session, "remain-on-exit", "on")
-      yield* Effect.addFinalizer(() => Effect.sync(() => spawnSync("tmux", ["-L", socket, "kill-server"])))
+      // Suggestions on: this test is about them.
+      const terminal = yield* Tmux.start(["run", "--cwd", dir, "--permission-mode", "acceptEdits"], {
+        ANTHROPIC_API_KEY: "test-key",
+        ANTHROPIC_BASE_URL: server.url,
+        SWITCHYARD_HOME: home,
+        SWITCHYARD_SUGGESTIONS: "1"
+      })
 
-      yield* waitFor(session, /^> /m)
-      tmux("send-keys", "-t", session, "hi", "Enter")
-      yield* waitFor(session, /Hello! What shall we build\?/)
-      yield* waitFor(session, /^> Create the shopping list {2}· ready .*Tab to accept/m)
+      yield* terminal.waitFor(/^> /m)
+      terminal.send("hi", "Enter")
+      yield* terminal.waitFor(/Hello! What shall we build\?/)
+      yield* terminal.waitFor(/^> Create the shopping list {2}· ready .*Tab to accept/m)
       // The speculation's write is in the overlay, not in the real tree.
       expect(fs.existsSync(path.join(dir, "shopping.txt"))).toBe(false)
-      tmux("send-keys", "-t", session, "Tab")
-      yield* waitFor(session, /Created shopping\.txt with one item\.[\s\S]*accepted speculation \(time saved \d+\.\ds; 1 file\(s\) written\)/)
+      terminal.send("Tab")
+      yield* terminal.waitFor(/Created shopping\.txt with one item\.[\s\S]*accepted speculation \(time saved \d+\.\ds; 1 file\(s\) written\)/)
       expect(fs.readFileSync(path.join(dir, "shopping.txt"), "utf8")).toBe("buy milk\n")
-      yield* waitFor(session, /^> $/m)
-      tmux("send-keys", "-t", session, "C-d")
+      yield* terminal.waitFor(/^> $/m)
+      terminal.send("C-d")
     }), 90_000)
 })

@@ -20,6 +20,8 @@ export interface Terminal {
   readonly alive: () => boolean
   /** Wait until the program has exited. */
   readonly exited: (timeoutMs?: number) => Effect.Effect<boolean>
+  /** The program's exit status, once it has exited. */
+  readonly exitCode: () => number | undefined
 }
 
 let counter = 0
@@ -42,9 +44,9 @@ export const start = (
     const command = ["env", ...Object.entries({ NO_COLOR: "1", SWITCHYARD_SUGGESTIONS: "0", ...env }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
       .map(quote)
       .join(" ")
-    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command)
-    // Keep the pane after the program exits, to read its last words.
-    tmux("set-option", "-t", session, "remain-on-exit", "on")
+    // Keep the pane after the program exits, to read its last words: set in the same tmux call,
+    // so even a program that dies at once leaves its pane.
+    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command, ";", "set-option", "-t", session, "remain-on-exit", "on")
     yield* Effect.addFinalizer(() => Effect.sync(() => spawnSync("tmux", ["-L", socket, "kill-server"])))
     const screen = () => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", session)
     const alive = () => tmux("display-message", "-p", "-t", session, "#{pane_dead}").trim() !== "1"
@@ -58,12 +60,18 @@ export const start = (
           const deadline = Date.now() + timeoutMs
           let shown = ""
           while (Date.now() < deadline) {
+            const dead = !alive()
             shown = screen()
             if (pattern.test(shown)) return shown
+            if (dead) throw new Error(`switchyard exited before ${pattern} showed up:\n${shown}`)
             await new Promise((r) => setTimeout(r, 100))
           }
           throw new Error(`timed out waiting for ${pattern} in the terminal:\n${shown}`)
         }),
+      exitCode: () => {
+        const status = tmux("display-message", "-p", "-t", session, "#{pane_dead}:#{pane_dead_status}").trim().split(":")
+        return status[0] === "1" ? Number(status[1]) : undefined
+      },
       exited: (timeoutMs = 15_000) =>
         Effect.promise(async () => {
           const deadline = Date.now() + timeoutMs
