@@ -262,7 +262,7 @@ const jsonSchemaOf = (schema: Schema.Schema.Any): Tool.JsonObjectSchema => {
 
 const Block = Schema.Boolean.annotations({ description: "Whether to wait for the task to finish (default true)" })
 const Timeout = Schema.Number.pipe(Schema.positive()).annotations({
-  description: "Maximum time to wait in milliseconds when blocking (default 30000, max 600000)"
+  description: "Maximum time to wait in milliseconds when blocking (default 30000; max 600000: a longer wait is capped to it)"
 })
 
 const TaskOutputParameters = Schema.Struct({
