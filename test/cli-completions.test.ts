@@ -38,7 +38,7 @@ const script = async (shell: string) => {
 }
 
 /** COMPREPLY for a command line whose last word is being completed, from bash itself. */
-const bashComplete = (file: string, words: ReadonlyArray<string>, cwd = root): ReadonlyArray<string> => {
+const bashComplete = (file: string, words: ReadonlyArray<string>, cwd = root): Array<string> => {
   const program = [
     `source ${JSON.stringify(file)}`,
     "complete -p switchyard >/dev/null || exit 3",
@@ -54,7 +54,7 @@ const bashComplete = (file: string, words: ReadonlyArray<string>, cwd = root): R
 }
 
 /** What fish offers for a command line, by `complete -C`. */
-const fishComplete = (file: string, line: string, cwd = root): ReadonlyArray<string> => {
+const fishComplete = (file: string, line: string, cwd = root): Array<string> => {
   const result = spawnSync("fish", ["--no-config", "-c", `source ${JSON.stringify(file)}; complete -C ${JSON.stringify(line)}`], {
     cwd,
     env: shellEnv,
