@@ -3,14 +3,18 @@
  * under the state dir, `--continue` and `--resume` sending the earlier
  * conversation exactly as it was (checked in the server's received request),
  * `--session-id`, and a conversation interrupted mid-tool resumed with its
- * synthetic result.
+ * synthetic result: a run killed with SIGKILL while a tool runs has its
+ * assistant message and the finished results in the file already.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Sessions from "@switchyard/cli/Sessions"
+import * as Messages from "@switchyard/core/Messages"
 import * as Effect from "effect/Effect"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { runCli } from "./support/cli.js"
+import { bin, runCli } from "./support/cli.js"
 import * as Server from "./support/messagesServer.js"
 
 const tempDir = (files: Record<string, string> = {}) => {
@@ -155,4 +159,114 @@ describe("sessions", () => {
       const lines = transcript(path.join(folder, `${id}.jsonl`))
       expect(lines.map((l) => l["type"])).toEqual(["user", "assistant", "user", "user", "assistant"])
     }))
+
+  it.scoped("a run killed (SIGKILL) while a tool runs: the transcript has the prompt, the assistant message and the finished result; --continue pairs the rest", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const home = tempDir()
+      const dir = tempDir({ "notes.md": "remember the milk\n" })
+      const env = { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url, SWITCHYARD_HOME: home }
+      const id = "killed-mid-tool"
+      const file = path.join(sessionsDir(home, dir), `${id}.jsonl`)
+      const slow = "echo $$ > shell.pid; sleep 30"
+      server.enqueue(Server.message({
+        blocks: [
+          { block: { type: "text" as const, text: "Reading, then waiting." } },
+          { block: { type: "tool_use" as const, id: "toolu_read", name: "Read", input: { file_path: "notes.md" } } },
+          { block: { type: "tool_use" as const, id: "toolu_sleep", name: "Bash", input: { command: slow } } }
+        ]
+      }))
+      const childEnv: Record<string, string> = {}
+      for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v
+      const child = spawn(
+        process.execPath,
+        [bin, "-p", "read the notes, then wait", "--cwd", dir, "--session-id", id, "--allowed-tools", "Bash"],
+        { cwd: dir, env: childEnv, stdio: ["ignore", "ignore", "pipe"] }
+      )
+      let stderr = ""
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_, signal) => resolve(signal)))
+      const shellPid = path.join(dir, "shell.pid")
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          // The killed CLI cannot end the sleep it started; end its process group here.
+          const pid = Number(fs.existsSync(shellPid) ? fs.readFileSync(shellPid, "utf8") : NaN)
+          if (Number.isInteger(pid) && pid > 0) {
+            try {
+              process.kill(-pid, "SIGKILL")
+            } catch {
+              // already gone
+            }
+          }
+          child.kill("SIGKILL")
+        })
+      )
+      // Wait until the Bash call is running and the Read result is in the file.
+      const recorded = () => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "")
+      yield* Effect.promise(async () => {
+        for (let i = 0; i < 600; i++) {
+          if (fs.existsSync(shellPid) && recorded().includes("toolu_read") && recorded().split("\n").length > 3) return
+          if (child.exitCode !== null) throw new Error(`switchyard exited early: ${stderr}`)
+          await new Promise((r) => setTimeout(r, 50))
+        }
+        throw new Error(`the call never started or the transcript stayed short:\n${recorded()}\n${stderr}`)
+      })
+      child.kill("SIGKILL")
+      expect(yield* Effect.promise(() => exited)).toBe("SIGKILL")
+
+      const lines = transcript(file)
+      expect(lines.map((l) => l["type"])).toEqual(["user", "assistant", "user"])
+      expect(lines[0]!["message"]).toEqual({ role: "user", content: [{ type: "text", text: "read the notes, then wait" }] })
+      const assistant = lines[1]!["message"] as Message
+      expect(assistant).toEqual({
+        role: "assistant",
+        content: [
+          { type: "text", text: "Reading, then waiting." },
+          { type: "tool_use", id: "toolu_read", name: "Read", input: { file_path: "notes.md" } },
+          { type: "tool_use", id: "toolu_sleep", name: "Bash", input: { command: slow } }
+        ]
+      })
+      const readResult = (lines[2]!["message"] as { content: ReadonlyArray<Record<string, unknown>> }).content
+      expect(readResult).toHaveLength(1)
+      expect(readResult[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_read" })
+      expect(String(readResult[0]!["content"])).toContain("remember the milk")
+
+      server.enqueue(text("The wait was interrupted."))
+      const continued = yield* Effect.promise(() => runCli(["-p", "what happened?", "--cwd", dir, "--continue"], { env }))
+      expect(continued.stderr).toBe("")
+      expect(continued.code).toBe(0)
+      const sent = messagesOf(server, 1)
+      expect(sent.slice(0, 2)).toEqual([lines[0]!["message"], assistant])
+      const results = sent[2]!.content as ReadonlyArray<Record<string, unknown>>
+      expect(sent[2]!.role).toBe("user")
+      expect(results.map((b) => [b["tool_use_id"], b["is_error"] === true])).toEqual([["toolu_read", false], ["toolu_sleep", true]])
+      expect(results[0]).toEqual(readResult[0])
+      expect(String(results[1]!["content"])).toContain("Interrupted")
+      expect(sent.slice(3)).toEqual([{ role: "user", content: [{ type: "text", text: "what happened?" }] }])
+    }), 120_000)
+
+  it("a turn's result lines (one per result, as each completed) join into the message the model was sent", () => {
+    const use = (id: string) => ({ type: "tool_use" as const, id, name: "Read", input: { file_path: id } })
+    const result = (id: string, content: string) => ({ type: "tool_result" as const, tool_use_id: id, content })
+    const prompt = { role: "user" as const, content: [{ type: "text" as const, text: "go" }] }
+    const assistant = { role: "assistant" as const, content: [use("a"), use("b")] }
+    // b finished first; then the whole message with a hook's extra text was recorded too.
+    const joined = Sessions.joinResults([
+      prompt,
+      assistant,
+      { role: "user", content: [result("b", "B")] },
+      { role: "user", content: [result("a", "A")] },
+      { role: "user", content: [result("a", "A2"), result("b", "B"), { type: "text", text: "extra" }] },
+      { role: "user", content: [{ type: "text", text: "next prompt" }] }
+    ])
+    expect(joined).toEqual([
+      prompt,
+      assistant,
+      { role: "user", content: [result("a", "A2"), result("b", "B"), { type: "text", text: "extra" }] },
+      { role: "user", content: [{ type: "text", text: "next prompt" }] }
+    ])
+    // One result line and a crash: repair adds the missing one in call order.
+    const repaired = Sessions.repair(Sessions.joinResults([prompt, assistant, { role: "user", content: [result("b", "B")] }]))
+    expect(repaired[2]!.content).toEqual([Messages.toolResult("a", Sessions.INTERRUPTED_RESULT, true), result("b", "B")])
+  })
 })

@@ -42,10 +42,10 @@ describe("switchyard CLI", () => {
       expect(help.stdout).toContain("--output-format")
     })
 
-    it("shell completions come from @effect/cli", async () => {
+    it("shell completions come from the command table (test/cli-completions.test.ts runs them)", async () => {
       const result = await runCli(["--completions", "bash"])
       expect(result.code).toBe(0)
-      expect(result.stdout).toContain("switchyard")
+      expect(result.stdout).toContain("complete -F _switchyard switchyard")
     })
 
     it("an unknown option is bad input (exit 2)", async () => {
@@ -294,11 +294,30 @@ describe("switchyard CLI", () => {
       expect(groups.some((g) => g.includes("Bash(sleep 5 && ls test)") && g.includes("Bash(cat CHANGELOG.md)"))).toBe(true)
       expect(result.stdout).toContain("failed → cancelled")
       expect(result.stdout).toMatch(/saved/)
-      // The turn count agrees with the JSON result's num_turns.
+      // "One after another" counts the cancelled slow call at its full scripted length (sleep 5),
+      // not the moments it ran before its sibling's failure cancelled it.
+      const ms = (text: string) => {
+        const [, value, unit] = /^([\d.]+) (s|ms)$/.exec(text)!
+        return Number(value) * (unit === "s" ? 1000 : 1)
+      }
+      const lines = result.stdout.split("\n")
+      const slowTurn = lines.findIndex((l) => /^\s+turn \d+:.*Bash\(sleep 5 && ls test\)/.test(l))
+      expect(slowTurn).toBeGreaterThan(-1)
+      const serial = /one after another: ([\d.]+ m?s)\)/.exec(lines[slowTurn + 1]!)?.[1]
+      expect(serial).toBeDefined()
+      expect(ms(serial!)).toBeGreaterThanOrEqual(5000)
+      const total = /one after another would wait ([\d.]+ m?s)/.exec(result.stdout)?.[1]
+      expect(ms(total!)).toBeGreaterThanOrEqual(ms(serial!))
+      // The turn count agrees with the JSON result's num_turns, and stream-json's.
       const turns = Number(/in (\d+) model turns/.exec(result.stdout)?.[1])
+      expect(turns).toBe(5)
       const json = await runCli(["demo", "--output-format", "json"], { env: { ANTHROPIC_API_KEY: undefined } })
       expect(JSON.parse(json.stdout).num_turns).toBe(turns)
       expect(json.stderr).toBe("")
+      const stream = await runCli(["demo", "--output-format", "stream-json"], { env: { ANTHROPIC_API_KEY: undefined } })
+      const streamed = jsonLines(stream)
+      expect(streamed.at(-1)).toMatchObject({ type: "result", num_turns: turns })
+      expect(streamed.filter((l) => l["type"] === "assistant")).toHaveLength(turns)
       const kept = /kept at (.+)$/m.exec(result.stdout)?.[1]
       expect(kept).toBeDefined()
       expect(fs.readFileSync(path.join(kept!, "src/price.js"), "utf8")).toContain("Math.round")

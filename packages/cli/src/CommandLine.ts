@@ -14,6 +14,15 @@
  */
 
 /**
+ * What a shell completes for a value (besides `choices`): file or directory
+ * names, Claude model names, or the names of the tools.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ValueCompletion = "files" | "directories" | "models" | "tools"
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -31,6 +40,7 @@ export interface OptionSpec {
   readonly repeatable?: boolean
   readonly description: string
   readonly default?: string
+  readonly complete?: ValueCompletion
 }
 
 /**
@@ -41,6 +51,8 @@ export interface ArgSpec {
   readonly name: string
   readonly description: string
   readonly optional: boolean
+  readonly choices?: ReadonlyArray<string>
+  readonly complete?: ValueCompletion
 }
 
 /**
@@ -62,13 +74,43 @@ export interface CommandSpec {
 const permissionModes = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"] as const
 const outputFormats = ["text", "json", "stream-json"] as const
 
+/**
+ * Claude model names shells offer for `--model` (any name is accepted); the
+ * first is the default model (`@switchyard/core/anthropic`'s `defaultModel`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const modelNames: ReadonlyArray<string> = [
+  "claude-sonnet-5-5",
+  "claude-opus-4-5",
+  "claude-sonnet-4-5",
+  "claude-haiku-4-5",
+  "claude-opus-4-1"
+]
+
+/**
+ * The shells `switchyard completions` writes a script for (`sh` gets the bash one).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const completionShells = ["bash", "zsh", "fish", "sh"] as const
+
 const engineOptions: ReadonlyArray<OptionSpec> = [
-  { name: "cwd", value: "DIR", description: "The working directory", default: "the current directory" },
+  {
+    name: "cwd",
+    value: "DIR",
+    description: "The working directory",
+    default: "the current directory",
+    complete: "directories"
+  },
   {
     name: "settings",
     value: "FILE",
     repeatable: true,
-    description: "An extra settings file in Claude Code's settings.json format, read after the others"
+    description: "An extra settings file in Claude Code's settings.json format, read after the others",
+    complete: "files"
   },
   {
     name: "permission-mode",
@@ -95,7 +137,8 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     name: "add-dir",
     value: "DIR",
     repeatable: true,
-    description: "Another directory the tools may work in, besides the working directory"
+    description: "Another directory the tools may work in, besides the working directory",
+    complete: "directories"
   },
   {
     name: "dangerously-skip-permissions",
@@ -106,7 +149,8 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     name: "mcp-config",
     value: "FILE",
     repeatable: true,
-    description: "MCP servers to connect, in Claude Code's .mcp.json format (a file or inline JSON)"
+    description: "MCP servers to connect, in Claude Code's .mcp.json format (a file or inline JSON)",
+    complete: "files"
   },
   { name: "strict-mcp-config", description: "Use only the --mcp-config servers, not the working directory's .mcp.json" },
   {
@@ -168,7 +212,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
         name: "model",
         value: "NAME",
         description: "The Claude model",
-        default: "$SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model"
+        default: "$SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model",
+        complete: "models"
       },
       maxTurns,
       { name: "system-prompt", value: "TEXT", description: "Replace the system prompt" },
@@ -193,7 +238,12 @@ export const commands: ReadonlyArray<CommandSpec> = [
       "Nothing is asked: a call that needs approval is denied with how to allow it.",
       "Exit codes: 0 when every call succeeded, 1 when any failed or was denied, 2 for bad usage."
     ],
-    args: [{ name: "FILE", description: "The calls: a JSON file, or - for stdin (the default when piped)", optional: true }],
+    args: [{
+      name: "FILE",
+      description: "The calls: a JSON file, or - for stdin (the default when piped)",
+      optional: true,
+      complete: "files"
+    }],
     options: [outputFormat("text: a report for people"), ...engineOptions]
   },
   {
@@ -218,13 +268,13 @@ export const commands: ReadonlyArray<CommandSpec> = [
   {
     path: ["tools", "schema"],
     summary: "Print a tool's definition as it is sent to the API",
-    args: [{ name: "NAME", description: "The tool's name or alias", optional: false }],
+    args: [{ name: "NAME", description: "The tool's name or alias", optional: false, complete: "tools" }],
     options: [{ name: "json", description: "Print JSON (the definition is JSON already)" }, ...engineOptions]
   },
   {
     path: ["replay"],
     summary: "Run the agent loop against a recorded transcript (offline, real tools)",
-    args: [{ name: "TRANSCRIPT", description: "A replay transcript (JSON)", optional: false }],
+    args: [{ name: "TRANSCRIPT", description: "A replay transcript (JSON)", optional: false, complete: "files" }],
     options: [
       { name: "prompt", value: "TEXT", description: "The user prompt", default: "the first turn's expectation" },
       outputFormat("text: a live transcript"),
@@ -257,7 +307,12 @@ export const commands: ReadonlyArray<CommandSpec> = [
     args: [{ name: "PROMPT", description: "The prompt to run as a speculation", optional: false }],
     options: [
       { name: "accept", description: "Apply the overlay's changes to the working tree afterwards" },
-      { name: "replay", value: "TRANSCRIPT", description: "Use a replay transcript instead of Claude (offline)" },
+      {
+        name: "replay",
+        value: "TRANSCRIPT",
+        description: "Use a replay transcript instead of Claude (offline)",
+        complete: "files"
+      },
       {
         name: "output-format",
         value: "FORMAT",
@@ -269,7 +324,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
         name: "model",
         value: "NAME",
         description: "The Claude model",
-        default: "$SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model"
+        default: "$SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model",
+        complete: "models"
       },
       ...engineOptions
     ]
@@ -283,6 +339,18 @@ export const commands: ReadonlyArray<CommandSpec> = [
       outputFormat("text: the transcript and a summary"),
       { name: "verbose", description: "Show details of errors" }
     ]
+  },
+  {
+    path: ["completions"],
+    summary: "Print a shell completion script (bash, zsh or fish)",
+    details: [
+      "Completes commands, options, option values one by one (formats, modes, model names, files), and tool",
+      "names for `tools schema` (asked of `switchyard tools list` when TAB is pressed, so MCP tools are offered too).",
+      "bash: add `source <(switchyard completions bash)` to ~/.bashrc; zsh: put the output in a file named",
+      "_switchyard on $fpath; fish: `switchyard completions fish > ~/.config/fish/completions/switchyard.fish`."
+    ],
+    args: [{ name: "SHELL", description: "The shell: bash, zsh or fish", optional: false, choices: completionShells }],
+    options: []
   }
 ]
 
@@ -292,8 +360,8 @@ const builtIns: ReadonlyArray<OptionSpec> = [
   {
     name: "completions",
     value: "SHELL",
-    choices: ["bash", "zsh", "fish", "sh"],
-    description: "Print a shell completion script"
+    choices: completionShells,
+    description: "Print a shell completion script (the same as `switchyard completions SHELL`)"
   }
 ]
 
@@ -482,6 +550,8 @@ export type Parsed =
   | { readonly _tag: "Version" }
   /** A usage error: the one line to print after `switchyard: `. */
   | { readonly _tag: "UsageError"; readonly message: string }
+  /** Print the completion script of a shell. */
+  | { readonly _tag: "Completions"; readonly shell: (typeof completionShells)[number] }
   /** Hand to `@effect/cli`: the command path first, then options, then arguments. */
   | { readonly _tag: "Run"; readonly argv: ReadonlyArray<string> }
 
@@ -546,7 +616,7 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
     if (shell === undefined || !spec.choices!.includes(shell)) {
       return { _tag: "UsageError", message: `--completions needs a shell: ${spec.choices!.join(", ")}` }
     }
-    return { _tag: "Run", argv: [node, script, "--completions", shell] }
+    return { _tag: "Completions", shell: shell as (typeof completionShells)[number] }
   }
   const path: Array<string> = []
   let i = 0
@@ -655,6 +725,17 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
       message: `\`switchyard ${path.join(" ")}\` needs ${missing.name}: ${missing.description.toLowerCase()} (usage: ${usageLine(command)})`
     }
   }
+  for (const [index, arg] of command.args.entries()) {
+    const value = positionals[index]
+    if (value === undefined || arg.choices === undefined || arg.choices.includes(value)) continue
+    const suggestion = closest(value, arg.choices)
+    return {
+      _tag: "UsageError",
+      message: `${arg.name} of \`switchyard ${path.join(" ")}\` must be one of ${arg.choices.join(", ")}, not '${value}'` +
+        (suggestion === undefined ? "" : `; did you mean ${suggestion}?`)
+    }
+  }
+  if (path[0] === "completions") return { _tag: "Completions", shell: positionals[0] as (typeof completionShells)[number] }
   return { _tag: "Run", argv: [node, script, ...path, ...options, ...(positionals.length > 0 ? ["--", ...positionals] : [])] }
 }
 

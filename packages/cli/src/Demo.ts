@@ -110,6 +110,21 @@ export const run = (options: Options) => {
 }
 
 /**
+ * How long a call of the demo's script takes run to the end, when the script
+ * says: a Bash command that starts with `sleep N` (the slow listing,
+ * `sleep 5 && ls test`) takes at least N seconds.
+ *
+ * @since 0.1.0
+ * @category measuring
+ */
+export const scriptedDurationMs = (block: { readonly name: string; readonly input: unknown }): number | undefined => {
+  if (block.name !== "Bash" || typeof block.input !== "object" || block.input === null) return undefined
+  const command = (block.input as { readonly command?: unknown }).command
+  const sleep = typeof command === "string" ? /^\s*sleep\s+(\d+(?:\.\d+)?)(?:\s|;|&|$)/.exec(command) : null
+  return sleep === null ? undefined : Number(sleep[1]) * 1000
+}
+
+/**
  * Per turn: when the response ended, when the turn ended, and the tool runs.
  * The baseline is what a runtime that waits for the whole response and then
  * runs the calls one after another would wait after the response.
@@ -118,7 +133,16 @@ export const run = (options: Options) => {
  * @category measuring
  */
 export const turnTimings = (outcome: LoopRunner.Outcome) => {
-  const runs = outcome.printer.runs
+  const calls = new Map(
+    outcome.events.flatMap((e) => (e._tag === "ToolUse" ? [[e.block.id, e.block] as const] : []))
+  )
+  // A call cancelled by a sibling's failure ran shorter than it would have: the one-after-another
+  // baseline counts its scripted duration.
+  const runs = outcome.printer.runs.map((run) => {
+    const block = calls.get(run.toolUseId)
+    const full = run.status === "cancelled" && block !== undefined ? scriptedDurationMs(block) : undefined
+    return full === undefined ? run : { ...run, fullDurationMs: full }
+  })
   return outcome.events.flatMap((event) => {
     if (event._tag !== "ResponseEnded") return []
     const ended = outcome.events.find((e) => e._tag === "TurnEnded" && e.turn === event.turn)

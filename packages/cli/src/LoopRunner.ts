@@ -109,17 +109,15 @@ export const runPrompt = (
     const printer = new Render.TranscriptPrinter((text) => void process.stdout.write(text))
     const events: Array<QueryLoop.LoopEvent> = []
     const format = settings.format
-    const sync = settings.recorder?.sync ?? Effect.void
+    const recorder = settings.recorder
+    const sync = recorder?.sync ?? Effect.void
     const jsonLine = (value: object) => Effect.sync(() => void process.stdout.write(`${JSON.stringify(value)}\n`))
     yield* session.run(prompt).pipe(
       Stream.runForEach((event) =>
         Effect.gen(function*() {
           events.push(event)
           if (format === "transcript") printer.handle(event)
-          if (
-            event._tag === "TurnStarted" || event._tag === "AssistantMessage" || event._tag === "ToolResults" ||
-            event._tag === "Stopped"
-          ) yield* sync
+          if (recorder !== undefined) yield* recorder.record(event)
           if (format !== "stream-json") return
           if (event._tag === "AssistantMessage") {
             yield* jsonLine({ type: "assistant", message: event.message, session_id: sessionId })

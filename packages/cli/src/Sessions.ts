@@ -1,17 +1,23 @@
 /**
  * Session transcripts: every run of `switchyard run` records its conversation
  * as JSON lines in `<state dir>/projects/<cwd as a safe name>/<session id>.jsonl`,
- * one line per message (user prompt, assistant message, tool results), each
- * appended and flushed when it joins the conversation, so a crash loses at
- * most the line being written. `--continue`, `--resume` and `/resume` read
- * them back (decoded with Schema) and send the conversation as it was, with
- * every `tool_use` paired with its `tool_result`.
+ * one line per user message, assistant message and tool result, each
+ * appended (a write of its own) as it happens: the prompt when the turn
+ * starts, the assistant message as soon as the model's response ends (before
+ * its tools finish), each tool result as it completes. A crash loses at most
+ * the line being written. `--continue`, `--resume` and `/resume` read them
+ * back (decoded with Schema), join a turn's result lines into the one user
+ * message the model was sent, and send the conversation as it was, with every
+ * `tool_use` paired with its `tool_result` (a synthetic one for a call the
+ * crash interrupted).
  *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as DispatchEvent from "@switchyard/core/DispatchEvent"
 import * as Messages from "@switchyard/core/Messages"
+import type * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as Settings from "@switchyard/core/Settings"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
@@ -179,6 +185,52 @@ export const repair = (messages: ReadonlyArray<Messages.Message>): ReadonlyArray
   return out
 }
 
+const isResultsOf = (message: Messages.Message, ids: ReadonlySet<string>): boolean => {
+  if (message.role !== "user") return false
+  const results = Messages.blocks(message).filter((b) => b.type === "tool_result")
+  return results.length > 0 && results.every((b) => b.type === "tool_result" && ids.has(b.tool_use_id))
+}
+
+/**
+ * The conversation from a transcript's lines: the result lines that follow
+ * an assistant message (one per tool result, as each completed, and the
+ * whole results message when it differed) joined into one user message, its
+ * results in call order, the later record of a result winning.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const joinResults = (messages: ReadonlyArray<Messages.Message>): ReadonlyArray<Messages.Message> => {
+  const out: Array<Messages.Message> = []
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!
+    out.push(message)
+    if (message.role !== "assistant") continue
+    const uses = Messages.toolUses(message)
+    const ids = new Set(uses.map((u) => u.id))
+    let end = i + 1
+    while (end < messages.length && isResultsOf(messages[end]!, ids)) end++
+    if (end - i - 1 < 2) continue
+    const lines = messages.slice(i + 1, end)
+    const latest = new Map<string, Messages.ContentBlock>()
+    for (const line of lines) {
+      for (const block of Messages.blocks(line)) if (block.type === "tool_result") latest.set(block.tool_use_id, block)
+    }
+    out.push({
+      role: "user",
+      content: [
+        ...uses.flatMap((u) => {
+          const found = latest.get(u.id)
+          return found === undefined ? [] : [found]
+        }),
+        ...lines.flatMap((line) => Messages.blocks(line).filter((b) => b.type !== "tool_result"))
+      ]
+    })
+    i = end - 1
+  }
+  return out
+}
+
 /**
  * A recorded session read back.
  *
@@ -221,8 +273,10 @@ export const load = (
       const why = Either.isLeft(first) ? ParseResult.TreeFormatter.formatErrorSync(first.left).split("\n")[0] : ""
       return yield* Effect.fail(CliError.badInput(`${file}: not a session transcript (${why})`))
     }
-    const messages = repair(lines.map((l) => l.message))
-    return { id, file, messages, repaired: messages.length !== lines.length || broken > 0 }
+    const joined = joinResults(lines.map((l) => l.message))
+    const messages = repair(joined)
+    const repaired = broken > 0 || JSON.stringify(messages) !== JSON.stringify(joined)
+    return { id, file, messages, repaired }
   })
 
 const lineOf = (context: ToolUseContext.ToolUseContext, message: Messages.Message): TranscriptLine => ({
@@ -234,15 +288,27 @@ const lineOf = (context: ToolUseContext.ToolUseContext, message: Messages.Messag
 })
 
 /**
- * Records a conversation: `sync` appends the messages that joined the
- * context since the last call, one line each.
+ * Records a conversation. `record` takes every loop event: the assistant
+ * message is appended when the response ends and each tool result when it
+ * completes; the rest (the prompt, what a turn added that was not recorded
+ * yet) when the turn starts or ends. `sync` appends the messages that joined
+ * the context and are not recorded yet, one line each.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Recorder {
   readonly file: string
+  readonly record: (event: QueryLoop.LoopEvent) => Effect.Effect<void>
   readonly sync: Effect.Effect<void>
+}
+
+/** The turn being recorded as it happens: its assistant message, written when the response ended, and its results. */
+interface LiveTurn {
+  readonly assistant: string
+  readonly calls: ReadonlyArray<string>
+  readonly results: Map<string, Messages.ToolResultBlock>
+  assistantJoined: boolean
 }
 
 /**
@@ -265,23 +331,113 @@ export const recorder = (
     const initial = yield* Ref.get(context)
     let written = options.rewrite ? 0 : initial.messages.length
     let warned = false
-    const sync = Effect.gen(function*() {
-      const ctx = yield* Ref.get(context)
-      if (ctx.messages.length <= written) return
-      const fresh = ctx.messages.slice(written)
-      written = ctx.messages.length
-      for (const message of fresh) {
-        yield* fs.writeFileString(file, `${JSON.stringify(lineOf(ctx, message))}\n`, { flag: "a" })
+    // One write per line: what was appended is in the file even if the process is killed next.
+    const append = (message: Messages.Message) =>
+      Effect.flatMap(Ref.get(context), (ctx) =>
+        fs.writeFileString(file, `${JSON.stringify(lineOf(ctx, message))}\n`, { flag: "a" })).pipe(
+          Effect.catchAll((error) =>
+            Effect.sync(() => {
+              // A transcript that cannot be written must not stop the session.
+              if (!warned) process.stderr.write(`switchyard: warning: cannot write the transcript ${file}: ${error.message}\n`)
+              warned = true
+            })
+          )
+        )
+    let live: LiveTurn | undefined
+    // Results that completed while the response was still streaming wait for their assistant line.
+    let early: Array<Messages.ToolResultBlock> = []
+    const appendResult = (turn: LiveTurn, block: Messages.ToolResultBlock) => {
+      turn.results.set(block.tool_use_id, block)
+      return append({ role: "user", content: [block] })
+    }
+    /** Whether a message that joined the context is the live turn's, already in the file line by line. */
+    const recordedLive = (message: Messages.Message): boolean => {
+      if (live === undefined) return false
+      if (!live.assistantJoined) {
+        live.assistantJoined = message.role === "assistant" && JSON.stringify(message) === live.assistant
+        return live.assistantJoined
       }
-    }).pipe(
-      Effect.catchAll((error) =>
-        Effect.sync(() => {
-          // A transcript that cannot be written must not stop the session.
-          if (!warned) process.stderr.write(`switchyard: warning: cannot write the transcript ${file}: ${error.message}\n`)
-          warned = true
-        })
-      )
-    )
+      const turn = live
+      live = undefined
+      const results = turn.calls.flatMap((id) => {
+        const block = turn.results.get(id)
+        return block === undefined ? [] : [block]
+      })
+      return message.role === "user" && JSON.stringify(message) === JSON.stringify({ role: "user", content: results })
+    }
+    /**
+     * Append the context's unrecorded messages up to an end. The events lag
+     * behind the loop (the context may already hold later turns), so an
+     * event records only up to its own message.
+     */
+    const syncUpTo = (end: (messages: ReadonlyArray<Messages.Message>) => number) =>
+      Effect.gen(function*() {
+        const ctx = yield* Ref.get(context)
+        const upTo = Math.min(end(ctx.messages), ctx.messages.length)
+        if (upTo <= written) return
+        const fresh = ctx.messages.slice(written, upTo)
+        written = upTo
+        for (const message of fresh) {
+          if (!recordedLive(message)) yield* append(message)
+        }
+      })
+    const sync = syncUpTo((messages) => messages.length)
+    /** Through the message an event carries (the same object the context holds). */
+    const syncThrough = (message: Messages.Message) =>
+      syncUpTo((messages) => {
+        const at = messages.indexOf(message, written)
+        return at === -1 ? written : at + 1
+      })
+    /** The user messages before the turn's response: the prompt, a Stop hook's reason. */
+    const syncPrompt = syncUpTo((messages) => {
+      let end = written
+      while (end < messages.length && messages[end]!.role === "user") end++
+      return end
+    })
+    const record = (event: QueryLoop.LoopEvent): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        switch (event._tag) {
+          case "TurnStarted": {
+            live = undefined
+            early = []
+            return syncPrompt
+          }
+          case "ResponseEnded": {
+            if (event.message === undefined) return Effect.void
+            const turn: LiveTurn = {
+              assistant: JSON.stringify(event.message),
+              calls: Messages.toolUses(event.message).map((u) => u.id),
+              results: new Map(),
+              assistantJoined: false
+            }
+            live = turn
+            const waiting = early.filter((b) => turn.calls.includes(b.tool_use_id))
+            early = []
+            return Effect.zipRight(
+              append(event.message),
+              Effect.forEach(waiting, (block) => appendResult(turn, block), { discard: true })
+            )
+          }
+          case "Tool": {
+            if (!DispatchEvent.isResult(event.event)) return Effect.void
+            const block = event.event.block
+            if (live === undefined) {
+              early.push(block)
+              return Effect.void
+            }
+            return live.calls.includes(block.tool_use_id) && !live.results.has(block.tool_use_id)
+              ? appendResult(live, block)
+              : Effect.void
+          }
+          case "AssistantMessage":
+          case "ToolResults":
+            return syncThrough(event.message)
+          case "Stopped":
+            return sync
+          default:
+            return Effect.void
+        }
+      })
     yield* fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.ignore)
     if (options.rewrite) {
       const temp = `${file}.${process.pid}.tmp`
@@ -291,5 +447,5 @@ export const recorder = (
         Effect.ignore
       )
     }
-    return { file, sync }
+    return { file, record, sync }
   })

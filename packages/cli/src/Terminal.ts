@@ -423,9 +423,7 @@ export const repl = (
               events.push(event)
               if (event._tag === "Stopped") stopped = event.reason
               ui.handle(event)
-              if (event._tag === "TurnStarted" || event._tag === "AssistantMessage" || event._tag === "ToolResults") {
-                yield* recorder.sync
-              }
+              yield* recorder.record(event)
             })
           ),
           Effect.ensuring(recorder.sync)

@@ -19,6 +19,12 @@ export interface Run {
   readonly status: string
   readonly startedAt: number
   readonly endedAt: number
+  /**
+   * How long the call takes run to the end, when it was cut short (a call
+   * cancelled by a sibling's failure) and the caller knows; the serial
+   * baseline counts this instead of the shortened run.
+   */
+  readonly fullDurationMs?: number | undefined
 }
 
 /**
@@ -59,7 +65,7 @@ export const groups = (runs: ReadonlyArray<Run>): ReadonlyArray<Group> => {
  * @category models
  */
 export interface Savings {
-  /** Every run's duration added up: the time one after another would take. */
+  /** Every run's full duration added up: the time one after another would take. */
   readonly serialMs: number
   /** Time during which at least one tool was running. */
   readonly busyMs: number
@@ -67,11 +73,20 @@ export interface Savings {
 }
 
 /**
+ * What a run takes to the end: its known full duration, else how long it ran.
+ *
+ * @since 0.1.0
+ * @category measuring
+ */
+export const fullDuration = (run: Run): number =>
+  Math.max(run.endedAt - run.startedAt, run.fullDurationMs ?? 0)
+
+/**
  * @since 0.1.0
  * @category measuring
  */
 export const savings = (runs: ReadonlyArray<Run>): Savings => {
-  const serialMs = runs.reduce((sum, run) => sum + (run.endedAt - run.startedAt), 0)
+  const serialMs = runs.reduce((sum, run) => sum + fullDuration(run), 0)
   const busyMs = groups(runs).reduce((sum, group) => sum + (group.endedAt - group.startedAt), 0)
   return { serialMs, busyMs, savedMs: Math.max(0, serialMs - busyMs) }
 }

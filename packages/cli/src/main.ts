@@ -300,6 +300,11 @@ const program = Effect.suspend(() => {
       return Effect.sync(() => void process.stdout.write(`${version}\n`))
     case "UsageError":
       return usageError(parsed.message)
+    case "Completions":
+      return Effect.flatMap(
+        Effect.promise(() => import("./Completions.js")),
+        (Completions) => Effect.sync(() => void process.stdout.write(Completions.script(parsed.shell)))
+      )
     case "Run":
       return Effect.flatMap(quietErrors, (console) => Effect.withConsole(cli(parsed.argv), console))
   }

@@ -69,8 +69,18 @@ export type LoopEvent = Data.TaggedEnum<{
   ToolResults: { readonly turn: number; readonly message: Messages.Message }
   Usage: { readonly turn: number; readonly usage: Model.Usage }
   HookMessage: { readonly hookEvent: string; readonly content: string; readonly level: DispatchEvent.HookMessageLevel }
-  /** The model's response for this turn is complete (tools may still be running). */
-  ResponseEnded: { readonly turn: number; readonly stopReason: Model.StopReason | undefined; readonly at: number }
+  /**
+   * The model's response for this turn is complete (tools may still be
+   * running). `message`: the assistant message as the conversation will hold
+   * it (absent when the response had no content), so that a transcript can
+   * record it before the tools finish.
+   */
+  ResponseEnded: {
+    readonly turn: number
+    readonly stopReason: Model.StopReason | undefined
+    readonly at: number
+    readonly message?: Messages.Message | undefined
+  }
   /** Something ended the turn abnormally (model error, malformed input, …). */
   Error: { readonly turn: number; readonly reason: string; readonly message: string }
   TurnEnded: { readonly turn: number; readonly stopReason: Model.StopReason | undefined; readonly at: number }
@@ -371,19 +381,23 @@ const runTurn = (
     let sawMessageStop = false
     const streaming = options.streaming ?? true
 
+    const assistantMessage = (): Messages.Message | undefined => {
+      const content = closed
+        .slice()
+        .sort((a, b) => a.index - b.index)
+        .map((c) => c.block)
+        .filter((b) => !(b.type === "text" && b.text.length === 0))
+      return content.length === 0 ? undefined : { role: "assistant", content }
+    }
+
     // If the consumer goes away mid-turn, the transcript still gets a paired turn.
     let recorded = false
     const record = (results: ReadonlyArray<Messages.ToolResultBlock>, extra: ReadonlyArray<string> = []) =>
       Effect.suspend(() => {
         if (recorded) return Effect.void
         recorded = true
-        const content = closed
-          .slice()
-          .sort((a, b) => a.index - b.index)
-          .map((c) => c.block)
-          .filter((b) => !(b.type === "text" && b.text.length === 0))
-        if (content.length === 0) return Effect.void
-        const assistant: Messages.Message = { role: "assistant", content }
+        const assistant = assistantMessage()
+        if (assistant === undefined) return Effect.void
         const byId = new Map(results.map((r) => [r.tool_use_id, r]))
         const user = toolUses.length === 0 ? undefined : Results.toUserMessage(toolUses, byId)
         const userWithExtra = user === undefined || extra.length === 0
@@ -480,7 +494,7 @@ const runTurn = (
       Effect.as(node.await, Either.right(undefined))
     ).pipe(Effect.onInterrupt(() => pairOnInterrupt(executor, record)))
 
-    yield* emit(LoopEvent.ResponseEnded({ turn, stopReason, at: yield* Clock.currentTimeMillis }))
+    const responseEndedAt = yield* Clock.currentTimeMillis
     let failure: string | undefined
     if (Either.isLeft(finished)) {
       failure = finished.left.message
@@ -499,18 +513,14 @@ const runTurn = (
           : `The response ended in the middle of ${what}.`
       }
     }
+    // A tool call the response broke off inside gets an error result (its input never
+    // completed), like a malformed one: the transcript stays paired and the model can retry.
+    const cutOff: Array<Messages.ToolUseBlock> = []
     if (failure !== undefined) {
-      yield* emit(LoopEvent.Error({
-        turn,
-        reason: Either.isLeft(finished) ? finished.left.reason : "incomplete",
-        message: failure
-      }))
-      // A tool call the response broke off inside gets an error result (its input never
-      // completed), like a malformed one: the transcript stays paired and the model can retry.
-      const cutOff = [...open.entries()]
+      const unclosed = [...open.entries()]
         .filter(([, b]) => !b.closed && b.start.type === "tool_use")
         .sort(([a], [b]) => a - b)
-      for (const [index, b] of cutOff) {
+      for (const [index, b] of unclosed) {
         b.closed = true
         const start = b.start as Messages.ToolUseBlock
         const why = stopReason === "max_tokens" && Either.isRight(finished)
@@ -518,8 +528,17 @@ const runTurn = (
           : `the model stream ended before the input was complete (${failure})`
         const block = Execution.unparsedToolUse(start.id, start.name, why)
         closed.push({ index, block })
-        yield* addToolUse(block)
+        cutOff.push(block)
       }
+    }
+    yield* emit(LoopEvent.ResponseEnded({ turn, stopReason, at: responseEndedAt, message: assistantMessage() }))
+    if (failure !== undefined) {
+      yield* emit(LoopEvent.Error({
+        turn,
+        reason: Either.isLeft(finished) ? finished.left.reason : "incomplete",
+        message: failure
+      }))
+      yield* Effect.forEach(cutOff, addToolUse, { discard: true })
     }
 
     if (!streaming && !node.isAborted()) {

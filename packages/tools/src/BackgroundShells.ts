@@ -254,15 +254,28 @@ const resolveTaskId = (
     : ParseResult.succeed(taskId)
 }
 
-/** A plain object JSON Schema for the API, from the canonical parameters. */
+/**
+ * A plain object JSON Schema for the API, from the canonical parameters;
+ * without the titles Effect's refinements give themselves (`positive`), as
+ * `Tool.inputJsonSchema` leaves them out.
+ */
 const jsonSchemaOf = (schema: Schema.Schema.Any): Tool.JsonObjectSchema => {
   const { $schema: _schema, ...rest } = JSONSchema.make(schema) as unknown as Record<string, unknown>
-  return { ...rest, type: "object" } as Tool.JsonObjectSchema
+  const untitled = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(untitled)
+    if (typeof value !== "object" || value === null) return value
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key, child]) => !(key === "title" && typeof child === "string" && /^[a-z][A-Za-z]*(\(.*\))?$/.test(child)))
+        .map(([key, child]) => [key, untitled(child)])
+    )
+  }
+  return { ...(untitled(rest) as object), type: "object" } as Tool.JsonObjectSchema
 }
 
 const Block = Schema.Boolean.annotations({ description: "Whether to wait for the task to finish (default true)" })
 const Timeout = Schema.Number.pipe(Schema.positive()).annotations({
-  description: "Maximum time to wait in milliseconds when blocking (default 30000, max 600000)"
+  description: "Maximum time to wait in milliseconds when blocking (default 30000; max 600000: a longer wait is capped to it)"
 })
 
 const TaskOutputParameters = Schema.Struct({

@@ -61,7 +61,7 @@ export const BashInput = Schema.Struct({
   command: Schema.String.annotations({ description: "The command to execute" }),
   timeout: Schema.optional(
     Schema.Number.pipe(Schema.positive()).annotations({
-      description: "Optional timeout in milliseconds (max 600000)"
+      description: "Optional timeout in milliseconds (default 120000; max 600000: a longer timeout is capped to it)"
     })
   ),
   description: Schema.optional(

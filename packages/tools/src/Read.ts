@@ -68,7 +68,8 @@ export const ReadInput = Schema.Struct({
     description: "The absolute path to the file to read (a relative path is resolved against the working directory)"
   }),
   offset: Schema.optional(Schema.Int.pipe(Schema.nonNegative())).annotations({
-    description: "The line number to start reading from (1-based). Only provide if the file is too large to read at once"
+    description:
+      "The line number to start reading from (1-based; 0 also starts at the first line). Only provide if the file is too large to read at once"
   }),
   limit: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({
     description: "The number of lines to read. Only provide if the file is too large to read at once"
