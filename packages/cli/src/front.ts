@@ -2,11 +2,15 @@
  * The entry of the bundled `switchyard` binary. `--help`, `<command> --help`
  * and `--version` are answered from `help.json`, which the build renders with
  * the full parser (packages/cli/build.mjs), so they start without loading
- * `@effect/cli` or Effect; everything else loads the full parser (main.ts).
+ * `@effect/cli` or Effect. `tools list [--json]` and `tools schema NAME` are
+ * answered from `tools.json` when nothing they read differs from the build's
+ * fresh directory (no settings, no `.mcp.json`, no configuration variable);
+ * everything else loads the full parser (main.ts).
  *
  * @since 0.1.0
  */
 import * as fs from "node:fs"
+import * as path from "node:path"
 
 /** What the full parser prints, as a terminal sees it, by the arguments joined with spaces ("tools list --help"). */
 type Pages = Readonly<Record<string, string>>
@@ -17,12 +21,58 @@ const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
 const colorEnabled = (stream: NodeJS.WriteStream) =>
   stream.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
 
-const readPages = (): Pages | undefined => {
+/**
+ * `tools` pages rendered in a fresh directory, with what rendering them read:
+ * variables that were unset and paths (`<cwd>/…`, `<home>/…` or absolute)
+ * that were absent or directories.
+ *
+ * @since 0.1.0
+ */
+export interface ToolPages {
+  readonly variables: ReadonlyArray<string>
+  readonly paths: ReadonlyArray<{ readonly path: string; readonly kind: string }>
+  readonly pages: Pages
+}
+
+const readJson = <A>(name: string): A | undefined => {
   try {
-    return JSON.parse(fs.readFileSync(new URL("./help.json", import.meta.url), "utf8")) as Pages
+    return JSON.parse(fs.readFileSync(new URL(name, import.meta.url), "utf8")) as A
   } catch {
     return undefined
   }
+}
+
+const kindOf = (p: string): string => {
+  try {
+    const stat = fs.statSync(p, { throwIfNoEntry: false })
+    return stat === undefined ? "absent" : stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other"
+  } catch {
+    return "other"
+  }
+}
+
+/**
+ * Whether this process would read what the pages were rendered from: every
+ * recorded variable unset and every recorded path of the same kind, with
+ * `<cwd>` and `<home>` standing for the working and home directories.
+ *
+ * @since 0.1.0
+ */
+export const unchanged = (
+  conditions: Pick<ToolPages, "variables" | "paths">,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string
+): boolean => {
+  const home = env["HOME"]
+  if (home === undefined || home === "") return false
+  if (conditions.variables.some((name) => env[name] !== undefined)) return false
+  const expand = (p: string) =>
+    p === "<cwd>" || p.startsWith("<cwd>/")
+      ? path.join(cwd, p.slice(5))
+      : p === "<home>" || p.startsWith("<home>/")
+      ? path.join(home, p.slice(6))
+      : p
+  return conditions.paths.every(({ kind, path: p }) => kindOf(expand(p)) === kind)
 }
 
 /**
@@ -37,9 +87,23 @@ export const answer = (args: ReadonlyArray<string>, pages: Pages): string | unde
   return Object.hasOwn(pages, key) ? pages[key] : undefined
 }
 
+const toolPage = (args: ReadonlyArray<string>): string | undefined => {
+  const tools = readJson<ToolPages>("./tools.json")
+  if (tools === undefined) return undefined
+  const text = answer(args, tools.pages)
+  if (text === undefined) return undefined
+  let cwd: string
+  try {
+    cwd = process.cwd()
+  } catch {
+    return undefined
+  }
+  return unchanged(tools, process.env, cwd) ? text : undefined
+}
+
 const args = process.argv.slice(2)
-const pages = readPages()
-const text = pages === undefined ? undefined : answer(args, pages)
+const pages = readJson<Pages>("./help.json")
+const text = (pages === undefined ? undefined : answer(args, pages)) ?? (args[0] === "tools" ? toolPage(args) : undefined)
 if (text === undefined && args[0] === "tools" && args[1] === "list" && (args.length === 2 || (args.length === 3 && args[2] === "--json"))) {
   const { list } = await import("./internal/fastTools.js")
   process.exitCode = await list(args.length === 3)
