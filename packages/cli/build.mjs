@@ -20,8 +20,8 @@
  *    must be as it was (absent, or a directory), so a settings file, an
  *    `.mcp.json` or `SWITCHYARD_SIMPLE` sends the command to the full parser.
  *    A page is left out when it failed, wrote to stderr, named the scratch
- *    directories, read a file, started a process or enumerated the
- *    environment, or when its terminal and piped renderings differ by more
+ *    directories, read a file, called `node:os`, started a process or
+ *    enumerated the environment, or when its terminal and piped renderings differ by more
  *    than colour.
  */
 import { execFile } from "node:child_process"
@@ -180,6 +180,7 @@ const renderRecorded = async (args) => {
     for (const { access } of [terminal, piped]) {
       if (access.enumerated) return { reason: "it enumerated the environment" }
       if (access.spawned) return { reason: "it started a process" }
+      if (access.os.length > 0) return { reason: `it called os.${access.os.join(", os.")}` }
       for (const p of access.paths) {
         // Module loading (the bundle, node_modules) is code, not input.
         if (p === here || p.startsWith(here + path.sep) || p.split(path.sep).includes("node_modules")) continue

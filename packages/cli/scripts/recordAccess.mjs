@@ -1,8 +1,9 @@
 /**
  * A preload for packages/cli/build.mjs: while the full parser renders a
  * `tools` page, record what the page could depend on besides the code — the
- * environment variables read, the paths touched through `node:fs`, and
- * whether a child process was started — and write it, on exit, as JSON to the
+ * environment variables read, the paths touched through `node:fs`, the
+ * `node:os` functions called and whether a child process was started — and
+ * write it, on exit, as JSON to the
  * file named by SWITCHYARD_ACCESS_LOG. The build stores these as the
  * conditions under which the front may print the page instead of running the
  * command.
@@ -10,6 +11,7 @@
 import childProcess from "node:child_process"
 import fs from "node:fs"
 import { syncBuiltinESMExports } from "node:module"
+import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -19,6 +21,7 @@ const variables = new Set()
 const paths = new Set()
 let enumerated = false
 let spawned = false
+const osCalls = new Set()
 
 process.env = new Proxy(env, {
   get: (target, key) => {
@@ -67,9 +70,17 @@ for (const name of ["spawn", "spawnSync", "exec", "execSync", "execFile", "execF
     return original.apply(this, args)
   }
 }
+for (const name of Object.keys(os)) {
+  const original = os[name]
+  if (typeof original !== "function") continue
+  os[name] = function(...args) {
+    osCalls.add(name)
+    return original.apply(this, args)
+  }
+}
 syncBuiltinESMExports()
 
 process.on("exit", () => {
   if (log === undefined) return
-  writeFileSync(log, JSON.stringify({ variables: [...variables], paths: [...paths], enumerated, spawned }))
+  writeFileSync(log, JSON.stringify({ variables: [...variables], paths: [...paths], os: [...osCalls], enumerated, spawned }))
 })
