@@ -14,15 +14,14 @@
  *    `@effect/cli`.
  * 3. `tools list`, `tools list --json` and `tools schema NAME` (every tool and
  *    alias) are rendered by the full parser in a fresh working directory and
- *    home, under a preload (scripts/recordAccess.mjs) that records what the
- *    command read. `bundle/tools.json` stores the pages with those inputs as
- *    conditions: every variable read must be unset and every path touched
- *    must be as it was (absent, or a directory), so a settings file, an
- *    `.mcp.json` or `SWITCHYARD_SIMPLE` sends the command to the full parser.
- *    A page is left out when it failed, wrote to stderr, named the scratch
- *    directories, read a file, called `node:os`, started a process or
- *    enumerated the environment, or when its terminal and piped renderings differ by more
- *    than colour.
+ *    home (once more with SWITCHYARD_HOME set to a fresh directory), under a
+ *    preload (scripts/recordAccess.mjs) that records what the command read.
+ *    `bundle/tools.json` stores the pages with those inputs as conditions:
+ *    every variable read must be unset and every path touched must be as it
+ *    was (absent, or a directory), so a settings file, an `.mcp.json` or
+ *    `SWITCHYARD_SIMPLE` sends the command to the full parser. A page is left
+ *    out when it failed, wrote to stderr, named its directories, read a file,
+ *    called `node:os`, started a process or enumerated the environment.
  */
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
@@ -153,50 +152,52 @@ const kindOf = (p) => {
 }
 
 /**
- * Render `tools …` with the full parser in a fresh working directory and home
- * and nothing in the environment but PATH, HOME and TERM, recording what it
- * read. Resolves to the page (as a terminal sees it) and its conditions, or
- * to the reason it cannot be stored.
+ * Variables that name a directory the commands read settings from. The
+ * `tools` pages are rendered once with each unset and once with each set to a
+ * fresh directory, so the front can answer for both.
  */
-const renderRecorded = async (args) => {
+const directoryVariables = ["SWITCHYARD_HOME"]
+
+/**
+ * Render `tools …` with the full parser, as a terminal sees it, in a fresh
+ * working directory and home, with nothing in the environment but PATH, HOME,
+ * TERM and the `set` directory variables, recording what it read. Paths
+ * under those directories are stored as `<cwd>/…` and `$NAME/…`. Resolves to
+ * the page and its conditions, or to the reason it cannot be stored.
+ */
+const renderRecorded = async (args, set) => {
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-build-")))
-  const cwd = path.join(scratch, "project")
-  const home = path.join(scratch, "home")
-  fs.mkdirSync(cwd)
-  fs.mkdirSync(home)
-  const once = async (terminal) => {
-    const log = path.join(scratch, `access-${terminal}.json`)
-    const preload = ["--import", pathToFileURL(recorder).href, ...(terminal ? ["--import", asTerminal] : [])]
-    const { stdout, stderr } = await run(process.execPath, [...preload, path.join(outdir, "main.js"), ...args], {
-      cwd,
-      encoding: "utf8",
-      env: { PATH: process.env.PATH, HOME: home, TERM: "xterm-256color", SWITCHYARD_ACCESS_LOG: log }
-    })
-    return { stdout, stderr, access: JSON.parse(fs.readFileSync(log, "utf8")) }
-  }
+  const dirs = { "<cwd>": path.join(scratch, "project"), $HOME: path.join(scratch, "home") }
+  for (const name of set) dirs[`$${name}`] = path.join(scratch, name.toLowerCase())
+  for (const dir of Object.values(dirs)) fs.mkdirSync(dir)
+  const log = path.join(scratch, "access.json")
+  const env = { PATH: process.env.PATH, TERM: "xterm-256color", SWITCHYARD_ACCESS_LOG: log }
+  for (const [name, dir] of Object.entries(dirs)) if (name.startsWith("$")) env[name.slice(1)] = dir
   try {
-    const [terminal, piped] = [await once(true), await once(false)]
-    const paths = new Map()
-    for (const { access } of [terminal, piped]) {
-      if (access.enumerated) return { reason: "it enumerated the environment" }
-      if (access.spawned) return { reason: "it started a process" }
-      if (access.os.length > 0) return { reason: `it called os.${access.os.join(", os.")}` }
-      for (const p of access.paths) {
-        // Module loading (the bundle, node_modules) is code, not input.
-        if (p === here || p.startsWith(here + path.sep) || p.split(path.sep).includes("node_modules")) continue
-        const kind = kindOf(p)
-        if (kind !== "absent" && kind !== "directory") return { reason: `it read ${p}` }
-        const under = (dir, name) => (p === dir || p.startsWith(dir + path.sep) ? name + p.slice(dir.length) : undefined)
-        paths.set(under(cwd, "<cwd>") ?? under(home, "<home>") ?? p, kind)
-      }
+    const preload = ["--import", pathToFileURL(recorder).href, "--import", asTerminal]
+    const { stdout, stderr } = await run(process.execPath, [...preload, path.join(outdir, "main.js"), ...args], {
+      cwd: dirs["<cwd>"],
+      encoding: "utf8",
+      env
+    })
+    const access = JSON.parse(fs.readFileSync(log, "utf8"))
+    if (access.enumerated) return { reason: "it enumerated the environment" }
+    if (access.spawned) return { reason: "it started a process" }
+    if (access.os.length > 0) return { reason: `it called os.${access.os.join(", os.")}` }
+    if (stderr !== "") return { reason: `it wrote to stderr: ${stderr}` }
+    if (stdout.includes(scratch)) return { reason: "it names its directories" }
+    const paths = []
+    for (const p of access.paths) {
+      // Module loading (the bundle, node_modules) is code, not input.
+      if (p === here || p.startsWith(here + path.sep) || p.split(path.sep).includes("node_modules")) continue
+      const kind = kindOf(p)
+      if (kind !== "absent" && kind !== "directory") return { reason: `it read ${p}` }
+      const [name, dir] = Object.entries(dirs).find(([, dir]) => p === dir || p.startsWith(dir + path.sep)) ?? ["", ""]
+      paths.push([name === "" ? p : name + p.slice(dir.length), kind])
     }
-    if (terminal.stderr !== "" || piped.stderr !== "") return { reason: `it wrote to stderr: ${terminal.stderr || piped.stderr}` }
-    if (terminal.stdout.replace(ANSI, "") !== piped.stdout) return { reason: "a terminal sees more than colour" }
-    if (terminal.stdout.includes(scratch)) return { reason: "it names the working directory" }
-    const variables = new Set([...terminal.access.variables, ...piped.access.variables])
-    // The front handles these itself: colour (NO_COLOR, TERM) and the home directory.
-    for (const handled of ["HOME", "NO_COLOR", "TERM", "SWITCHYARD_ACCESS_LOG"]) variables.delete(handled)
-    return { page: terminal.stdout, variables: [...variables], paths: [...paths] }
+    // The front handles these itself: colour (NO_COLOR, TERM) and the directories.
+    const handled = new Set(["HOME", "NO_COLOR", "TERM", "SWITCHYARD_ACCESS_LOG", ...set])
+    return { page: stdout, variables: access.variables.filter((name) => !handled.has(name)), paths }
   } catch (error) {
     return { reason: error instanceof Error ? error.message.split("\n")[0] : String(error) }
   } finally {
@@ -204,20 +205,24 @@ const renderRecorded = async (args) => {
   }
 }
 
-/** The `tools` pages the front may print, with their conditions; pages that cannot be stored are reported. */
-const renderToolPages = async () => {
-  const list = await renderRecorded(["tools", "list", "--json"])
-  if (list.page === undefined) return { pages: {}, variables: [], paths: [], skipped: [`tools list --json: ${list.reason}`] }
+/**
+ * The `tools` pages the front may print with these directory variables set,
+ * and their conditions; pages that cannot be stored are reported.
+ */
+const renderToolPages = async (set) => {
+  const label = (args) => `${args.join(" ")}${set.length === 0 ? "" : ` (with ${set.join(", ")})`}`
+  const list = await renderRecorded(["tools", "list", "--json"], set)
+  if (list.page === undefined) return { set, variables: [], paths: [], pages: {}, skipped: [`${label(["tools", "list", "--json"])}: ${list.reason}`] }
   const names = JSON.parse(list.page.replace(ANSI, "")).flatMap((tool) => [tool.name, ...tool.aliases])
   const argsList = [["tools", "list"], ...names.map((name) => ["tools", "schema", name])]
-  const rendered = [[["tools", "list", "--json"], list], ...(await mapConcurrently(argsList, async (args) => [args, await renderRecorded(args)]))]
+  const rendered = [[["tools", "list", "--json"], list], ...(await mapConcurrently(argsList, async (args) => [args, await renderRecorded(args, set)]))]
   const pages = {}
   const variables = new Set()
   const paths = new Map()
   const skipped = []
   for (const [args, result] of rendered) {
     if (result.page === undefined) {
-      skipped.push(`${args.join(" ")}: ${result.reason}`)
+      skipped.push(`${label(args)}: ${result.reason}`)
       continue
     }
     pages[args.join(" ")] = result.page
@@ -225,9 +230,10 @@ const renderToolPages = async () => {
     for (const [p, kind] of result.paths) paths.set(p, kind)
   }
   return {
-    pages,
+    set,
     variables: [...variables].sort(),
     paths: [...paths].sort().map(([p, kind]) => ({ path: p, kind })),
+    pages,
     skipped
   }
 }
@@ -235,8 +241,13 @@ const renderToolPages = async () => {
 const rootHelp = await renderFull(["--help"])
 const pages = Object.fromEntries(await mapConcurrently(frontArguments(rootHelp), async (args) => [args.join(" "), await renderFull(args)]))
 fs.writeFileSync(path.join(outdir, "help.json"), JSON.stringify(pages) + "\n")
-const tools = await renderToolPages()
-for (const line of tools.skipped) console.warn(`cli bundle: the front will not print ${line}`)
-fs.writeFileSync(path.join(outdir, "tools.json"), JSON.stringify({ variables: tools.variables, paths: tools.paths, pages: tools.pages }) + "\n")
+const variants = [await renderToolPages([]), await renderToolPages(directoryVariables)]
+for (const line of variants.flatMap((variant) => variant.skipped)) console.warn(`cli bundle: the front will not print ${line}`)
+fs.writeFileSync(
+  path.join(outdir, "tools.json"),
+  JSON.stringify({ variants: variants.map(({ skipped, ...variant }) => variant) }) + "\n"
+)
 fs.writeFileSync(stamp, inputs)
-console.log(`cli bundle: ${Object.keys(pages).length} help pages and ${Object.keys(tools.pages).length} tools pages rendered for the front`)
+console.log(
+  `cli bundle: ${Object.keys(pages).length} help pages and ${variants.map((v) => Object.keys(v.pages).length).join(" + ")} tools pages rendered for the front`
+)

@@ -23,12 +23,14 @@ const colorEnabled = (stream: NodeJS.WriteStream) =>
 
 /**
  * `tools` pages rendered in a fresh directory, with what rendering them read:
- * variables that were unset and paths (`<cwd>/…`, `<home>/…` or absolute)
- * that were absent or directories.
+ * variables that were unset and paths (`<cwd>/…`, `$HOME/…`, `$NAME/…` for
+ * each variable in `set`, or absolute) that were absent or directories.
  *
  * @since 0.1.0
  */
 export interface ToolPages {
+  /** The directory variables that were set (to fresh directories). */
+  readonly set: ReadonlyArray<string>
   readonly variables: ReadonlyArray<string>
   readonly paths: ReadonlyArray<{ readonly path: string; readonly kind: string }>
   readonly pages: Pages
@@ -52,26 +54,25 @@ const kindOf = (p: string): string => {
 }
 
 /**
- * Whether this process would read what the pages were rendered from: every
- * recorded variable unset and every recorded path of the same kind, with
- * `<cwd>` and `<home>` standing for the working and home directories.
+ * Whether this process would read what the pages were rendered from: HOME
+ * and every `set` variable given, every recorded variable unset and every
+ * recorded path of the same kind, with `<cwd>` standing for the working
+ * directory and `$NAME` for the variable's value.
  *
  * @since 0.1.0
  */
 export const unchanged = (
-  conditions: Pick<ToolPages, "variables" | "paths">,
+  conditions: Omit<ToolPages, "pages">,
   env: Readonly<Record<string, string | undefined>>,
   cwd: string
 ): boolean => {
-  const home = env["HOME"]
-  if (home === undefined || home === "") return false
+  if (!["HOME", ...conditions.set].every((name) => (env[name] ?? "") !== "")) return false
   if (conditions.variables.some((name) => env[name] !== undefined)) return false
-  const expand = (p: string) =>
-    p === "<cwd>" || p.startsWith("<cwd>/")
-      ? path.join(cwd, p.slice(5))
-      : p === "<home>" || p.startsWith("<home>/")
-      ? path.join(home, p.slice(6))
-      : p
+  const expand = (p: string) => {
+    const [first = "", ...rest] = p.split("/")
+    const dir = first === "<cwd>" ? cwd : first.startsWith("$") ? env[first.slice(1)] : undefined
+    return dir === undefined ? p : path.join(dir, ...rest)
+  }
   return conditions.paths.every(({ kind, path: p }) => kindOf(expand(p)) === kind)
 }
 
@@ -88,17 +89,19 @@ export const answer = (args: ReadonlyArray<string>, pages: Pages): string | unde
 }
 
 const toolPage = (args: ReadonlyArray<string>): string | undefined => {
-  const tools = readJson<ToolPages>("./tools.json")
+  const tools = readJson<{ readonly variants: ReadonlyArray<ToolPages> }>("./tools.json")
   if (tools === undefined) return undefined
-  const text = answer(args, tools.pages)
-  if (text === undefined) return undefined
   let cwd: string
   try {
     cwd = process.cwd()
   } catch {
     return undefined
   }
-  return unchanged(tools, process.env, cwd) ? text : undefined
+  for (const variant of tools.variants) {
+    const text = answer(args, variant.pages)
+    if (text !== undefined && unchanged(variant, process.env, cwd)) return text
+  }
+  return undefined
 }
 
 const args = process.argv.slice(2)
