@@ -166,14 +166,15 @@ const directoryVariables = ["SWITCHYARD_HOME"]
  * the page and its conditions, or to the reason it cannot be stored.
  */
 const renderRecorded = async (args, set) => {
-  const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-build-")))
-  const dirs = { "<cwd>": path.join(scratch, "project"), $HOME: path.join(scratch, "home") }
-  for (const name of set) dirs[`$${name}`] = path.join(scratch, name.toLowerCase())
-  for (const dir of Object.values(dirs)) fs.mkdirSync(dir)
-  const log = path.join(scratch, "access.json")
-  const env = { PATH: process.env.PATH, TERM: "xterm-256color", SWITCHYARD_ACCESS_LOG: log }
-  for (const [name, dir] of Object.entries(dirs)) if (name.startsWith("$")) env[name.slice(1)] = dir
+  let scratch
   try {
+    scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-build-")))
+    const dirs = { "<cwd>": path.join(scratch, "project"), $HOME: path.join(scratch, "home") }
+    for (const name of set) dirs[`$${name}`] = path.join(scratch, name.toLowerCase())
+    for (const dir of Object.values(dirs)) fs.mkdirSync(dir)
+    const log = path.join(scratch, "access.json")
+    const env = { PATH: process.env.PATH, TERM: "xterm-256color", SWITCHYARD_ACCESS_LOG: log }
+    for (const [name, dir] of Object.entries(dirs)) if (name.startsWith("$")) env[name.slice(1)] = dir
     const preload = ["--import", pathToFileURL(recorder).href, "--import", asTerminal]
     const { stdout, stderr } = await run(process.execPath, [...preload, path.join(outdir, "main.js"), ...args], {
       cwd: dirs["<cwd>"],
@@ -201,7 +202,7 @@ const renderRecorded = async (args, set) => {
   } catch (error) {
     return { reason: error instanceof Error ? error.message.split("\n")[0] : String(error) }
   } finally {
-    fs.rmSync(scratch, { recursive: true, force: true })
+    if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true })
   }
 }
 

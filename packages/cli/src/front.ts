@@ -68,12 +68,17 @@ export const unchanged = (
 ): boolean => {
   if (!["HOME", ...conditions.set].every((name) => (env[name] ?? "") !== "")) return false
   if (conditions.variables.some((name) => env[name] !== undefined)) return false
-  const expand = (p: string) => {
+  const expand = (p: string): string | undefined => {
     const [first = "", ...rest] = p.split("/")
-    const dir = first === "<cwd>" ? cwd : first.startsWith("$") ? env[first.slice(1)] : undefined
-    return dir === undefined ? p : path.join(dir, ...rest)
+    if (first === "<cwd>") return path.join(cwd, ...rest)
+    if (!first.startsWith("$")) return p
+    const dir = env[first.slice(1)]
+    return dir === undefined || dir === "" ? undefined : path.join(dir, ...rest)
   }
-  return conditions.paths.every(({ kind, path: p }) => kindOf(expand(p)) === kind)
+  return conditions.paths.every(({ kind, path: p }) => {
+    const expanded = expand(p)
+    return expanded !== undefined && kindOf(expanded) === kind
+  })
 }
 
 /**
@@ -89,15 +94,15 @@ export const answer = (args: ReadonlyArray<string>, pages: Pages): string | unde
 }
 
 const toolPage = (args: ReadonlyArray<string>): string | undefined => {
-  const tools = readJson<{ readonly variants: ReadonlyArray<ToolPages> }>("./tools.json")
-  if (tools === undefined) return undefined
+  const tools = readJson<{ readonly variants?: ReadonlyArray<ToolPages> }>("./tools.json")
+  if (!Array.isArray(tools?.variants)) return undefined
   let cwd: string
   try {
     cwd = process.cwd()
   } catch {
     return undefined
   }
-  for (const variant of tools.variants) {
+  for (const variant of tools.variants as ReadonlyArray<ToolPages>) {
     const text = answer(args, variant.pages)
     if (text !== undefined && unchanged(variant, process.env, cwd)) return text
   }
