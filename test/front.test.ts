@@ -45,7 +45,9 @@ const variantEnv = (variant: ToolPages, dirs: { readonly home: string; readonly 
 
 // Effect keeps its global values on globalThis under keys named `effect/GlobalValue…`: if one exists at exit, Effect was loaded.
 const reportEffect = `data:text/javascript,${encodeURIComponent(
-  "process.on('exit', () => { if (Reflect.ownKeys(globalThis).some((k) => String(typeof k === 'symbol' ? k.description : k).startsWith('effect/'))) process.stderr.write('[effect loaded]') })"
+  "process.on('exit', () => {" +
+    " const named = (k) => String(typeof k === 'symbol' ? k.description : k);" +
+    " if (Reflect.ownKeys(globalThis).some((k) => named(k).startsWith('effect/'))) process.stderr.write('[effect loaded]') })"
 )}`
 
 /** Run the binary (front) or the full parser with exactly this environment (no SWITCHYARD_HOME unless given). */
@@ -56,7 +58,12 @@ const spawnIn = (entry: "front" | "full", args: ReadonlyArray<string>, cwd: stri
     cwd,
     env: { PATH: process.env["PATH"] ?? "", ...env }
   })
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr.replace("[effect loaded]", ""), loadedEffect: result.stderr.includes("[effect loaded]") }
+  return {
+    code: result.status,
+    stdout: result.stdout,
+    stderr: result.stderr.replace("[effect loaded]", ""),
+    loadedEffect: result.stderr.includes("[effect loaded]")
+  }
 }
 
 /** What the live sources (not the bundle) print for `tools …` in `cwd` with only these variables set. */
@@ -231,7 +238,12 @@ describe("the CLI front", () => {
       readonly files?: Record<string, string>
       readonly check: (stdout: string, stderr: string) => void
     }> = [
-      { name: "SWITCHYARD_SIMPLE", args: ["tools", "list"], env: { SWITCHYARD_SIMPLE: "1" }, check: (out) => expect(out.split("\n").filter(Boolean)).toHaveLength(3) },
+      {
+        name: "SWITCHYARD_SIMPLE",
+        args: ["tools", "list"],
+        env: { SWITCHYARD_SIMPLE: "1" },
+        check: (out) => expect(out.split("\n").filter(Boolean)).toHaveLength(3)
+      },
       {
         name: "project deny rule",
         args: ["tools", "list", "--json"],

@@ -213,10 +213,13 @@ const renderRecorded = async (args, set) => {
 const renderToolPages = async (set) => {
   const label = (args) => `${args.join(" ")}${set.length === 0 ? "" : ` (with ${set.join(", ")})`}`
   const list = await renderRecorded(["tools", "list", "--json"], set)
-  if (list.page === undefined) return { set, variables: [], paths: [], pages: {}, skipped: [`${label(["tools", "list", "--json"])}: ${list.reason}`] }
+  if (list.page === undefined) {
+    return { set, variables: [], paths: [], pages: {}, skipped: [`${label(["tools", "list", "--json"])}: ${list.reason}`] }
+  }
   const names = JSON.parse(list.page.replace(ANSI, "")).flatMap((tool) => [tool.name, ...tool.aliases])
   const argsList = [["tools", "list"], ...names.map((name) => ["tools", "schema", name])]
-  const rendered = [[["tools", "list", "--json"], list], ...(await mapConcurrently(argsList, async (args) => [args, await renderRecorded(args, set)]))]
+  const others = await mapConcurrently(argsList, async (args) => [args, await renderRecorded(args, set)])
+  const rendered = [[["tools", "list", "--json"], list], ...others]
   const pages = {}
   const variables = new Set()
   const paths = new Map()
@@ -240,7 +243,9 @@ const renderToolPages = async (set) => {
 }
 
 const rootHelp = await renderFull(["--help"])
-const pages = Object.fromEntries(await mapConcurrently(frontArguments(rootHelp), async (args) => [args.join(" "), await renderFull(args)]))
+const pages = Object.fromEntries(
+  await mapConcurrently(frontArguments(rootHelp), async (args) => [args.join(" "), await renderFull(args)])
+)
 fs.writeFileSync(path.join(outdir, "help.json"), JSON.stringify(pages) + "\n")
 const variants = [await renderToolPages([]), await renderToolPages(directoryVariables)]
 for (const line of variants.flatMap((variant) => variant.skipped)) console.warn(`cli bundle: the front will not print ${line}`)
@@ -250,5 +255,6 @@ fs.writeFileSync(
 )
 fs.writeFileSync(stamp, inputs)
 console.log(
-  `cli bundle: ${Object.keys(pages).length} help pages and ${variants.map((v) => Object.keys(v.pages).length).join(" + ")} tools pages rendered for the front`
+  `cli bundle: ${Object.keys(pages).length} help pages and ` +
+    `${variants.map((v) => Object.keys(v.pages).length).join(" + ")} tools pages rendered for the front`
 )
