@@ -4,14 +4,96 @@
  * Its answers must equal the full parser's, for every command that exists,
  * so the two never drift (issue 14).
  */
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
+import * as ToolsCommand from "@switchyard/cli/ToolsCommand"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { root, runCli } from "./support/cli.js"
 
 const bundle = path.join(root, "packages/cli/bundle")
 const pages = (): Record<string, string> => JSON.parse(fs.readFileSync(path.join(bundle, "help.json"), "utf8"))
+interface ToolPages {
+  readonly set: ReadonlyArray<string>
+  readonly variables: ReadonlyArray<string>
+  readonly paths: ReadonlyArray<{ readonly path: string; readonly kind: string }>
+  readonly pages: Record<string, string>
+}
+/** The stored `tools` pages: without and with SWITCHYARD_HOME. */
+const toolPages = (): ReadonlyArray<ToolPages> => JSON.parse(fs.readFileSync(path.join(bundle, "tools.json"), "utf8")).variants
+const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
+
+/** A fresh working directory, home and state directory (for SWITCHYARD_HOME), removed after `f`. */
+const inFreshDirs = async <A>(f: (dirs: { readonly cwd: string; readonly home: string; readonly state: string }) => Promise<A>): Promise<A> => {
+  const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-front-")))
+  const dirs = { cwd: path.join(scratch, "project"), home: path.join(scratch, "home"), state: path.join(scratch, "state") }
+  for (const dir of Object.values(dirs)) fs.mkdirSync(dir)
+  try {
+    return await f(dirs)
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+/** The environment a variant was rendered with, in these directories. */
+const variantEnv = (variant: ToolPages, dirs: { readonly home: string; readonly state: string }): Record<string, string> =>
+  variant.set.includes("SWITCHYARD_HOME") ? { HOME: dirs.home, SWITCHYARD_HOME: dirs.state } : { HOME: dirs.home }
+
+// Effect keeps its global values on globalThis under keys named `effect/GlobalValue…`: if one exists at exit, Effect was loaded.
+const reportEffect = `data:text/javascript,${encodeURIComponent(
+  "process.on('exit', () => {" +
+    " const named = (k) => String(typeof k === 'symbol' ? k.description : k);" +
+    " if (Reflect.ownKeys(globalThis).some((k) => named(k).startsWith('effect/'))) process.stderr.write('[effect loaded]') })"
+)}`
+
+/** Run the binary (front) or the full parser with exactly this environment (no SWITCHYARD_HOME unless given). */
+const spawnIn = (entry: "front" | "full", args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) => {
+  const script = entry === "front" ? path.join(root, "packages/cli/bin/switchyard.js") : path.join(bundle, "main.js")
+  const result = spawnSync(process.execPath, ["--import", reportEffect, script, ...args], {
+    encoding: "utf8",
+    cwd,
+    env: { PATH: process.env["PATH"] ?? "", ...env }
+  })
+  return {
+    code: result.status,
+    stdout: result.stdout,
+    stderr: result.stderr.replace("[effect loaded]", ""),
+    loadedEffect: result.stderr.includes("[effect loaded]")
+  }
+}
+
+/** What the live sources (not the bundle) print for `tools …` in `cwd` with only these variables set. */
+const live = (action: ToolsCommand.Action, json: boolean, cwd: string, env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const chunks: Array<string> = []
+    const write = process.stdout.write
+    process.stdout.write = ((chunk: string | Uint8Array) => {
+      chunks.push(String(chunk))
+      return true
+    }) as typeof process.stdout.write
+    yield* ToolsCommand.run({
+      cwd,
+      settingsFiles: [],
+      permissionMode: undefined,
+      allowedTools: [],
+      disallowedTools: [],
+      additionalDirectories: [],
+      verbose: false,
+      mcpConfigFiles: [],
+      strictMcpConfig: false,
+      json,
+      action
+    }).pipe(
+      Effect.provide(NodeContext.layer),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+      Effect.ensuring(Effect.sync(() => (process.stdout.write = write)))
+    )
+    return chunks.join("").replace(ANSI, "")
+  })
 
 /** The full parser (bundle/main.js, no front), piped like the tests' binary. */
 const full = async (args: ReadonlyArray<string>, tty = false) => {
@@ -97,4 +179,118 @@ describe("the CLI front", () => {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it.effect("stores tools pages equal to what the live tool modules print, for every tool and alias", () =>
+    Effect.promise(() =>
+      inFreshDirs(async (dirs) => {
+        const variants = toolPages()
+        expect(variants.map((variant) => variant.set)).toEqual([[], ["SWITCHYARD_HOME"]])
+        for (const variant of variants) {
+          const env = variantEnv(variant, dirs)
+          const run = (action: ToolsCommand.Action, json = false) => Effect.runPromise(live(action, json, dirs.cwd, env))
+          const listed = JSON.parse(await run({ _tag: "list" }, true)) as ReadonlyArray<{ name: string; aliases: ReadonlyArray<string> }>
+          const names = listed.flatMap((tool) => [tool.name, ...tool.aliases])
+          expect(names).toContain("Read")
+          const stored = variant.pages
+          expect(Object.keys(stored).sort()).toEqual(["tools list", "tools list --json", ...names.map((n) => `tools schema ${n}`)].sort())
+          expect(stored["tools list --json"]!.replace(ANSI, "")).toBe(await run({ _tag: "list" }, true))
+          expect(stored["tools list"]!.replace(ANSI, "")).toBe(await run({ _tag: "list" }))
+          for (const name of names) {
+            expect(stored[`tools schema ${name}`]!.replace(ANSI, ""), name).toBe(await run({ _tag: "schema", name }))
+          }
+        }
+      })
+    ), 60_000)
+
+  it("prints the stored tools pages in a fresh directory without loading Effect, as the full parser would", async () => {
+    const [plain, withState] = toolPages()
+    expect(plain!.variables).toEqual(expect.arrayContaining(["SWITCHYARD_HOME", "SWITCHYARD_SIMPLE", "ENABLE_TOOL_SEARCH"]))
+    expect(plain!.paths).toEqual(expect.arrayContaining([
+      { path: "<cwd>/.claude/settings.json", kind: "absent" },
+      { path: "<cwd>/.mcp.json", kind: "absent" },
+      { path: "$HOME/.switchyard/settings.json", kind: "absent" }
+    ]))
+    expect(withState!.variables).not.toContain("SWITCHYARD_HOME")
+    expect(withState!.paths).toEqual(expect.arrayContaining([{ path: "$SWITCHYARD_HOME/settings.json", kind: "absent" }]))
+    await inFreshDirs(async (dirs) => {
+      for (const variant of [plain!, withState!]) {
+        const env = variantEnv(variant, dirs)
+        for (const args of [["tools", "list"], ["tools", "list", "--json"], ["tools", "schema", "Read"], ["tools", "schema", "Task"]]) {
+          const label = `${args.join(" ")} with ${Object.keys(env).join(", ")}`
+          const viaFront = spawnIn("front", args, dirs.cwd, env)
+          const viaFull = spawnIn("full", args, dirs.cwd, env)
+          expect(viaFront.loadedEffect, label).toBe(false)
+          expect(viaFull.loadedEffect).toBe(true)
+          expect(viaFront.code).toBe(0)
+          expect(viaFront.stdout, label).toBe(viaFull.stdout)
+          expect(viaFront.stdout).toBe(variant.pages[args.join(" ")]!.replace(ANSI, ""))
+        }
+      }
+    })
+  })
+
+  it("runs tools list and schema through the full parser when a variable, settings file or .mcp.json it reads is there", async () => {
+    const stored = toolPages()[0]!.pages
+    const cases: ReadonlyArray<{
+      readonly name: string
+      readonly args: ReadonlyArray<string>
+      readonly env?: Record<string, string>
+      readonly files?: Record<string, string>
+      readonly check: (stdout: string, stderr: string) => void
+    }> = [
+      {
+        name: "SWITCHYARD_SIMPLE",
+        args: ["tools", "list"],
+        env: { SWITCHYARD_SIMPLE: "1" },
+        check: (out) => expect(out.split("\n").filter(Boolean)).toHaveLength(3)
+      },
+      {
+        name: "project deny rule",
+        args: ["tools", "list", "--json"],
+        files: { "<cwd>/.claude/settings.json": JSON.stringify({ permissions: { deny: ["WebFetch"] } }) },
+        check: (out) => expect(out).not.toContain("WebFetch")
+      },
+      {
+        name: "user deny rule",
+        args: ["tools", "schema", "Bash"],
+        files: { "$HOME/.switchyard/settings.json": JSON.stringify({ permissions: { deny: ["Bash"] } }) },
+        check: (out, err) => {
+          expect(out).toBe("")
+          expect(err).toContain("No such tool available: Bash")
+        }
+      },
+      {
+        name: "SWITCHYARD_HOME",
+        args: ["tools", "list"],
+        env: { SWITCHYARD_HOME: "$SWITCHYARD_HOME" },
+        files: { "$SWITCHYARD_HOME/settings.json": JSON.stringify({ permissions: { deny: ["Grep"] } }) },
+        check: (out) => expect(out).not.toContain("Grep")
+      },
+      {
+        name: ".mcp.json",
+        args: ["tools", "list"],
+        files: { "<cwd>/.mcp.json": "{ not json" },
+        check: (_, err) => expect(err).toContain(".mcp.json")
+      }
+    ]
+    for (const c of cases) {
+      await inFreshDirs(async ({ cwd, home, state }) => {
+        const expand = (p: string) => p.replace("<cwd>", cwd).replace("$HOME", home).replace("$SWITCHYARD_HOME", state)
+        for (const [file, text] of Object.entries(c.files ?? {})) {
+          fs.mkdirSync(path.dirname(expand(file)), { recursive: true })
+          fs.writeFileSync(expand(file), text)
+        }
+        const env = { HOME: home, ...Object.fromEntries(Object.entries(c.env ?? {}).map(([k, v]) => [k, expand(v)])) }
+        const viaFront = spawnIn("front", c.args, cwd, env)
+        const viaFull = spawnIn("full", c.args, cwd, env)
+        expect(viaFront.loadedEffect, c.name).toBe(true)
+        expect(viaFront.code, c.name).toBe(viaFull.code)
+        expect(viaFront.stdout, c.name).toBe(viaFull.stdout)
+        expect(viaFront.stderr.split("\n")[0], c.name).toBe(viaFull.stderr.split("\n")[0])
+        // What the stored page would have said is wrong here: in the output or as a missing warning.
+        expect(viaFront.stdout + viaFront.stderr, c.name).not.toBe(stored[c.args.join(" ")]!.replace(ANSI, ""))
+        c.check(viaFront.stdout, viaFront.stderr)
+      })
+    }
+  }, 120_000)
 })

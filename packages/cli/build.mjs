@@ -12,15 +12,28 @@
  * 2. The help of every command (and --version) is rendered by the full parser once, here, and
  *    stored in `bundle/help.json`; the front prints it without loading
  *    `@effect/cli`.
+ * 3. `tools list`, `tools list --json` and `tools schema NAME` (every tool and
+ *    alias) are rendered by the full parser in a fresh working directory and
+ *    home (once more with SWITCHYARD_HOME set to a fresh directory), under a
+ *    preload (scripts/recordAccess.mjs) that records what the command read.
+ *    `bundle/tools.json` stores the pages with those inputs as conditions:
+ *    every variable read must be unset and every path touched must be as it
+ *    was (absent, or a directory), so a settings file, an `.mcp.json` or
+ *    `SWITCHYARD_SIMPLE` sends the command to the full parser. A page is left
+ *    out when it failed, wrote to stderr, named its directories, read a file,
+ *    called `node:os`, started a process or enumerated the environment.
  */
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { promisify } from "node:util"
 import * as esbuild from "esbuild"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const outdir = path.join(here, "bundle")
+const recorder = path.join(here, "scripts", "recordAccess.mjs")
 
 /** Modules the CLI never needs at run time, replaced by an empty ES module. */
 const emptied = ["fast-check", "pure-rand"]
@@ -48,6 +61,7 @@ const newestInput = () => {
     visit(path.join(root, "packages", pkg, "package.json"))
   }
   visit(fileURLToPath(import.meta.url))
+  visit(recorder)
   const lock = path.join(root, "node_modules", ".package-lock.json")
   if (fs.existsSync(lock)) visit(lock)
   return String(newest)
@@ -80,12 +94,29 @@ await esbuild.build({
 })
 fs.writeFileSync(path.join(outdir, "package.json"), JSON.stringify({ type: "module" }) + "\n")
 
+const run = promisify(execFile)
+const asTerminal = "data:text/javascript,process.stdout.isTTY=true"
+
 /** Run the bundled full parser (not the front) with these arguments; its stdout as a terminal would see it. */
-const renderFull = (args) =>
-  execFileSync(process.execPath, ["--import", `data:text/javascript,process.stdout.isTTY=true`, path.join(outdir, "main.js"), ...args], {
+const renderFull = async (args) =>
+  (await run(process.execPath, ["--import", asTerminal, path.join(outdir, "main.js"), ...args], {
     encoding: "utf8",
     env: { ...process.env, NO_COLOR: undefined, TERM: "xterm-256color", FORCE_COLOR: undefined }
-  })
+  })).stdout
+
+/** `f` over `items`, a few at a time (each item is a Node process), in order. */
+const mapConcurrently = async (items, f) => {
+  const results = new Array(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++
+      results[i] = await f(items[i])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(items.length, Math.max(2, os.availableParallelism())) }, worker))
+  return results
+}
 
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
 
@@ -110,9 +141,120 @@ export const commandPaths = (rootHelp) => {
 /** The arguments the front answers: --version, --help and every command's --help. */
 export const frontArguments = (rootHelp) => [["--version"], ["--help"], ...commandPaths(rootHelp).map((p) => [...p.split(" "), "--help"])]
 
-const rootHelp = renderFull(["--help"])
-const pages = {}
-for (const args of frontArguments(rootHelp)) pages[args.join(" ")] = renderFull(args)
+/** What a path is: the front compares this kind, so a file that appears (a settings file) counts as a change. */
+const kindOf = (p) => {
+  try {
+    const stat = fs.statSync(p, { throwIfNoEntry: false })
+    return stat === undefined ? "absent" : stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other"
+  } catch {
+    return "other"
+  }
+}
+
+/**
+ * Variables that name a directory the commands read settings from. The
+ * `tools` pages are rendered once with each unset and once with each set to a
+ * fresh directory, so the front can answer for both.
+ */
+const directoryVariables = ["SWITCHYARD_HOME"]
+
+/**
+ * Render `tools …` with the full parser, as a terminal sees it, in a fresh
+ * working directory and home, with nothing in the environment but PATH, HOME,
+ * TERM and the `set` directory variables, recording what it read. Paths
+ * under those directories are stored as `<cwd>/…` and `$NAME/…`. Resolves to
+ * the page and its conditions, or to the reason it cannot be stored.
+ */
+const renderRecorded = async (args, set) => {
+  let scratch
+  try {
+    scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-build-")))
+    const dirs = { "<cwd>": path.join(scratch, "project"), $HOME: path.join(scratch, "home") }
+    for (const name of set) dirs[`$${name}`] = path.join(scratch, name.toLowerCase())
+    for (const dir of Object.values(dirs)) fs.mkdirSync(dir)
+    const log = path.join(scratch, "access.json")
+    const env = { PATH: process.env.PATH, TERM: "xterm-256color", SWITCHYARD_ACCESS_LOG: log }
+    for (const [name, dir] of Object.entries(dirs)) if (name.startsWith("$")) env[name.slice(1)] = dir
+    const preload = ["--import", pathToFileURL(recorder).href, "--import", asTerminal]
+    const { stdout, stderr } = await run(process.execPath, [...preload, path.join(outdir, "main.js"), ...args], {
+      cwd: dirs["<cwd>"],
+      encoding: "utf8",
+      env
+    })
+    const access = JSON.parse(fs.readFileSync(log, "utf8"))
+    if (access.enumerated) return { reason: "it enumerated the environment" }
+    if (access.spawned) return { reason: "it started a process" }
+    if (access.os.length > 0) return { reason: `it called os.${access.os.join(", os.")}` }
+    if (stderr !== "") return { reason: `it wrote to stderr: ${stderr}` }
+    if (stdout.includes(scratch)) return { reason: "it names its directories" }
+    const paths = []
+    for (const p of access.paths) {
+      // Module loading (the bundle, node_modules) is code, not input.
+      if (p === here || p.startsWith(here + path.sep) || p.split(path.sep).includes("node_modules")) continue
+      const kind = kindOf(p)
+      if (kind !== "absent" && kind !== "directory") return { reason: `it read ${p}` }
+      const [name, dir] = Object.entries(dirs).find(([, dir]) => p === dir || p.startsWith(dir + path.sep)) ?? ["", ""]
+      paths.push([name === "" ? p : name + p.slice(dir.length), kind])
+    }
+    // The front handles these itself: colour (NO_COLOR, TERM) and the directories.
+    const handled = new Set(["HOME", "NO_COLOR", "TERM", "SWITCHYARD_ACCESS_LOG", ...set])
+    return { page: stdout, variables: access.variables.filter((name) => !handled.has(name)), paths }
+  } catch (error) {
+    return { reason: error instanceof Error ? error.message.split("\n")[0] : String(error) }
+  } finally {
+    if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The `tools` pages the front may print with these directory variables set,
+ * and their conditions; pages that cannot be stored are reported.
+ */
+const renderToolPages = async (set) => {
+  const label = (args) => `${args.join(" ")}${set.length === 0 ? "" : ` (with ${set.join(", ")})`}`
+  const list = await renderRecorded(["tools", "list", "--json"], set)
+  if (list.page === undefined) {
+    return { set, variables: [], paths: [], pages: {}, skipped: [`${label(["tools", "list", "--json"])}: ${list.reason}`] }
+  }
+  const names = JSON.parse(list.page.replace(ANSI, "")).flatMap((tool) => [tool.name, ...tool.aliases])
+  const argsList = [["tools", "list"], ...names.map((name) => ["tools", "schema", name])]
+  const others = await mapConcurrently(argsList, async (args) => [args, await renderRecorded(args, set)])
+  const rendered = [[["tools", "list", "--json"], list], ...others]
+  const pages = {}
+  const variables = new Set()
+  const paths = new Map()
+  const skipped = []
+  for (const [args, result] of rendered) {
+    if (result.page === undefined) {
+      skipped.push(`${label(args)}: ${result.reason}`)
+      continue
+    }
+    pages[args.join(" ")] = result.page
+    for (const variable of result.variables) variables.add(variable)
+    for (const [p, kind] of result.paths) paths.set(p, kind)
+  }
+  return {
+    set,
+    variables: [...variables].sort(),
+    paths: [...paths].sort().map(([p, kind]) => ({ path: p, kind })),
+    pages,
+    skipped
+  }
+}
+
+const rootHelp = await renderFull(["--help"])
+const pages = Object.fromEntries(
+  await mapConcurrently(frontArguments(rootHelp), async (args) => [args.join(" "), await renderFull(args)])
+)
 fs.writeFileSync(path.join(outdir, "help.json"), JSON.stringify(pages) + "\n")
+const variants = [await renderToolPages([]), await renderToolPages(directoryVariables)]
+for (const line of variants.flatMap((variant) => variant.skipped)) console.warn(`cli bundle: the front will not print ${line}`)
+fs.writeFileSync(
+  path.join(outdir, "tools.json"),
+  JSON.stringify({ variants: variants.map(({ skipped, ...variant }) => variant) }) + "\n"
+)
 fs.writeFileSync(stamp, inputs)
-console.log(`cli bundle: ${Object.keys(pages).length} pages rendered for the front`)
+console.log(
+  `cli bundle: ${Object.keys(pages).length} help pages and ` +
+    `${variants.map((v) => Object.keys(v.pages).length).join(" + ")} tools pages rendered for the front`
+)

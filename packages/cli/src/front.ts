@@ -2,11 +2,15 @@
  * The entry of the bundled `switchyard` binary. `--help`, `<command> --help`
  * and `--version` are answered from `help.json`, which the build renders with
  * the full parser (packages/cli/build.mjs), so they start without loading
- * `@effect/cli` or Effect; everything else loads the full parser (main.ts).
+ * `@effect/cli` or Effect. `tools list [--json]` and `tools schema NAME` are
+ * answered from `tools.json` when nothing they read differs from the build's
+ * fresh directory (no settings, no `.mcp.json`, no configuration variable);
+ * everything else loads the full parser (main.ts).
  *
  * @since 0.1.0
  */
 import * as fs from "node:fs"
+import * as path from "node:path"
 
 /** What the full parser prints, as a terminal sees it, by the arguments joined with spaces ("tools list --help"). */
 type Pages = Readonly<Record<string, string>>
@@ -17,12 +21,64 @@ const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
 const colorEnabled = (stream: NodeJS.WriteStream) =>
   stream.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
 
-const readPages = (): Pages | undefined => {
+/**
+ * `tools` pages rendered in a fresh directory, with what rendering them read:
+ * variables that were unset and paths (`<cwd>/…`, `$HOME/…`, `$NAME/…` for
+ * each variable in `set`, or absolute) that were absent or directories.
+ *
+ * @since 0.1.0
+ */
+export interface ToolPages {
+  /** The directory variables that were set (to fresh directories). */
+  readonly set: ReadonlyArray<string>
+  readonly variables: ReadonlyArray<string>
+  readonly paths: ReadonlyArray<{ readonly path: string; readonly kind: string }>
+  readonly pages: Pages
+}
+
+const readJson = <A>(name: string): A | undefined => {
   try {
-    return JSON.parse(fs.readFileSync(new URL("./help.json", import.meta.url), "utf8")) as Pages
+    return JSON.parse(fs.readFileSync(new URL(name, import.meta.url), "utf8")) as A
   } catch {
     return undefined
   }
+}
+
+const kindOf = (p: string): string => {
+  try {
+    const stat = fs.statSync(p, { throwIfNoEntry: false })
+    return stat === undefined ? "absent" : stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other"
+  } catch {
+    return "other"
+  }
+}
+
+/**
+ * Whether this process would read what the pages were rendered from: HOME
+ * and every `set` variable given, every recorded variable unset and every
+ * recorded path of the same kind, with `<cwd>` standing for the working
+ * directory and `$NAME` for the variable's value.
+ *
+ * @since 0.1.0
+ */
+export const unchanged = (
+  conditions: Omit<ToolPages, "pages">,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string
+): boolean => {
+  if (!["HOME", ...conditions.set].every((name) => (env[name] ?? "") !== "")) return false
+  if (conditions.variables.some((name) => env[name] !== undefined)) return false
+  const expand = (p: string): string | undefined => {
+    const [first = "", ...rest] = p.split("/")
+    if (first === "<cwd>") return path.join(cwd, ...rest)
+    if (!first.startsWith("$")) return p
+    const dir = env[first.slice(1)]
+    return dir === undefined || dir === "" ? undefined : path.join(dir, ...rest)
+  }
+  return conditions.paths.every(({ kind, path: p }) => {
+    const expanded = expand(p)
+    return expanded !== undefined && kindOf(expanded) === kind
+  })
 }
 
 /**
@@ -37,9 +93,25 @@ export const answer = (args: ReadonlyArray<string>, pages: Pages): string | unde
   return Object.hasOwn(pages, key) ? pages[key] : undefined
 }
 
+const toolPage = (args: ReadonlyArray<string>): string | undefined => {
+  const tools = readJson<{ readonly variants?: ReadonlyArray<ToolPages> }>("./tools.json")
+  if (!Array.isArray(tools?.variants)) return undefined
+  let cwd: string
+  try {
+    cwd = process.cwd()
+  } catch {
+    return undefined
+  }
+  for (const variant of tools.variants as ReadonlyArray<ToolPages>) {
+    const text = answer(args, variant.pages)
+    if (text !== undefined && unchanged(variant, process.env, cwd)) return text
+  }
+  return undefined
+}
+
 const args = process.argv.slice(2)
-const pages = readPages()
-const text = pages === undefined ? undefined : answer(args, pages)
+const pages = readJson<Pages>("./help.json")
+const text = (pages === undefined ? undefined : answer(args, pages)) ?? (args[0] === "tools" ? toolPage(args) : undefined)
 if (text === undefined && args[0] === "tools" && args[1] === "list" && (args.length === 2 || (args.length === 3 && args[2] === "--json"))) {
   const { list } = await import("./internal/fastTools.js")
   process.exitCode = await list(args.length === 3)
