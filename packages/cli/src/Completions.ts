@@ -35,7 +35,7 @@ export const fallbackToolNames: ReadonlyArray<string> = [
 /** How a value is completed, as the scripts name it. */
 type Kind =
   | { readonly _tag: "words"; readonly words: ReadonlyArray<string> }
-  | { readonly _tag: "files" | "directories" | "tools" | "none" }
+  | { readonly _tag: "files" | "directories" | "tools" | "sessions" | "none" }
 
 const kindOf = (spec: { readonly choices?: ReadonlyArray<string>; readonly complete?: CommandLine.ValueCompletion }): Kind =>
   spec.choices !== undefined
@@ -114,6 +114,12 @@ const bash = (): string => {
     "  printf '%s\\n' $names",
     "}",
     "",
+    "# The sessions recorded for this directory, the newest first (Sessions.ts: <state dir>/projects/<safe cwd>/<id>.jsonl).",
+    "_switchyard_sessions() {",
+    "  local dir=\"${SWITCHYARD_HOME:-$HOME/.switchyard}/projects/${PWD//[^A-Za-z0-9_-]/-}\"",
+    "  ls -t \"$dir\" 2>/dev/null | sed -n 's/\\.jsonl$//p'",
+    "}",
+    "",
     "# The options of a place (\"\" is the top level: run's options).",
     "_switchyard_options() {",
     ...caseOf("$1", all.map((p) => [`"${p.key}"`, `echo ${words(p.options.flatMap(spellings))}`])),
@@ -132,7 +138,7 @@ const bash = (): string => {
       ])
     ),
     "  [[ \"$valued\" == *\" $2 \"* ]] && return 0",
-    "  [[ \"$optional\" == *\" $2 \"* && -n \"$3\" && \"$3\" != -* ]]",
+    "  [[ \"$optional\" == *\" $2 \"* && \"$3\" != -* ]]",
     "}",
     "",
     "# How the value of an option of a place is completed.",
@@ -172,6 +178,7 @@ const bash = (): string => {
     "    files) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\") ;;",
     "    directories) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- \"$cur\") ;;",
     "    tools) mapfile -t COMPREPLY < <(compgen -W \"$(_switchyard_tool_names \"$3\")\" -- \"$cur\") ;;",
+    "    sessions) mapfile -t COMPREPLY < <(compgen -W \"$(_switchyard_sessions)\" -- \"$cur\") ;;",
     "    words\\ *) mapfile -t COMPREPLY < <(compgen -W \"${kind#words }\" -- \"$cur\") ;;",
     "    *) COMPREPLY=() ;;",
     "  esac",
@@ -249,6 +256,8 @@ const zshAction = (kind: Kind): string => {
       return "_files -/"
     case "tools":
       return "_switchyard_tools"
+    case "sessions":
+      return "_switchyard_sessions"
     case "none":
       return " "
   }
@@ -285,6 +294,13 @@ const zsh = (): string => {
     "  names=(${(f)\"$(${~_switchyard_command} tools list 2>/dev/null | awk '{print $1}')\"})",
     `  (( \${#names} )) || names=(${fallbackToolNames.join(" ")})`,
     "  _describe -t tools 'tool' names",
+    "}",
+    "",
+    "# The sessions recorded for this directory, the newest first.",
+    "_switchyard_sessions() {",
+    "  local -a ids",
+    "  ids=(${${(f)\"$(ls -t \"${SWITCHYARD_HOME:-$HOME/.switchyard}/projects/${PWD//[^A-Za-z0-9_-]/-}\" 2>/dev/null)\"}%.jsonl})",
+    "  compadd -V sessions -a ids",
     "}",
     ""
   ]
@@ -427,6 +443,17 @@ const fish = (): string => {
     "    printf '%s\\n' $names",
     "end",
     "",
+    "# The sessions recorded for this directory, the newest first.",
+    "function __switchyard_sessions",
+    "    set -l dir (set -q SWITCHYARD_HOME; and echo $SWITCHYARD_HOME; or echo $HOME/.switchyard)/projects/(string replace -ra '[^A-Za-z0-9_-]' - -- $PWD)",
+    "    ls -t $dir 2>/dev/null | string replace -rf '\\.jsonl$' ''",
+    "end",
+    "",
+    "# Whether the word before the cursor is an option whose value is optional (--resume).",
+    "function __switchyard_after_optional",
+    "    contains -- (commandline -opc)[-1] $argv",
+    "end",
+    "",
     "complete -c switchyard -f"
   ]
   const fishValue = (kind: Kind): string => {
@@ -439,6 +466,8 @@ const fish = (): string => {
         return "-x -a '(__fish_complete_directories)'"
       case "tools":
         return "-x -a '(__switchyard_tools)'"
+      case "sessions":
+        return "-x -a '(__switchyard_sessions)'"
       case "none":
         return "-x"
     }
@@ -446,8 +475,13 @@ const fish = (): string => {
   for (const place of all) {
     const condition = `-n ${fishQuote(`__switchyard_at ${fishQuote(at(place.key))}`)}`
     lines.push("", `# ${place.key === "" ? "switchyard" : `switchyard ${place.key}`}`)
+    // After an option whose value is optional (--resume), its values are offered, not the commands.
+    const optionalHere = place.options.filter((o) => o.valueOptional).flatMap(spellings)
+    const commandCondition = optionalHere.length === 0
+      ? condition
+      : `-n ${fishQuote(`__switchyard_at ${fishQuote(at(place.key))}; and not __switchyard_after_optional ${optionalHere.join(" ")}`)}`
     for (const [name, summary] of place.subcommands) {
-      lines.push(`complete -c switchyard ${condition} -a ${fishQuote(name)} -d ${fishQuote(summary)}`)
+      lines.push(`complete -c switchyard ${commandCondition} -a ${fishQuote(name)} -d ${fishQuote(summary)}`)
     }
     for (const option of place.options) {
       const flags = [
@@ -456,6 +490,11 @@ const fish = (): string => {
       ].join(" ")
       const value = option.value === undefined || option.valueOptional ? "" : ` ${fishValue(kindOf(option))}`
       lines.push(`complete -c switchyard ${condition} ${flags}${value} -d ${fishQuote(option.description)}`)
+      const kind = kindOf(option)
+      if (option.valueOptional && kind._tag !== "none") {
+        const after = `-n ${fishQuote(`__switchyard_at ${fishQuote(at(place.key))}; and __switchyard_after_optional ${spellings(option).join(" ")}`)}`
+        lines.push(`complete -c switchyard ${after} ${fishValue(kind).replace(/^-x /, "")}`)
+      }
     }
     for (const [index, arg] of place.args.entries()) {
       const kind = kindOf(arg)
