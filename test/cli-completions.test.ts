@@ -38,7 +38,7 @@ const script = async (shell: string) => {
 }
 
 /** COMPREPLY for a command line whose last word is being completed, from bash itself. */
-const bashComplete = (file: string, words: ReadonlyArray<string>, cwd = root): Array<string> => {
+const bashComplete = (file: string, words: ReadonlyArray<string>, cwd = root, env: Record<string, string> = {}): Array<string> => {
   const program = [
     `source ${JSON.stringify(file)}`,
     "complete -p switchyard >/dev/null || exit 3",
@@ -48,16 +48,16 @@ const bashComplete = (file: string, words: ReadonlyArray<string>, cwd = root): A
     "_switchyard",
     "printf '%s\\n' \"${COMPREPLY[@]}\""
   ].join("\n")
-  const result = spawnSync("bash", ["--norc", "--noprofile", "-c", program], { cwd, env: shellEnv, encoding: "utf8" })
+  const result = spawnSync("bash", ["--norc", "--noprofile", "-c", program], { cwd, env: { ...shellEnv, ...env }, encoding: "utf8" })
   expect(result.status, result.stderr).toBe(0)
   return result.stdout.split("\n").filter((l) => l !== "")
 }
 
 /** What fish offers for a command line, by `complete -C`. */
-const fishComplete = (file: string, line: string, cwd = root): Array<string> => {
+const fishComplete = (file: string, line: string, cwd = root, env: Record<string, string> = {}): Array<string> => {
   const result = spawnSync("fish", ["--no-config", "-c", `source ${JSON.stringify(file)}; complete -C ${JSON.stringify(line)}`], {
     cwd,
-    env: shellEnv,
+    env: { ...shellEnv, ...env },
     encoding: "utf8"
   })
   expect(result.status, result.stderr).toBe(0)
@@ -78,6 +78,17 @@ const projectDenying = (tool: string) => {
   fs.mkdirSync(path.join(dir, ".claude"))
   fs.writeFileSync(path.join(dir, ".claude", "settings.json"), JSON.stringify({ permissions: { deny: [tool] } }))
   return dir
+}
+
+/** A state dir with two sessions recorded for a project directory (as Sessions.ts lays them out). */
+const recordedSessions = () => {
+  const home = temp("switchyard-completion-home-")
+  const project = fs.realpathSync(temp("switchyard-completion-sessions-"))
+  const dir = path.join(home, "projects", project.replace(/[^A-Za-z0-9_-]/g, "-"))
+  fs.mkdirSync(dir, { recursive: true })
+  for (const id of ["alpha-older", "zulu-newer"]) fs.writeFileSync(path.join(dir, `${id}.jsonl`), "{}\n")
+  fs.utimesSync(path.join(dir, "alpha-older.jsonl"), new Date(2020, 0, 1), new Date(2020, 0, 1))
+  return { home, project }
 }
 
 const commandPaths = [["run"], ["dispatch"], ["tools", "list"], ["tools", "search"], ["tools", "schema"], ["replay"], ["mcp", "list"], ["speculate"], ["demo"]]
@@ -159,6 +170,17 @@ describe("shell completions", () => {
       expect(bashComplete(file, ["switchyard", "completions", ""])).toEqual(["bash", "zsh", "fish", "sh"])
     })
 
+    it("--resume completes the ids of the sessions recorded in this directory, the newest first", async () => {
+      const { file } = await script("bash")
+      const { home, project } = recordedSessions()
+      const env = { SWITCHYARD_HOME: home }
+      expect(bashComplete(file, ["switchyard", "-r", ""], project, env)).toEqual(["zulu-newer", "alpha-older"])
+      expect(bashComplete(file, ["switchyard", "run", "--resume", "a"], project, env)).toEqual(["alpha-older"])
+      // Its value is optional: an option can follow it.
+      expect(bashComplete(file, ["switchyard", "--resume", "--max-t"], project, env)).toEqual(["--max-turns"])
+      expect(bashComplete(file, ["switchyard", "-r", ""], temp("switchyard-no-sessions-"), env)).toEqual([])
+    })
+
     it("tools schema completes tool names from `switchyard tools list`, or the built-in names", async () => {
       const { file } = await script("bash")
       const project = projectDenying("WebFetch")
@@ -193,11 +215,14 @@ describe("shell completions", () => {
       expect(names).toEqual(expect.arrayContaining(["Read", "Grep", "TaskOutput"]))
       expect(names).not.toContain("WebFetch")
       expect(fishComplete(file, "switchyard --cwd /tmp tools schema Gr")).toEqual(["Grep"])
+      const { home, project: withSessions } = recordedSessions()
+      expect(fishComplete(file, "switchyard -r ", withSessions, { SWITCHYARD_HOME: home }).sort()).toEqual(["alpha-older", "zulu-newer"])
+      expect(fishComplete(file, "switchyard run --resume z", withSessions, { SWITCHYARD_HOME: home })).toEqual(["zulu-newer"])
     })
   })
 
   describe("zsh", () => {
-    it("parses (zsh -n), and in an interactive zsh TAB completes option values and tool names", async () => {
+    it("parses (zsh -n), and in an interactive zsh TAB completes option values, tool names and sessions", async () => {
       const { file } = await script("zsh")
       expect(spawnSync("zsh", ["-n", file]).status).toBe(0)
       const fpathDir = temp("switchyard-zsh-fpath-")
@@ -207,10 +232,12 @@ describe("shell completions", () => {
         path.join(zdotdir, ".zshrc"),
         `fpath=(${fpathDir} $fpath)\nautoload -Uz compinit && compinit -u -D\nPS1='%% '\n`
       )
-      const project = projectDenying("WebFetch")
+      const { home, project } = recordedSessions()
+      fs.mkdirSync(path.join(project, ".claude"))
+      fs.writeFileSync(path.join(project, ".claude", "settings.json"), JSON.stringify({ permissions: { deny: ["WebFetch"] } }))
       const socket = `switchyard-zsh-${process.pid}`
       const tmux = (...args: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" })
-      const env = Object.entries({ ZDOTDIR: zdotdir, PATH: shellEnv.PATH, SWITCHYARD_HOME: shellEnv.SWITCHYARD_HOME, NO_COLOR: "1" })
+      const env = Object.entries({ ZDOTDIR: zdotdir, PATH: shellEnv.PATH, SWITCHYARD_HOME: home, NO_COLOR: "1" })
         .map(([k, v]) => `${k}='${v}'`)
         .join(" ")
       tmux("new-session", "-d", "-s", "z", "-x", "200", "-y", "40", "-c", project, `env ${env} zsh -i`)
@@ -240,6 +267,7 @@ describe("shell completions", () => {
         expect(tools).toMatch(/TaskStop/)
         expect(tools).not.toMatch(/WebFetch/)
         expect(await complete("switchyard --permission-mode=a", /acceptEdits +auto/)).toBeTruthy()
+        expect(await complete("switchyard --resume ", /zulu-newer +alpha-older/)).toBeTruthy()
       } finally {
         spawnSync("tmux", ["-L", socket, "kill-server"])
       }

@@ -245,6 +245,41 @@ describe("sessions", () => {
       expect(sent.slice(3)).toEqual([{ role: "user", content: [{ type: "text", text: "what happened?" }] }])
     }), 120_000)
 
+  it.scoped("one line per tool result as each completes; --continue sends them joined as the model saw them", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const home = tempDir()
+      const dir = tempDir({ "a.md": "alpha\n", "b.md": "beta\n" })
+      const env = { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url, SWITCHYARD_HOME: home }
+      server.enqueue(
+        Server.message({
+          blocks: [
+            { block: { type: "tool_use" as const, id: "toolu_a", name: "Read", input: { file_path: "a.md" } } },
+            { block: { type: "tool_use" as const, id: "toolu_b", name: "Read", input: { file_path: "b.md" } } }
+          ]
+        }),
+        text("Alpha and beta.")
+      )
+      const first = yield* Effect.promise(() => runCli(["-p", "read both", "--cwd", dir, "--output-format", "json"], { env }))
+      expect(first.code).toBe(0)
+      const id = JSON.parse(first.stdout).session_id as string
+      const lines = transcript(path.join(sessionsDir(home, dir), `${id}.jsonl`))
+      expect(lines.map((l) => l["type"])).toEqual(["user", "assistant", "user", "user", "assistant"])
+      const resultIds = lines.slice(2, 4).map((l) => (l["message"] as { content: ReadonlyArray<{ tool_use_id: string }> }).content.map((b) => b.tool_use_id))
+      expect(resultIds.flat().sort()).toEqual(["toolu_a", "toolu_b"])
+      for (const ids of resultIds) expect(ids).toHaveLength(1)
+      // What the model was sent in the second request: both results in one message, in call order.
+      const seen = messagesOf(server, 1)
+      server.enqueue(text("Still alpha and beta."))
+      const continued = yield* Effect.promise(() => runCli(["-p", "again", "--cwd", dir, "-c"], { env }))
+      expect(continued.code).toBe(0)
+      expect(messagesOf(server, 2)).toEqual([
+        ...seen,
+        { role: "assistant", content: [{ type: "text", text: "Alpha and beta." }] },
+        { role: "user", content: [{ type: "text", text: "again" }] }
+      ])
+    }), 120_000)
+
   it("a turn's result lines (one per result, as each completed) join into the message the model was sent", () => {
     const use = (id: string) => ({ type: "tool_use" as const, id, name: "Read", input: { file_path: id } })
     const result = (id: string, content: string) => ({ type: "tool_result" as const, tool_use_id: id, content })

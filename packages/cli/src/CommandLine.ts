@@ -15,12 +15,13 @@
 
 /**
  * What a shell completes for a value (besides `choices`): file or directory
- * names, Claude model names, or the names of the tools.
+ * names, Claude model names, the names of the tools, or the ids of the
+ * sessions recorded in the current directory.
  *
  * @since 0.1.0
  * @category models
  */
-export type ValueCompletion = "files" | "directories" | "models" | "tools"
+export type ValueCompletion = "files" | "directories" | "models" | "tools" | "sessions"
 
 /**
  * @since 0.1.0
@@ -224,7 +225,8 @@ export const commands: ReadonlyArray<CommandSpec> = [
         aliases: ["r"],
         value: "ID",
         valueOptional: true,
-        description: "Resume the session ID; without ID (in a terminal) pick one of the recent sessions"
+        description: "Resume the session ID; without ID (in a terminal) pick one of the recent sessions",
+        complete: "sessions"
       },
       { name: "session-id", value: "ID", description: "The id of the new session (a UUID)" },
       ...engineOptions

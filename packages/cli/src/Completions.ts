@@ -35,7 +35,7 @@ export const fallbackToolNames: ReadonlyArray<string> = [
 /** How a value is completed, as the scripts name it. */
 type Kind =
   | { readonly _tag: "words"; readonly words: ReadonlyArray<string> }
-  | { readonly _tag: "files" | "directories" | "tools" | "none" }
+  | { readonly _tag: "files" | "directories" | "tools" | "sessions" | "none" }
 
 const kindOf = (spec: { readonly choices?: ReadonlyArray<string>; readonly complete?: CommandLine.ValueCompletion }): Kind =>
   spec.choices !== undefined
@@ -114,6 +114,12 @@ const bash = (): string => {
     "  printf '%s\\n' $names",
     "}",
     "",
+    "# The sessions recorded for this directory, the newest first (Sessions.ts: <state dir>/projects/<safe cwd>/<id>.jsonl).",
+    "_switchyard_sessions() {",
+    "  local dir=\"${SWITCHYARD_HOME:-$HOME/.switchyard}/projects/${PWD//[^A-Za-z0-9_-]/-}\"",
+    "  ls -t \"$dir\" 2>/dev/null | sed -n 's/\\.jsonl$//p'",
+    "}",
+    "",
     "# The options of a place (\"\" is the top level: run's options).",
     "_switchyard_options() {",
     ...caseOf("$1", all.map((p) => [`"${p.key}"`, `echo ${words(p.options.flatMap(spellings))}`])),
@@ -132,7 +138,7 @@ const bash = (): string => {
       ])
     ),
     "  [[ \"$valued\" == *\" $2 \"* ]] && return 0",
-    "  [[ \"$optional\" == *\" $2 \"* && -n \"$3\" && \"$3\" != -* ]]",
+    "  [[ \"$optional\" == *\" $2 \"* && \"$3\" != -* ]]",
     "}",
     "",
     "# How the value of an option of a place is completed.",
@@ -166,28 +172,36 @@ const bash = (): string => {
     ),
     "}",
     "",
+    "# COMPREPLY from lines on stdin (a read loop, not mapfile: macOS ships bash 3.2).",
+    "_switchyard_lines() {",
+    "  local line",
+    "  COMPREPLY=()",
+    "  while IFS= read -r line; do COMPREPLY+=(\"$line\"); done",
+    "}",
+    "",
     "_switchyard_reply() {",
     "  local kind=$1 cur=$2 prefix=$4",
     "  case \"$kind\" in",
-    "    files) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\") ;;",
-    "    directories) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- \"$cur\") ;;",
-    "    tools) mapfile -t COMPREPLY < <(compgen -W \"$(_switchyard_tool_names \"$3\")\" -- \"$cur\") ;;",
-    "    words\\ *) mapfile -t COMPREPLY < <(compgen -W \"${kind#words }\" -- \"$cur\") ;;",
+    "    files) compopt -o filenames 2>/dev/null; _switchyard_lines < <(compgen -f -- \"$cur\") ;;",
+    "    directories) compopt -o filenames 2>/dev/null; _switchyard_lines < <(compgen -d -- \"$cur\") ;;",
+    "    tools) _switchyard_lines < <(compgen -W \"$(_switchyard_tool_names \"$3\")\" -- \"$cur\") ;;",
+    "    sessions) _switchyard_lines < <(compgen -W \"$(_switchyard_sessions)\" -- \"$cur\") ;;",
+    "    words\\ *) _switchyard_lines < <(compgen -W \"${kind#words }\" -- \"$cur\") ;;",
     "    *) COMPREPLY=() ;;",
     "  esac",
     "  if [ -n \"$prefix\" ]; then COMPREPLY=(\"${COMPREPLY[@]/#/$prefix}\"); fi",
     "}",
     "",
     "_switchyard() {",
-    "  local cmd=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} at=\"\" npos=0 skip=0 i w next opt=\"\" prefix=\"\"",
-    "  # The place: the command words, skipping options and their values.",
+    "  local cmd=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} at=\"\" npos=0 isvalue=0 i w next opt=\"\" prefix=\"\"",
+    "  # The place: the command words, passing over options and their values.",
     "  for ((i = 1; i < COMP_CWORD; i++)); do",
     "    w=${COMP_WORDS[i]}",
-    "    if [ \"$skip\" = 1 ]; then skip=0; continue; fi",
-    "    if [ \"$w\" = \"=\" ]; then skip=1; continue; fi",
+    "    if [ \"$isvalue\" = 1 ]; then isvalue=0; continue; fi",
+    "    if [ \"$w\" = \"=\" ]; then isvalue=1; continue; fi",
     "    case \"$w\" in",
     "      -*)",
-    "        if [ \"${COMP_WORDS[i+1]}\" != \"=\" ] && _switchyard_takes_value \"$at\" \"$w\" \"${COMP_WORDS[i+1]}\"; then skip=1; fi",
+    "        if [ \"${COMP_WORDS[i+1]}\" != \"=\" ] && _switchyard_takes_value \"$at\" \"$w\" \"${COMP_WORDS[i+1]}\"; then isvalue=1; fi",
     "        continue ;;",
     "    esac",
     "    next=\"\"",
@@ -204,7 +218,7 @@ const bash = (): string => {
     "    opt=${COMP_WORDS[COMP_CWORD-2]}",
     "  elif [[ \"$cur\" == --*=* ]]; then",
     "    opt=${cur%%=*}; prefix=\"$opt=\"; cur=${cur#*=}",
-    "  elif [ \"$skip\" = 1 ]; then",
+    "  elif [ \"$isvalue\" = 1 ]; then",
     "    opt=${COMP_WORDS[COMP_CWORD-1]}",
     "  fi",
     "  if [ -n \"$opt\" ]; then",
@@ -212,12 +226,12 @@ const bash = (): string => {
     "    return 0",
     "  fi",
     "  if [[ \"$cur\" == -* ]]; then",
-    "    mapfile -t COMPREPLY < <(compgen -W \"$(_switchyard_options \"$place\")\" -- \"$cur\")",
+    "    _switchyard_lines < <(compgen -W \"$(_switchyard_options \"$place\")\" -- \"$cur\")",
     "    return 0",
     "  fi",
     "  case \"$place\" in",
     ...all.filter((p) => p.subcommands.length > 0).map((p) =>
-      `    "${p.key}") mapfile -t COMPREPLY < <(compgen -W ${words(p.subcommands.map(([n]) => n))} -- "$cur"); return 0 ;;`
+      `    "${p.key}") _switchyard_lines < <(compgen -W ${words(p.subcommands.map(([n]) => n))} -- "$cur"); return 0 ;;`
     ),
     "  esac",
     "  _switchyard_reply \"$(_switchyard_arg \"$place\" \"$npos\")\" \"$cur\" \"$cmd\" \"\"",
@@ -249,6 +263,8 @@ const zshAction = (kind: Kind): string => {
       return "_files -/"
     case "tools":
       return "_switchyard_tools"
+    case "sessions":
+      return "_switchyard_sessions"
     case "none":
       return " "
   }
@@ -286,6 +302,13 @@ const zsh = (): string => {
     `  (( \${#names} )) || names=(${fallbackToolNames.join(" ")})`,
     "  _describe -t tools 'tool' names",
     "}",
+    "",
+    "# The sessions recorded for this directory, the newest first.",
+    "_switchyard_sessions() {",
+    "  local -a ids",
+    "  ids=(${${(f)\"$(ls -t \"${SWITCHYARD_HOME:-$HOME/.switchyard}/projects/${PWD//[^A-Za-z0-9_-]/-}\" 2>/dev/null)\"}%.jsonl})",
+    "  compadd -V sessions -a ids",
+    "}",
     ""
   ]
   for (const place of all) {
@@ -305,15 +328,15 @@ const zsh = (): string => {
   }
   lines.push(
     "_switchyard() {",
-    "  local _switchyard_command=${words[1]} at=\"\" npos=0 skip=0 last=1 i w next",
+    "  local _switchyard_command=${words[1]} at=\"\" npos=0 isvalue=0 last=1 i w next",
     "  for (( i = 2; i < CURRENT; i++ )); do",
     "    w=${words[i]}",
-    "    if (( skip )); then skip=0; continue; fi",
+    "    if (( isvalue )); then isvalue=0; continue; fi",
     "    case $w in",
     "      --*=*) continue ;;",
     "      -*)",
-    `        if [[ " ${[...takes].join(" ")} " == *" $w "* ]]; then skip=1; fi`,
-    `        if [[ " ${[...optional].join(" ")} " == *" $w "* && \${words[i+1]} != -* && $(( i + 1 )) -lt $CURRENT ]]; then skip=1; fi`,
+    `        if [[ " ${[...takes].join(" ")} " == *" $w "* ]]; then isvalue=1; fi`,
+    `        if [[ " ${[...optional].join(" ")} " == *" $w "* && \${words[i+1]} != -* && $(( i + 1 )) -lt $CURRENT ]]; then isvalue=1; fi`,
     "        continue ;;",
     "    esac",
     "    next=\"\"",
@@ -370,13 +393,13 @@ const fish = (): string => {
     "    set -e words[1]",
     "    set -l place ''",
     "    set -l npos 0",
-    "    set -l skip 0",
+    "    set -l isvalue 0",
     "    set -l next ''",
     "    set -l i 0",
     "    for w in $words",
     "        set i (math $i + 1)",
-    "        if test $skip = 1",
-    "            set skip 0",
+    "        if test $isvalue = 1",
+    "            set isvalue 0",
     "            continue",
     "        end",
     "        switch $w",
@@ -384,9 +407,9 @@ const fish = (): string => {
     "                continue",
     "            case '-*'",
     `                if contains -- $w ${valued.join(" ")}`,
-    "                    set skip 1",
+    "                    set isvalue 1",
     `                else if contains -- $w ${optional.join(" ")}; and set -q words[(math $i + 1)]; and not string match -q -- '-*' $words[(math $i + 1)]`,
-    "                    set skip 1",
+    "                    set isvalue 1",
     "                end",
     "                continue",
     "        end",
@@ -427,6 +450,17 @@ const fish = (): string => {
     "    printf '%s\\n' $names",
     "end",
     "",
+    "# The sessions recorded for this directory, the newest first.",
+    "function __switchyard_sessions",
+    "    set -l dir (set -q SWITCHYARD_HOME; and echo $SWITCHYARD_HOME; or echo $HOME/.switchyard)/projects/(string replace -ra '[^A-Za-z0-9_-]' - -- $PWD)",
+    "    ls -t $dir 2>/dev/null | string replace -rf '\\.jsonl$' ''",
+    "end",
+    "",
+    "# Whether the word before the cursor is an option whose value is optional (--resume).",
+    "function __switchyard_after_optional",
+    "    contains -- (commandline -opc)[-1] $argv",
+    "end",
+    "",
     "complete -c switchyard -f"
   ]
   const fishValue = (kind: Kind): string => {
@@ -439,6 +473,8 @@ const fish = (): string => {
         return "-x -a '(__fish_complete_directories)'"
       case "tools":
         return "-x -a '(__switchyard_tools)'"
+      case "sessions":
+        return "-x -a '(__switchyard_sessions)'"
       case "none":
         return "-x"
     }
@@ -446,8 +482,13 @@ const fish = (): string => {
   for (const place of all) {
     const condition = `-n ${fishQuote(`__switchyard_at ${fishQuote(at(place.key))}`)}`
     lines.push("", `# ${place.key === "" ? "switchyard" : `switchyard ${place.key}`}`)
+    // After an option whose value is optional (--resume), its values are offered, not the commands.
+    const optionalHere = place.options.filter((o) => o.valueOptional).flatMap(spellings)
+    const commandCondition = optionalHere.length === 0
+      ? condition
+      : `-n ${fishQuote(`__switchyard_at ${fishQuote(at(place.key))}; and not __switchyard_after_optional ${optionalHere.join(" ")}`)}`
     for (const [name, summary] of place.subcommands) {
-      lines.push(`complete -c switchyard ${condition} -a ${fishQuote(name)} -d ${fishQuote(summary)}`)
+      lines.push(`complete -c switchyard ${commandCondition} -a ${fishQuote(name)} -d ${fishQuote(summary)}`)
     }
     for (const option of place.options) {
       const flags = [
@@ -456,6 +497,11 @@ const fish = (): string => {
       ].join(" ")
       const value = option.value === undefined || option.valueOptional ? "" : ` ${fishValue(kindOf(option))}`
       lines.push(`complete -c switchyard ${condition} ${flags}${value} -d ${fishQuote(option.description)}`)
+      const kind = kindOf(option)
+      if (option.valueOptional && kind._tag !== "none") {
+        const after = `-n ${fishQuote(`__switchyard_at ${fishQuote(at(place.key))}; and __switchyard_after_optional ${spellings(option).join(" ")}`)}`
+        lines.push(`complete -c switchyard ${after} ${fishValue(kind).replace(/^-x /, "")}`)
+      }
     }
     for (const [index, arg] of place.args.entries()) {
       const kind = kindOf(arg)

@@ -355,7 +355,9 @@ export const recorder = (
       if (live === undefined) return false
       if (!live.assistantJoined) {
         live.assistantJoined = message.role === "assistant" && JSON.stringify(message) === live.assistant
-        return live.assistantJoined
+        // Without tool calls no results message follows.
+        if (live.assistantJoined && live.calls.length === 0) live = undefined
+        return live === undefined || live.assistantJoined
       }
       const turn = live
       live = undefined
@@ -433,7 +435,10 @@ export const recorder = (
           case "ToolResults":
             return syncThrough(event.message)
           case "Stopped":
-            return sync
+            return Effect.tap(sync, () => {
+              live = undefined
+              early = []
+            })
           default:
             return Effect.void
         }
