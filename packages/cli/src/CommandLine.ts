@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import * as EditDistance from "@switchyard/core/EditDistance"
 
 /**
  * What a shell completes for a value (besides `choices`): file or directory
@@ -510,29 +511,11 @@ const rootHelp = (): string => {
 // checking and normalising argv
 // -----------------------------------------------------------------------------
 
-/**
- * The edit distance between two words (insertions, deletions, substitutions).
- *
- * @since 0.1.0
- * @category parsing
- */
-export const editDistance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]!
-}
-
 const closest = (word: string, candidates: ReadonlyArray<string>, max = 2): string | undefined => {
   let best: string | undefined
   let bestDistance = max + 1
   for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase())
+    const d = EditDistance.levenshtein(word.toLowerCase(), candidate.toLowerCase())
     if (d < bestDistance) {
       best = candidate
       bestDistance = d

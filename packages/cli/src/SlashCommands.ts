@@ -10,11 +10,11 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
+import * as EditDistance from "@switchyard/core/EditDistance"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as CliError from "./CliError.js"
-import * as CommandLine from "./CommandLine.js"
 import * as Cost from "./Cost.js"
 import { paint } from "./Output.js"
 import * as Run from "./Run.js"
@@ -212,7 +212,7 @@ export const run = (line: string, state: State): Effect.Effect<"continue" | "exi
   if (command === undefined) {
     const names = commands.flatMap((c) => [c.name, ...(c.aliases ?? [])])
     const guess = names
-      .map((n) => [n, CommandLine.editDistance(word, n)] as const)
+      .map((n) => [n, EditDistance.levenshtein(word, n)] as const)
       .filter(([, d]) => d <= 2)
       .sort((a, b) => a[1] - b[1])[0]?.[0]
     return say(

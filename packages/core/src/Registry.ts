@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Deferral from "./Deferral.js"
+import * as EditDistance from "./EditDistance.js"
 import * as Tool from "./Tool.js"
 
 /**
@@ -154,7 +155,7 @@ export const suggest = (name: string, candidates: ReadonlyArray<string>, max = 3
   return candidates
     .map((candidate) => {
       const lower = candidate.toLowerCase()
-      const distance = editDistance(target, lower)
+      const distance = EditDistance.levenshtein(target, lower)
       const related = lower.includes(target) || target.includes(lower)
       return { candidate, score: related ? Math.min(distance, 1) : distance }
     })
@@ -162,22 +163,6 @@ export const suggest = (name: string, candidates: ReadonlyArray<string>, max = 3
     .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
     .slice(0, max)
     .map(({ candidate }) => candidate)
-}
-
-const editDistance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        previous[j]! + 1,
-        current[j - 1]! + 1,
-        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)
-      )
-    }
-    previous = current
-  }
-  return previous[b.length]!
 }
 
 /**

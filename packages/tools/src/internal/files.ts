@@ -11,6 +11,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as PlatformError from "@effect/platform/Error"
 import * as Path from "@effect/platform/Path"
+import * as EditDistance from "@switchyard/core/EditDistance"
 import * as PermissionRules from "@switchyard/core/PermissionRules"
 import * as Settings from "@switchyard/core/Settings"
 import * as Tool from "@switchyard/core/Tool"
@@ -288,18 +289,9 @@ const stemOf = (name: string): string => {
   return dot > 0 ? name.slice(0, dot) : name
 }
 
-const editDistance = (a: string, b: string): number => {
-  if (Math.abs(a.length - b.length) > 2) return 3
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]!
-}
+// Names more than two letters longer or shorter are never within two edits.
+const editDistance = (a: string, b: string): number =>
+  Math.abs(a.length - b.length) > 2 ? 3 : EditDistance.levenshtein(a, b)
 
 /**
  * "File does not exist: <path>" plus close names, when there are any.
