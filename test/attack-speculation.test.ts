@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
+import { spawnSync } from "node:child_process"
 import * as NFS from "node:fs"
 import * as os from "node:os"
 import * as NPath from "node:path"
@@ -226,5 +227,32 @@ describe("attack: speculation does no more than the normal chain", () => {
       // bypassPermissions reads outside, as the normal chain does: the oracle sees the content.
       const { speculation } = yield* speculate({ turns: [turn(calls[0]!), turn(say("Done."))] }, "bypassPermissions")
       expect(yield* messagesText(speculation)).toContain(OUTSIDE_SECRET)
+    }))
+
+  it.scopedLive("git status on the real tree leaves .git byte-identical after reject, even with a stale index", () =>
+    Effect.gen(function*() {
+      const cwd = project()
+      const git = (...args: ReadonlyArray<string>) =>
+        spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" })
+      git("init", "-q")
+      git("add", "-A")
+      git("commit", "-qm", "init")
+      // A stale stat cache: git status would refresh it and rewrite .git/index.
+      const old = new Date(Date.now() - 100_000)
+      NFS.utimesSync(NPath.join(cwd, "notes.txt"), old, old)
+      const before = treeHash(NPath.join(cwd, ".git"))
+      // `git diff` and `git describe --dirty` refresh the stat cache whatever the optional-locks
+      // setting (git 2.39): those stay a known gap, reported, not asserted here.
+      for (const command of ["git status", "git status --short", "git log --oneline", "git branch --list"]) {
+        const { outcome, results, speculation } = yield* speculate(
+          { turns: [turn(use("b", "Bash", { command })), turn(say("Done."))] },
+          "default",
+          { cwd }
+        )
+        expect(outcome.boundary.type, command).toBe("complete")
+        expect(results.get("b")?.is_error, command).not.toBe(true)
+        yield* speculation.reject
+        expect(treeHash(NPath.join(cwd, ".git")), command).toBe(before)
+      }
     }))
 })
