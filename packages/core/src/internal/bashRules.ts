@@ -120,6 +120,16 @@ const resolveArgument = (
 ): ReadonlyArray<string> | undefined => {
   if (/[$`]/.test(word) || isOtherUsersHome(word)) return undefined
   const expanded = PathRules.expandHome(word, env.home, env.path)
+  // `/proc/self/cwd` is the command's own directory, not Switchyard's; another process's
+  // directory, root or descriptors could be anywhere.
+  const own = /^\/proc\/+(?:self|thread-self)\/+cwd(?:\/+(.*))?$/.exec(expanded)
+  if (own !== null) {
+    if (resolution.unknown) return undefined
+    return resolution.dirs.map((dir) => env.path.resolve(dir, own[1] ?? "."))
+  }
+  if (/^\/proc\/+[^/]+\/+(?:task\/|cwd|root|fd|map_files)/.test(expanded) && !/^\/proc\/+(?:self|thread-self)\/+fd\/+[0-2]$/.test(expanded)) {
+    return /^\/proc\/+(?:self|thread-self)\/+root(?:\/|$)/.test(expanded) ? [env.path.resolve(expanded)] : undefined
+  }
   if (env.path.isAbsolute(expanded)) return [env.path.resolve(expanded)]
   if (resolution.unknown) return undefined
   return resolution.dirs.map((dir) => env.path.resolve(dir, expanded))
