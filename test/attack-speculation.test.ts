@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
 import { spawnSync } from "node:child_process"
 import * as NFS from "node:fs"
+import * as Net from "node:net"
 import * as os from "node:os"
 import * as NPath from "node:path"
 
@@ -254,5 +255,30 @@ describe("attack: speculation does no more than the normal chain", () => {
         yield* speculation.reject
         expect(treeHash(NPath.join(cwd, ".git")), command).toBe(before)
       }
+    }))
+
+  it.scopedLive("a read-only-looking Bash line that talks to a socket (/dev/tcp) stops the speculation: the server sees nothing", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const server = Net.createServer((socket) => {
+        seen.push("connection")
+        socket.on("data", (data) => seen.push(data.toString("utf8")))
+      })
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.sync(() => server.close())
+      )
+      const port = (server.address() as Net.AddressInfo).port
+      const commands = [
+        `cat < /dev/tcp/127.0.0.1/${port}`,
+        `printf 'GET /exfil HTTP/1.0\\r\\n\\r\\n' < /dev/tcp/127.0.0.1/${port} 1>&0`
+      ]
+      for (const mode of ["default", "acceptEdits", "plan"] as const) {
+        for (const command of commands) {
+          const { outcome } = yield* speculate({ turns: [turn(use("b", "Bash", { command })), turn(say("Done."))] }, mode)
+          expect(outcome.boundary.type, `${mode} ${command}`).toBe("bash")
+        }
+      }
+      expect(seen).toEqual([])
     }))
 })
