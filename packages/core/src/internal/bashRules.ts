@@ -223,7 +223,23 @@ const literalDirectories = (
 
 /** A name bash cannot be known to run: an expansion, a substitution or a glob in command position. */
 const unresolvableName = (name: string | undefined): boolean =>
-  name === undefined || /[$`*?]/.test(name) || (name !== "[" && name !== "[[" && /\[.*\]/.test(name))
+  name === undefined || /[$`*?]/.test(name) || (name !== "[" && name !== "[[" && /\[.*\]/.test(name)) ||
+  // Brace expansion: `r{m,} x` runs `rm r x`.
+  /\{[^}]*(?:,|\.\.)[^}]*\}/.test(name)
+
+/**
+ * A part after which a plain name may run another program, or whose shell runs a script from
+ * elsewhere: `hash -p /bin/rm ls` (then `ls` is `rm`), `enable -f lib.so name` (a builtin
+ * loaded from a file), `BASH_ENV=…`/`ENV=…` (a script every non-interactive shell sources first).
+ */
+const rebindsNames = (part: CommandPart): boolean => {
+  const argv = part.forms.argv
+  const name = argv[0]
+  if (name === "hash" && argv.some((word) => /^-[a-z]*p/.test(word))) return true
+  if (name === "enable" && argv.some((word) => /^-[a-z]*f/.test(word))) return true
+  const assignments = [...(part.simple?.assignments ?? []), ...(part.simple?.argv ?? []).filter((word) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word))]
+  return assignments.some((word) => /^(?:BASH_ENV|ENV)=/.test(word))
+}
 
 /** A shell that reads its script from standard input or a file: what it runs is not on the line. */
 const shellWithoutScript = (argv: ReadonlyArray<string>): boolean => {
@@ -344,7 +360,7 @@ export const assessBash = (
     if (match === undefined) {
       const hidden = everyPart.find((part) =>
         unresolvableName(part.forms.argv[0] ?? part.simple?.argv[0]) && (part.forms.argv.length > 0) ||
-        shellWithoutScript(part.forms.argv)
+        shellWithoutScript(part.forms.argv) || rebindsNames(part)
       )
       const rule = hidden === undefined ? undefined : couldMatch("command")
       if (hidden !== undefined && rule !== undefined) {
@@ -569,6 +585,18 @@ const shells: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh"]
 const scriptOf = (argv: ReadonlyArray<string>): string | undefined => {
   const name = argv[0]
   if (name === "eval") return argv.length > 1 ? argv.slice(1).join(" ") : undefined
+  // `trap 'cmd' SIGNAL…` runs `cmd` later in this shell, like eval.
+  if (name === "trap") {
+    const action = argv.slice(1).find((word) => word !== "--" && !/^-[lp]$/.test(word))
+    return action !== undefined && action !== "-" && argv.length > 2 ? action : undefined
+  }
+  // `script -c CMD` runs CMD in a shell.
+  if (name === "script") {
+    const flag = argv.findIndex((word, index) => index > 0 && (word === "-c" || word === "--command" || /^-[a-z]*c$/.test(word)))
+    if (flag !== -1) return argv[flag + 1]
+    const long = argv.find((word) => word.startsWith("--command="))
+    return long === undefined ? undefined : long.slice("--command=".length)
+  }
   if (name === undefined || !shells.has(name)) return undefined
   const flag = argv.findIndex((word, index) => index > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(word))
   if (flag === -1) return undefined
