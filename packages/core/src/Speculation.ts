@@ -280,18 +280,20 @@ export const check = (
     readonly input: unknown
     readonly context: ToolUseContext.ToolUseContext
   },
-  overlay: Pick<OverlayFileSystem.Overlay, "hasWrites" | "isWritable">,
+  overlay: Pick<OverlayFileSystem.Overlay, "hasWrites" | "isWritable" | "fileSystem">,
   options: { readonly home: string; readonly path: Path.Path }
 ): Effect.Effect<Verdict> =>
   Effect.gen(function*() {
     const { context, input, tool } = call
     const { path } = options
     const permissions = context.permissions
+    // Rules judge what a path denotes (a link to a denied file is that file), in the overlay's view.
     const env = PermissionRules.makeEnvironment({
       cwd: context.cwd,
       home: options.home,
       additionalDirectories: permissions.additionalDirectories,
-      path
+      path,
+      fileSystem: overlay.fileSystem
     })
     const assessment = yield* PermissionRules.assess(call, { ruleSets: [permissions.rules], env })
     if (assessment.match?.behavior === "deny") {
@@ -311,16 +313,28 @@ export const check = (
             `working directory ${context.cwd}.`
         }
       }
-      return EDITING_MODES.has(permissions.mode) ? { _tag: "allow" } : { _tag: "boundary", type: "edit" }
+      // An ask rule asks in every mode, bypassPermissions included (SPEC §4.5): accept must not skip it.
+      if (assessment.match?.behavior === "ask") return { _tag: "boundary", type: "permission" }
+      // A mode allows what it allows outside speculation: `acceptEdits` and `auto` never write a
+      // protected directory (`.git`, `.claude`, `.switchyard`) or a path they cannot resolve by
+      // themselves — accepting would apply it without the question the normal chain asks.
+      const modeAllows = permissions.mode === "bypassPermissions" ||
+        (EDITING_MODES.has(permissions.mode) && (assessment.allowed || assessment.allowedWithEdits))
+      return modeAllows ? { _tag: "allow" } : { _tag: "boundary", type: "edit" }
     }
     if (assessment.match?.behavior === "ask") return { _tag: "boundary", type: "permission" }
-    if (SAFE_READ_TOOLS.has(tool.name)) return { _tag: "allow" }
+    // Outside bypassPermissions, a read the normal chain would ask about (a path outside the working
+    // directories) asks here too: its content would reach the model before the user said yes.
+    const readAllowed = permissions.mode === "bypassPermissions" || assessment.allowed
+    if (SAFE_READ_TOOLS.has(tool.name)) {
+      return readAllowed || safePath(tool, input) === undefined ? { _tag: "allow" } : { _tag: "boundary", type: "permission" }
+    }
     if (tool.name === "Bash") {
       const readOnly = yield* Effect.suspend(() => Tool.evaluate(tool.isReadOnly(input, context))).pipe(
         Effect.catchAllDefect(() => Effect.succeed(false))
       )
       // A child process reads the real tree: once the overlay has writes it would miss them.
-      return readOnly && !overlay.hasWrites() ? { _tag: "allow" } : { _tag: "boundary", type: "bash" }
+      return readOnly && readAllowed && !overlay.hasWrites() ? { _tag: "allow" } : { _tag: "boundary", type: "bash" }
     }
     return { _tag: "boundary", type: "denied_tool" }
   })

@@ -120,6 +120,16 @@ const resolveArgument = (
 ): ReadonlyArray<string> | undefined => {
   if (/[$`]/.test(word) || isOtherUsersHome(word)) return undefined
   const expanded = PathRules.expandHome(word, env.home, env.path)
+  // `/proc/self/cwd` is the command's own directory, not Switchyard's; another process's
+  // directory, root or descriptors could be anywhere.
+  const own = /^\/proc\/+(?:self|thread-self)\/+cwd(?:\/+(.*))?$/.exec(expanded)
+  if (own !== null) {
+    if (resolution.unknown) return undefined
+    return resolution.dirs.map((dir) => env.path.resolve(dir, own[1] ?? "."))
+  }
+  if (/^\/proc\/+[^/]+\/+(?:task\/|cwd|root|fd|map_files)/.test(expanded) && !/^\/proc\/+(?:self|thread-self)\/+fd\/+[0-2]$/.test(expanded)) {
+    return /^\/proc\/+(?:self|thread-self)\/+root(?:\/|$)/.test(expanded) ? [env.path.resolve(expanded)] : undefined
+  }
   if (env.path.isAbsolute(expanded)) return [env.path.resolve(expanded)]
   if (resolution.unknown) return undefined
   return resolution.dirs.map((dir) => env.path.resolve(dir, expanded))
@@ -130,6 +140,9 @@ const isOtherUsersHome = (word: string): boolean => word.startsWith("~") && word
 
 const editTool: RuleIndex.ToolName = { name: "Edit", aliases: [] }
 const readTool: RuleIndex.ToolName = { name: "Read", aliases: [] }
+
+/** A path bash itself turns into a socket in a redirection. */
+const bashSocket = /^\/dev\/+(?:tcp|udp)\//
 
 const nonFileTargets = /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/
 
@@ -210,7 +223,23 @@ const literalDirectories = (
 
 /** A name bash cannot be known to run: an expansion, a substitution or a glob in command position. */
 const unresolvableName = (name: string | undefined): boolean =>
-  name === undefined || /[$`*?]/.test(name) || (name !== "[" && name !== "[[" && /\[.*\]/.test(name))
+  name === undefined || /[$`*?]/.test(name) || (name !== "[" && name !== "[[" && /\[.*\]/.test(name)) ||
+  // Brace expansion: `r{m,} x` runs `rm r x`.
+  /\{[^}]*(?:,|\.\.)[^}]*\}/.test(name)
+
+/**
+ * A part after which a plain name may run another program, or whose shell runs a script from
+ * elsewhere: `hash -p /bin/rm ls` (then `ls` is `rm`), `enable -f lib.so name` (a builtin
+ * loaded from a file), `BASH_ENV=…`/`ENV=…` (a script every non-interactive shell sources first).
+ */
+const rebindsNames = (part: CommandPart): boolean => {
+  const argv = part.forms.argv
+  const name = argv[0]
+  if (name === "hash" && argv.some((word) => /^-[a-z]*p/.test(word))) return true
+  if (name === "enable" && argv.some((word) => /^-[a-z]*f/.test(word))) return true
+  const assignments = [...(part.simple?.assignments ?? []), ...(part.simple?.argv ?? []).filter((word) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word))]
+  return assignments.some((word) => /^(?:BASH_ENV|ENV)=/.test(word))
+}
 
 /** A shell that reads its script from standard input or a file: what it runs is not on the line. */
 const shellWithoutScript = (argv: ReadonlyArray<string>): boolean => {
@@ -331,7 +360,7 @@ export const assessBash = (
     if (match === undefined) {
       const hidden = everyPart.find((part) =>
         unresolvableName(part.forms.argv[0] ?? part.simple?.argv[0]) && (part.forms.argv.length > 0) ||
-        shellWithoutScript(part.forms.argv)
+        shellWithoutScript(part.forms.argv) || rebindsNames(part)
       )
       const rule = hidden === undefined ? undefined : couldMatch("command")
       if (hidden !== undefined && rule !== undefined) {
@@ -477,14 +506,20 @@ export const assessBash = (
       const redirectWords = new Set(part.redirects.map((redirect) => redirect.target))
       const pathsInside = insideAll(ownTouched, false) &&
         simple.unresolvedWords.every((word) => staysInside(word) || redirectWords.has(word))
-      const partAllowed = allowRule !== undefined || (partReadOnly && pathsInside)
+      // Bash's `/dev/tcp/host/port` redirections are network clients (`printf 'GET /x' < /dev/tcp/h/80 1>&0`
+      // sends a request): no narrower rule than the blanket one, and no read-only set, covers them.
+      const socket = [...simple.readPaths, ...simple.writePaths].some((use) => bashSocket.test(use.path)) ||
+        part.redirects.some((redirect) => bashSocket.test(redirect.target))
+      const partAllowed = !socket && (allowRule !== undefined || (partReadOnly && pathsInside))
       const fsCommand = argv[0] !== undefined && acceptEditsCommands.has(argv[0]) && simple.onlyWritesPaths &&
         simple.pathsKnown && !simple.unresolvedPaths && insideAll(ownTouched, true)
       if (allowRule !== undefined) used.push(allowRule)
       if (!partAllowed) {
         allowed = false
         if (!hasDynamicParts) suggestions.push(suggestionFor(part))
-        reason ??= partReadOnly
+        reason ??= socket
+          ? `\`${CommandPatterns.normalizeSpaces(part.text)}\` opens a network connection through /dev/tcp or /dev/udp`
+          : partReadOnly
           ? `\`${CommandPatterns.normalizeSpaces(part.text)}\` reads outside ${PathRules.workingDirectories(env)}`
           : `\`${CommandPatterns.normalizeSpaces(part.text)}\` needs approval`
       }
@@ -550,6 +585,18 @@ const shells: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh"]
 const scriptOf = (argv: ReadonlyArray<string>): string | undefined => {
   const name = argv[0]
   if (name === "eval") return argv.length > 1 ? argv.slice(1).join(" ") : undefined
+  // `trap 'cmd' SIGNAL…` runs `cmd` later in this shell, like eval.
+  if (name === "trap") {
+    const action = argv.slice(1).find((word) => word !== "--" && !/^-[lp]$/.test(word))
+    return action !== undefined && action !== "-" && argv.length > 2 ? action : undefined
+  }
+  // `script -c CMD` runs CMD in a shell.
+  if (name === "script") {
+    const flag = argv.findIndex((word, index) => index > 0 && (word === "-c" || word === "--command" || /^-[a-z]*c$/.test(word)))
+    if (flag !== -1) return argv[flag + 1]
+    const long = argv.find((word) => word.startsWith("--command="))
+    return long === undefined ? undefined : long.slice("--command=".length)
+  }
   if (name === undefined || !shells.has(name)) return undefined
   const flag = argv.findIndex((word, index) => index > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(word))
   if (flag === -1) return undefined

@@ -102,7 +102,15 @@ const wrappers: Record<string, (argv: ReadonlyArray<string>) => number | undefin
     while (argv[i] !== undefined && isAssignment(argv[i]!)) i += 1
     return argv[i] !== undefined && argv[i]!.startsWith("-") ? undefined : i
   },
-  exec: (argv) => (argv[1] !== undefined && argv[1].startsWith("-") ? undefined : 1)
+  exec: (argv) => (argv[1] !== undefined && argv[1].startsWith("-") ? undefined : 1),
+  builtin: () => 1,
+  // Programs that run the rest of their arguments as a command after options of their own (some
+  // with a value first: `flock FILE cmd`, `chroot DIR cmd`): for deny rules every tail is tried.
+  ...Object.fromEntries(
+    ["coproc", "setsid", "flock", "unshare", "chrt", "ionice", "taskset", "nsenter", "prlimit", "sudo", "doas", "chroot", "watch",
+      "runuser", "su", "systemd-run", "firejail", "catchsegv", "strace", "ltrace", "valgrind", "faketime"]
+      .map((name) => [name, (): number | undefined => undefined])
+  )
 }
 
 /** @internal */

@@ -481,7 +481,8 @@ class Walker {
       return {
         record: {
           redirect: undefined,
-          safe: true,
+          // bash opens `/dev/tcp/host/port` as a socket: a network client, not a read.
+          safe: word.dynamic || !/^\/dev\/+(?:tcp|udp)\//.test(word.value),
           known: !word.dynamic,
           ...(word.dynamic ? { unresolved: word.value } : { read: use })
         },

@@ -16,6 +16,7 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
 import * as ProcessGroup from "./shellProcessGroup.js"
 
 /**
@@ -89,8 +90,12 @@ export const start = (
 ): Effect.Effect<Shell, PlatformError.PlatformError, CommandExecutor.CommandExecutor | Scope.Scope> =>
   Effect.gen(function*() {
     const settings = yield* ShellSettings
+    const overlay = yield* OverlayFileSystem.OverlayStatus
     const process = yield* Command.make(settings.shell, "-c", command).pipe(
       Command.workingDirectory(cwd),
+      // Under speculation a read-only command runs on the real tree, which must stay byte-identical:
+      // git's optional locks (`git status` refreshing the index's stat cache) would write `.git/index`.
+      overlay.active ? Command.env({ GIT_OPTIONAL_LOCKS: "0" }) : (command) => command,
       // Commands that read stdin get end-of-file instead of waiting forever.
       Command.stdin(Stream.empty),
       Command.start

@@ -434,11 +434,18 @@ const JQ_PAIRS: Readonly<Record<string, boolean>> = {
   "--rawfile": true
 }
 
+/** jq loads modules and data files (`import "x" as $d`) from its library path: which files cannot be known statically. */
+const JQ_MODULES = /\b(?:import|include|modulemeta)\b/
+
 const jq: Describe = withGrammar(JQ, (args) => {
   const rest: Array<Word> = []
   const paths = new Paths()
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
+    if (
+      !arg.dynamic &&
+      (JQ_MODULES.test(arg.value) || /^-(?!-)[A-Za-z]*[fL]|^--library-path|^--from-file/.test(arg.value))
+    ) paths.names({ value: "jq modules", dynamic: false })
     if (arg.dynamic) {
       rest.push(arg)
       continue
@@ -915,6 +922,8 @@ const awk: Describe = withGrammar(AWK, (args) => {
   const [program, ...operands] = parsed.operands
   if (program === undefined || program.dynamic || !isPrintingAwkProgram(program.value)) return UNKNOWN
   const paths = new Paths()
+  // A program that sets `ARGV`/`ARGC` reads files no operand names.
+  if (/\bARG[VC]\b/.test(program.value)) paths.names({ value: "ARGV", dynamic: false })
   for (const operand of operands) {
     // `name=value` operands assign, they are not files.
     if (!operand.dynamic && /^[A-Za-z_][A-Za-z0-9_]*=/.test(operand.value)) continue
@@ -1030,15 +1039,27 @@ type GitCheck = (args: ReadonlyArray<Word>, paths: Paths) => boolean
  * and the given short letters, and hands the operands on.
  */
 const gitOptions = (
-  spec: { readonly forbiddenShort?: string; readonly operands?: (operands: ReadonlyArray<Word>, paths: Paths) => void } =
-    {}
+  spec: {
+    readonly forbiddenShort?: string
+    readonly operands?: (operands: ReadonlyArray<Word>, paths: Paths) => void
+    /**
+     * The command prints file contents from the repository (a patch, a blob, matches): without
+     * pathspecs after `--`, any of them — a revision operand (`HEAD`, `v1.2`, `origin/main`) cannot
+     * be told from a path statically — so the whole tree's contents count as read.
+     */
+    readonly content?: (options: ReadonlyArray<string>) => boolean
+  } = {}
 ): GitCheck =>
 (args, paths) => {
   const operands: Array<Word> = []
+  const options: Array<string> = []
   let endOfOptions = false
-  for (const arg of args) {
+  let pathspecs = 0
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
     if (endOfOptions) {
       operands.push(arg)
+      pathspecs++
       continue
     }
     if (arg.dynamic) return false
@@ -1047,27 +1068,53 @@ const gitOptions = (
     if (value.startsWith("-") && !value.startsWith("--") && [...value.slice(1)].some((l) => (spec.forbiddenShort ?? "").includes(l))) {
       return false
     }
+    // Options whose value is a file git reads: `blame --contents FILE`.
+    if (isLongOption(value) && longName(value).length >= 4 && abbreviates(longName(value), "contents")) {
+      const file = value.includes("=") ? { value: value.slice(value.indexOf("=") + 1), dynamic: false } : args[++i]
+      if (file === undefined) return false
+      paths.read(file, false, true)
+      continue
+    }
     if (value === "--") endOfOptions = true
-    else if (!value.startsWith("-")) operands.push(arg)
+    else if (value.startsWith("-")) options.push(value)
+    else operands.push(arg)
   }
   spec.operands?.(operands, paths)
+  // Pathspecs after `--`, or only `rev:path` operands, name every file whose contents it prints.
+  const narrowed = pathspecs > 0 || (operands.length > 0 && operands.every((operand) => operand.value.includes(":")))
+  if (spec.content?.(options) === true && !narrowed) paths.read({ value: ".", dynamic: false }, true, true)
   return true
 }
+
+/** Options of `git log` and friends that print patches (file contents) instead of only commits. */
+const GIT_PATCH_OPTION = /^(-[pu]|--patch.*|-U\d*|--unified.*|--cc|-c|--word-diff.*|--color-words.*|--binary|-L.*|--full-diff|--raw)$/
+
+const printsPatch = (options: ReadonlyArray<string>) => options.some((option) => GIT_PATCH_OPTION.test(option))
+const always = () => true
 
 /** `rev:path` reads `path`'s contents at that revision; other operands may be paths too. */
 const revisionPaths = (operands: ReadonlyArray<Word>, paths: Paths): void => {
   for (const operand of operands) {
-    const colon = operand.value.indexOf(":")
+    // `:N:path` names a path at index stage N.
+    const staged = /^:[0-3]:/.exec(operand.value)
+    const colon = staged === null ? operand.value.indexOf(":") : staged[0].length - 1
     if (operand.dynamic) paths.read(operand, false, true)
     else if (colon !== -1) {
+      // A tree-ish (`HEAD:secrets`) prints what is below it; `HEAD:` is the root.
       const path = operand.value.slice(colon + 1).replace(/^\.\//, "")
-      if (path.length > 0) paths.read({ value: path, dynamic: false }, false, true)
+      paths.read({ value: path.length > 0 ? path : ".", dynamic: false }, true, true)
     } else paths.read(operand, false, true)
   }
 }
 
+/** Trees searched whole: a `rev:path` tree-ish is its path (`HEAD:` the root). */
 const contentPaths = (operands: ReadonlyArray<Word>, paths: Paths): void => {
-  for (const operand of operands) paths.read(operand, true, true)
+  for (const operand of operands) {
+    const staged = /^:[0-3]:/.exec(operand.value)
+    const colon = operand.dynamic ? -1 : staged === null ? operand.value.indexOf(":") : staged[0].length - 1
+    if (colon === -1) paths.read(operand, true, true)
+    else paths.read({ value: operand.value.slice(colon + 1).replace(/^\.\//, "") || ".", dynamic: false }, true, true)
+  }
 }
 
 const isCommitValue = (word: Word | undefined) => word !== undefined && !word.dynamic && !word.value.startsWith("-")
@@ -1161,18 +1208,19 @@ const firstIs = (allowed: ReadonlyArray<string>, then: GitCheck): GitCheck => (a
 
 const GIT_SUBCOMMANDS: Readonly<Record<string, GitCheck>> = {
   status: gitOptions(),
-  log: gitOptions({ operands: revisionPaths }),
-  show: gitOptions({ operands: revisionPaths }),
-  diff: gitOptions({ operands: revisionPaths }),
+  log: gitOptions({ operands: revisionPaths, content: printsPatch }),
+  show: gitOptions({ operands: revisionPaths, content: always }),
+  diff: gitOptions({ operands: revisionPaths, content: always }),
   shortlog: gitOptions(),
-  whatchanged: gitOptions({ operands: revisionPaths }),
+  whatchanged: gitOptions({ operands: revisionPaths, content: printsPatch }),
   blame: gitOptions({ operands: revisionPaths }),
   annotate: gitOptions({ operands: revisionPaths }),
   "rev-parse": gitOptions(),
   "rev-list": gitOptions(),
   "ls-files": gitOptions(),
   "ls-tree": gitOptions(),
-  "cat-file": gitOptions({ operands: revisionPaths }),
+  // `--batch*` reads object names (`HEAD:secrets/key`) from standard input.
+  "cat-file": gitOptions({ operands: revisionPaths, content: (options) => options.some((o) => o.startsWith("--batch")) }),
   describe: gitOptions(),
   "merge-base": gitOptions(),
   "show-ref": gitOptions(),
@@ -1180,18 +1228,16 @@ const GIT_SUBCOMMANDS: Readonly<Record<string, GitCheck>> = {
   "for-each-ref": gitOptions(),
   grep: gitOptions({
     forbiddenShort: "O",
-    operands: (operands, paths) => {
-      // The pattern, then revisions or paths; with none it searches the whole tree.
-      if (operands.length <= 1) paths.read({ value: ".", dynamic: false }, true, true)
-      else contentPaths(operands.slice(1), paths)
-    }
+    operands: (operands, paths) => contentPaths(operands.slice(1), paths),
+    // The pattern, then revisions or paths: only pathspecs after `--` narrow the search.
+    content: always
   }),
   branch: gitBranch,
   tag: gitTag,
   remote: gitRemote,
   config: gitConfig,
-  stash: (args, paths) => args.length > 0 && firstIs(["list", "show"], gitOptions())(args, paths),
-  reflog: firstIs(["show"], gitOptions())
+  stash: (args, paths) => args.length > 0 && firstIs(["list", "show"], gitOptions({ content: printsPatch }))(args, paths),
+  reflog: firstIs(["show"], gitOptions({ content: printsPatch }))
 }
 
 const git: Describe = (args) => {
