@@ -225,23 +225,29 @@ export const make = (
 
     const signal = () => wake.unsafeOpen()
 
-    const emit: Execution.Emit = (event) =>
-      // Results are held back for the yield rules; everything else goes out at once.
-      event._tag === "Result" || discarded ? Effect.void : Effect.asVoid(out.offer(event))
+    // Results are held back for the yield rules; everything else goes out at once.
+    const held = (event: DispatchEvent.DispatchEvent) => event._tag === "Result" || discarded
+    const emit: Execution.Emit = Object.assign(
+      (event: DispatchEvent.DispatchEvent) => held(event) ? Effect.void : Effect.asVoid(out.offer(event)),
+      { unsafeOffer: (event: DispatchEvent.DispatchEvent) => held(event) || out.unsafeOffer(event) }
+    )
 
     const emitFor = (tool: TrackedTool): Execution.Emit => {
       const waitedFor = tool.waitedFor
       if (waitedFor === undefined) return emit
-      return (event) =>
+      const withWaits = (event: DispatchEvent.DispatchEvent) =>
         event._tag === "Started"
-          ? emit(DispatchEvent.Started({
+          ? DispatchEvent.Started({
             toolUseId: event.toolUseId,
             name: event.name,
             input: event.input,
             at: event.at,
             waitedFor
-          }))
-          : emit(event)
+          })
+          : event
+      return Object.assign((event: DispatchEvent.DispatchEvent) => emit(withWaits(event)), {
+        unsafeOffer: (event: DispatchEvent.DispatchEvent) => emit.unsafeOffer!(withWaits(event))
+      })
     }
 
     const synthetic = (tool: TrackedTool, reason: Interruption.InterruptReason, startedAt: number, endedAt: number) =>
@@ -351,9 +357,12 @@ export const make = (
       }
     }
 
-    const runner = (tool: TrackedTool, callEnv: Execution.Environment): Effect.Effect<void, never, Results.ResultStore> =>
+    const runner = (
+      tool: TrackedTool,
+      options: Execution.ExecuteOptions
+    ): Effect.Effect<void, never, Results.ResultStore> =>
       Effect.flatMap(
-        Effect.exit(Effect.interruptible(Execution.execute(tool.block, callEnv, emitFor(tool)))),
+        Effect.exit(Effect.interruptible(Execution.execute(tool.block, env, emitFor(tool), options))),
         (exit) => complete(tool, exit)
       )
 
@@ -363,23 +372,19 @@ export const make = (
       executing++
       queuedTools.delete(tool)
       executingTools.add(tool)
-      const callEnv: Execution.Environment = {
-        tools: env.tools,
-        pool: env.pool,
-        context: Ref.unsafeMake(startContext(tool))
-      }
+      const options: Execution.ExecuteOptions = { context: startContext(tool) }
       // A runner starts on the spot, unless runners are already starting each other on this
       // stack (a call that completes without suspending starts the next): then it is queued.
       let fiber: Fiber.RuntimeFiber<void>
       if (nesting < MAX_NESTED_STARTS) {
         nesting++
         try {
-          fiber = runFork(runner(tool, callEnv))
+          fiber = runFork(runner(tool, options))
         } finally {
           nesting--
         }
       } else {
-        fiber = runFork(runner(tool, callEnv), { immediate: false })
+        fiber = runFork(runner(tool, options), { immediate: false })
       }
       FiberSet.unsafeAdd(fibers, fiber)
       if (tool.status === "executing") tool.fiber = fiber
