@@ -16,10 +16,11 @@ import { aiSdk, effectAi } from "./peers.js"
 const SUITE = "dispatch"
 
 // Why a goal of issue 14 is missed, when it is (shown in the note column only then).
-const WHY_REFERENCE = "the pipeline's steps (lookup, decode, hooks, permission, result mapping) run for every call"
-const WHY_TRACING = "a span per call is required"
-const WHY_EXECUTOR = "the executor tracks every call's footprint and yield order"
-const WHY_GROWTH = "its per-call cost grows with the turn"
+const WHY_REFERENCE = "besides the fan-out, each call is looked up, decoded, shown to the hooks and the permission " +
+  "policy, and publishes two events (Started, Result) where the reference publishes one"
+const WHY_TRACING = "a span per call is required, and the tracer draws random trace and span ids and reads the clock twice for each"
+const WHY_EXECUTOR = "each call is also tracked for its footprint, start and yield order, and its runner is forked from a captured runtime"
+const WHY_GROWTH = "a per-call cost of the executor grows with the number of calls in the turn"
 
 const noop = Tool.make("Noop", {
   description: "does nothing",
@@ -131,7 +132,7 @@ export const run = async () => {
       [`executor${N}`, drain((e) => StreamingExecutor.runAll(calls, e, { concurrency: 10 }))]
     ]
   })) as Record<`${"runTools" | "executor"}${(typeof sizes)[number]}`, () => Promise<unknown>>
-  const g = await compare(runs, { rounds: 5, warmup: 1 })
+  const g = await compare(runs, { rounds: 7, warmup: 1 })
   for (const N of sizes) {
     const us = perCall(N)
     const label = `${N.toLocaleString("en")} no-op calls`
