@@ -132,7 +132,7 @@ export const run = async () => {
       [`executor${N}`, drain((e) => StreamingExecutor.runAll(calls, e, { concurrency: 10 }))]
     ]
   })) as Record<`${"runTools" | "executor"}${(typeof sizes)[number]}`, () => Promise<unknown>>
-  const g = await compare(runs, { rounds: 7, warmup: 1 })
+  const g = await compare(runs, { rounds: 9, warmup: 2 })
   for (const N of sizes) {
     const us = perCall(N)
     const label = `${N.toLocaleString("en")} no-op calls`
