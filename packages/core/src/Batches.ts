@@ -65,15 +65,30 @@ export const isCallConcurrencySafe = (
   block: Messages.ToolUseBlock,
   env: Execution.Environment,
   context: ToolUseContext.ToolUseContext
-): Effect.Effect<boolean> => {
+): Effect.Effect<boolean> =>
+  Effect.suspend(() => {
+    const safety = safetyOf(block, env, context)
+    return typeof safety === "boolean" ? Effect.succeed(safety) : safety
+  })
+
+/** `isCallConcurrencySafe`, as a plain answer when the predicate gives one (most do). */
+const safetyOf = (
+  block: Messages.ToolUseBlock,
+  env: Execution.Environment,
+  context: ToolUseContext.ToolUseContext
+): boolean | Effect.Effect<boolean> => {
   const resolved = Registry.resolve(block.name, env.tools, env.pool)
-  if (Either.isLeft(resolved)) return Effect.succeed(false)
+  if (Either.isLeft(resolved)) return false
   const tool = resolved.right
   const decoded = Validation.decode(tool, block.input)
-  if (Either.isLeft(decoded)) return Effect.succeed(false)
-  return Effect.suspend(() => Tool.evaluate(tool.isConcurrencySafe(decoded.right, context))).pipe(
-    Effect.catchAllCause(() => Effect.succeed(false))
-  )
+  if (Either.isLeft(decoded)) return false
+  let safety: boolean | Effect.Effect<boolean>
+  try {
+    safety = tool.isConcurrencySafe(decoded.right, context)
+  } catch {
+    return false
+  }
+  return typeof safety === "boolean" ? safety : Effect.catchAllCause(safety, () => Effect.succeed(false))
 }
 
 /**
@@ -155,16 +170,29 @@ export const partitionToolCalls = (
   calls: ReadonlyArray<Messages.ToolUseBlock>,
   env: Execution.Environment
 ): Effect.Effect<ReadonlyArray<Batch>> =>
-  Effect.gen(function*() {
-    const context = yield* Ref.get(env.context)
+  Effect.flatMap(Ref.get(env.context), (context) => {
     const batches: Array<{ isConcurrencySafe: boolean; calls: Array<Messages.ToolUseBlock> }> = []
-    for (const call of calls) {
-      const safe = yield* isCallConcurrencySafe(call, env, context)
+    const place = (call: Messages.ToolUseBlock, safe: boolean) => {
       const last = batches[batches.length - 1]
       if (safe && last !== undefined && last.isConcurrencySafe) last.calls.push(call)
       else batches.push({ isConcurrencySafe: safe, calls: [call] })
     }
-    return batches
+    // A plain loop while the predicates answer at once; an Effect only for those that do not.
+    const from = (start: number): Effect.Effect<ReadonlyArray<Batch>> => {
+      for (let i = start; i < calls.length; i++) {
+        const call = calls[i]!
+        const safety = safetyOf(call, env, context)
+        if (typeof safety !== "boolean") {
+          return Effect.flatMap(safety, (safe) => {
+            place(call, safe)
+            return from(i + 1)
+          })
+        }
+        place(call, safety)
+      }
+      return Effect.succeed(batches)
+    }
+    return from(0)
   })
 
 /**
@@ -197,7 +225,7 @@ export const runTools = (
         capacity: Execution.MAILBOX_CAPACITY,
         strategy: "suspend"
       })
-      const emit: Execution.Emit = (event) => Effect.asVoid(mailbox.offer(event))
+      const emit = Execution.emitTo(mailbox)
       const apply = (outcomes: ReadonlyArray<Execution.Outcome>) =>
         Ref.update(env.context, (context) =>
           ToolUseContext.applyAll(context, outcomes.flatMap((outcome) => outcome.modifiers)))
@@ -205,7 +233,9 @@ export const runTools = (
         const batches = yield* partitionToolCalls(calls, env)
         for (const batch of batches) {
           if (batch.isConcurrencySafe) {
-            const outcomes = yield* Effect.forEach(batch.calls, (call) => Execution.execute(call, env, emit), {
+            // The calls of a concurrent batch all start from the context as it was before it.
+            const options = { context: yield* Ref.get(env.context) }
+            const outcomes = yield* Effect.forEach(batch.calls, (call) => Execution.execute(call, env, emit, options), {
               concurrency
             })
             yield* apply(outcomes)

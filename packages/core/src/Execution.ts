@@ -19,11 +19,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import * as DispatchEvent from "./DispatchEvent.js"
 import * as Hooks from "./Hooks.js"
 import type * as Interruption from "./Interruption.js"
@@ -34,6 +36,7 @@ import * as Registry from "./Registry.js"
 import * as Results from "./Results.js"
 import * as Tool from "./Tool.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
+import * as Tracing from "./internal/tracing.js"
 import * as Validation from "./Validation.js"
 
 /**
@@ -138,10 +141,37 @@ export interface Outcome {
 }
 
 /**
+ * Where a call publishes its events. `unsafeOffer`, when given, publishes an
+ * event at once without an Effect and says whether it did (`false`: a full
+ * mailbox, so the caller runs the Effect and waits); the pipeline uses it on
+ * the hot path, keeping the order of events.
+ *
  * @since 0.1.0
  * @category models
  */
-export type Emit = (event: DispatchEvent.DispatchEvent) => Effect.Effect<void>
+export interface Emit {
+  (event: DispatchEvent.DispatchEvent): Effect.Effect<void>
+  readonly unsafeOffer?: ((event: DispatchEvent.DispatchEvent) => boolean) | undefined
+}
+
+/**
+ * An `Emit` that offers into a mailbox.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emitTo = (mailbox: Mailbox.Mailbox<DispatchEvent.DispatchEvent>): Emit =>
+  Object.assign((event: DispatchEvent.DispatchEvent) => Effect.asVoid(mailbox.offer(event)), {
+    unsafeOffer: (event: DispatchEvent.DispatchEvent) => mailbox.unsafeOffer(event)
+  })
+
+/** Publish `event`, then go on with `next`: in the same step when `emit` can publish at once. */
+const emitThen = <A, R>(
+  emit: Emit,
+  event: DispatchEvent.DispatchEvent,
+  next: () => Effect.Effect<A, never, R>
+): Effect.Effect<A, never, R> =>
+  emit.unsafeOffer !== undefined && emit.unsafeOffer(event) ? next() : Effect.flatMap(emit(event), next)
 
 const MAX_FIELDS_SHOWN = 300
 
@@ -284,6 +314,20 @@ export const unparsedReason = (block: Messages.ToolUseBlock): string | undefined
 export const invalidJsonMessage = (reason: string): string => `InputValidationError: the input is not valid JSON: ${reason}`
 
 /**
+ * Options of `execute`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExecuteOptions {
+  /**
+   * The context the call starts with, when the runner already read it (a
+   * concurrent batch shares one); else it is read from `env.context`.
+   */
+  readonly context?: ToolUseContext.ToolUseContext | undefined
+}
+
+/**
  * Run one call through the whole pipeline, publishing its events with `emit`.
  * Never fails: every path produces a `Result`. Interrupting the fiber
  * interrupts the tool (the runners then produce the synthetic result).
@@ -299,49 +343,104 @@ export const invalidJsonMessage = (reason: string): string => `InputValidationEr
 export const execute = (
   block: Messages.ToolUseBlock,
   env: Environment,
-  emit: Emit
+  emit: Emit,
+  options?: ExecuteOptions
 ): Effect.Effect<Outcome, never, Results.ResultStore> =>
   // One look at the fiber gives the clock, the tracing flag and the services, where
   // separate Effects would cost a step each on the hot path (see bench/dispatch.ts).
   Effect.withFiberRuntime((fiber) => {
-    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
     const resolved = Registry.resolve(block.name, env.tools, env.pool)
-    const call: Call = {
-      block,
-      env,
-      emit,
-      clock,
-      services: fiber.currentContext,
-      startedAt: clock.unsafeCurrentTimeMillis(),
-      tool: Either.isRight(resolved) ? resolved.right : undefined,
-      errorType: undefined
-    }
-    const started = DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: call.startedAt })
-    const run = Effect.zipRight(emit(started), Either.isLeft(resolved) ? notFound(call, resolved.left) : guarded(call))
-    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return run
-    const name = call.tool?.name ?? block.name
-    return Effect.useSpan(
-      `execute_tool ${name}`,
-      {
-        kind: "internal",
-        attributes: {
-          "gen_ai.operation.name": "execute_tool",
-          "gen_ai.tool.name": name,
-          "gen_ai.tool.call.id": block.id,
-          "gen_ai.tool.type": call.tool?.isMcp === true ? "extension" : "function",
-          "switchyard.tool_use_id": block.id
-        },
-        // No stack trace per call: this is the hot path.
-        captureStackTrace: false
-      },
-      (span) =>
-        Effect.tap(Effect.withParentSpan(run, span), (outcome) =>
-          Effect.sync(() => {
-            span.attribute("switchyard.status", outcome.result.status)
-            if (outcome.result.status !== "success") span.attribute("error.type", call.errorType ?? outcome.result.status)
-          }))
-    )
+    const context = options?.context
+    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return begin(makeCall(fiber, block, env, emit, resolved), resolved, context)
+    return traced(fiber, block, env, emit, resolved, context)
   })
+
+const makeCall = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  block: Messages.ToolUseBlock,
+  env: Environment,
+  emit: Emit,
+  resolved: Either.Either<Tool.Any, string>
+): Call => {
+  const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  return {
+    block,
+    env,
+    emit,
+    clock,
+    services: fiber.currentContext,
+    startedAt: clock.unsafeCurrentTimeMillis(),
+    tool: Either.isRight(resolved) ? resolved.right : undefined,
+    errorType: undefined
+  }
+}
+
+/** Publish `Started`, then run the pipeline. */
+const begin = (
+  call: Call,
+  resolved: Either.Either<Tool.Any, string>,
+  context: ToolUseContext.ToolUseContext | undefined
+): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const block = call.block
+  const started = DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: call.startedAt })
+  return emitThen(
+    call.emit,
+    started,
+    Either.isLeft(resolved) ? () => notFound(call, resolved.left) : () => guarded(call, context)
+  )
+}
+
+/**
+ * The pipeline in its span, opened with its attributes in this step. A call that
+ * never waits (its result is ready at once) ran no Effect that could open a
+ * child span, so its span just ends. Otherwise the span is the parent of what
+ * the call does (the permission wait, the tool's own spans): the fiber's context
+ * holds it while the call runs, and gets its own context back when the call ends,
+ * however it ends.
+ */
+const traced = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  block: Messages.ToolUseBlock,
+  env: Environment,
+  emit: Emit,
+  resolved: Either.Either<Tool.Any, string>,
+  context: ToolUseContext.ToolUseContext | undefined
+): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  const tool = Either.isRight(resolved) ? resolved.right : undefined
+  const name = tool?.name ?? block.name
+  const span = Tracing.unsafeOpenSpan(fiber, `execute_tool ${name}`, "internal", {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": name,
+    "gen_ai.tool.call.id": block.id,
+    "gen_ai.tool.type": tool?.isMcp === true ? "extension" : "function",
+    "switchyard.tool_use_id": block.id
+  })
+  const call = makeCall(fiber, block, env, emit, resolved)
+  const close = (exit: Exit.Exit<Outcome>, at: Fiber.RuntimeFiber<unknown, unknown>) => {
+    if (Exit.isSuccess(exit)) {
+      const status = exit.value.result.status
+      span.attribute("switchyard.status", status)
+      if (status !== "success") span.attribute("error.type", call.errorType ?? status)
+    } else {
+      span.attribute("error.type", errorTypeOf(exit.cause))
+    }
+    Tracing.unsafeEndSpan(at, span, exit)
+  }
+  const run = begin(call, resolved, context)
+  if (Exit.isExit(run)) {
+    close(run as Exit.Exit<Outcome>, fiber)
+    return run
+  }
+  const outer = fiber.currentContext
+  return Effect.onExit(
+    Effect.zipRight(FiberRef.set(FiberRef.currentContext, Context.add(outer, Tracer.ParentSpan, span)), run),
+    (exit) =>
+      Effect.zipRight(
+        FiberRef.set(FiberRef.currentContext, outer),
+        Effect.withFiberRuntime((current) => Effect.succeed(close(exit, current)))
+      )
+  )
+}
 
 /** One call's fixed facts, shared by the steps of its pipeline. */
 interface Call {
@@ -361,15 +460,32 @@ const notFound = (call: Call, message: string): Effect.Effect<Outcome> => {
   return finish(call, { status: "error", content: message })
 }
 
-const guarded = (call: Call): Effect.Effect<Outcome, never, Results.ResultStore> =>
-  pipeline(call, call.tool!).pipe(
-    // A defect anywhere in the pipeline is an error result, never a crash. (When this
-    // fiber is interrupted from outside, the handler is skipped and the runner answers.)
-    Effect.catchAllCause((cause) => {
-      call.errorType = errorTypeOf(cause)
-      return finish(call, { status: "error", content: formatFailure(call.tool!.name, cause), tool: call.tool })
-    })
-  )
+const guarded = (
+  call: Call,
+  context: ToolUseContext.ToolUseContext | undefined
+): Effect.Effect<Outcome, never, Results.ResultStore> => {
+  // A defect anywhere in the pipeline is an error result, never a crash. (When this
+  // fiber is interrupted from outside, the handler is skipped and the runner answers.)
+  const recover = (cause: Cause.Cause<unknown>) => {
+    call.errorType = errorTypeOf(cause)
+    return finish(call, { status: "error", content: formatFailure(call.tool!.name, cause), tool: call.tool })
+  }
+  // The steps run at once up to the first one that waits, so a call that never waits is
+  // one step of the runtime; a step that throws on the way is a defect like any other.
+  let effect: Effect.Effect<Outcome, never, Results.ResultStore>
+  try {
+    effect = context === undefined
+      ? Effect.flatMap(Ref.get(call.env.context), (current) => pipeline(call, call.tool!, current))
+      : pipeline(call, call.tool!, context)
+  } catch (defect) {
+    return recover(Cause.die(defect))
+  }
+  if (Exit.isExit(effect)) {
+    const exit = effect as Exit.Exit<Outcome>
+    return Exit.isSuccess(exit) ? exit : recover(exit.cause)
+  }
+  return Effect.catchAllCause(effect, recover)
+}
 
 interface Ending {
   readonly status: DispatchEvent.ResultStatus
@@ -399,7 +515,8 @@ const finish = (call: Call, ending: Ending): Effect.Effect<Outcome> => {
     abort: ending.abort,
     stop: ending.stop
   }
-  return Effect.as(call.emit(result), outcome)
+  const emit = call.emit
+  return emit.unsafeOffer !== undefined && emit.unsafeOffer(result) ? Effect.succeed(outcome) : Effect.as(emit(result), outcome)
 }
 
 const asRecordCopy = (input: unknown): unknown =>
@@ -452,18 +569,21 @@ const invalid = (stage: Stage, content: string): Effect.Effect<Outcome> => {
 // The pipeline of SPEC §4.4–§4.6, one step per function, in order:
 // validate → PreToolUse hooks → their replacement input → permission → call → PostToolUse
 // hooks → size limit → end.
-const pipeline = (call: Call, tool: Tool.Any): Effect.Effect<Outcome, never, Results.ResultStore> =>
-  Effect.flatMap(Ref.get(call.env.context), (context) =>
-    validate({
-      call,
-      tool,
-      context,
-      hooks: Context.get(call.services as Context.Context<Hooks.Hooks>, Hooks.Hooks),
-      input: undefined,
-      observable: undefined,
-      pre: Hooks.emptyPreToolUse,
-      hookInput: undefined
-    }))
+const pipeline = (
+  call: Call,
+  tool: Tool.Any,
+  context: ToolUseContext.ToolUseContext
+): Effect.Effect<Outcome, never, Results.ResultStore> =>
+  validate({
+    call,
+    tool,
+    context,
+    hooks: Context.get(call.services as Context.Context<Hooks.Hooks>, Hooks.Hooks),
+    input: undefined,
+    observable: undefined,
+    pre: Hooks.emptyPreToolUse,
+    hookInput: undefined
+  })
 
 /** SPEC §6, then §4.4 steps 1–2: an input that never parsed, the decode, `validateInput`. */
 const validate = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
@@ -490,10 +610,12 @@ const preToolUse = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultS
     hooks.preToolUse({ tool, toolUseId: call.block.id, input: stage.observable, context }),
     (pre) => {
       stage.pre = pre
-      const next = pre.updatedInput !== undefined && pre.decision !== "deny" ? hookReplacement(stage) : permission(stage)
+      // A thunk: the steps run at once and publish as they go, so they must start after the messages.
+      const next = () =>
+        pre.updatedInput !== undefined && pre.decision !== "deny" ? hookReplacement(stage) : permission(stage)
       return pre.messages.length === 0
-        ? next
-        : Effect.zipRight(emitHookMessages(call.block, call.emit, "PreToolUse", pre.messages), next)
+        ? next()
+        : Effect.flatMap(emitHookMessages(call.block, call.emit, "PreToolUse", pre.messages), next)
     }
   )
 }
@@ -549,17 +671,18 @@ const permission = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultS
   return settle(decided, (exit) => {
     if (Exit.isFailure(exit)) return reraise(exit)
     const decision = exit.value
-    const next = decision.behavior === "deny" ? denied(stage, decision) : permitted(stage, decision)
-    if (decision.source === "default" && decision.behavior === "allow") return next
-    return Effect.zipRight(
-      call.emit(DispatchEvent.PermissionDecided({
+    const next = () => decision.behavior === "deny" ? denied(stage, decision) : permitted(stage, decision)
+    if (decision.source === "default" && decision.behavior === "allow") return next()
+    return emitThen(
+      call.emit,
+      DispatchEvent.PermissionDecided({
         toolUseId: call.block.id,
         name: tool.name,
         behavior: decision.behavior,
         source: decision.source,
         reason: decision.behavior === "deny" ? decision.message : decision.reason,
         at: call.clock.unsafeCurrentTimeMillis()
-      })),
+      }),
       next
     )
   })
@@ -640,10 +763,10 @@ const postToolUse = (
         ...(post.blockReason !== undefined ? [`PostToolUse hook feedback: ${post.blockReason}`] : []),
         ...post.additionalContext
       ])
-      return Effect.zipRight(
-        emitHookMessages(call.block, call.emit, postEvent, post.messages),
-        limit(stage, output, isError, modifiers, stage.pre.stop ?? post.stop)
-      )
+      const next = () => limit(stage, output, isError, modifiers, stage.pre.stop ?? post.stop)
+      return post.messages.length === 0
+        ? next()
+        : Effect.flatMap(emitHookMessages(call.block, call.emit, postEvent, post.messages), next)
     }
   )
 }
@@ -714,7 +837,7 @@ export const runToolUse = (
         capacity: MAILBOX_CAPACITY,
         strategy: "suspend"
       })
-      yield* execute(block, env, (event) => Effect.asVoid(mailbox.offer(event))).pipe(
+      yield* execute(block, env, emitTo(mailbox)).pipe(
         Effect.tap((outcome) => Ref.update(env.context, (ctx) => outcome.modifiers.reduce((acc, f) => f(acc), ctx))),
         Mailbox.into(mailbox),
         Effect.forkScoped

@@ -165,6 +165,9 @@ const noModifiers: ReadonlyArray<ToolUseContext.ContextModifier> = []
 
 const MAX_NESTED_STARTS = 4
 
+/** How many calls `runAll` adds in one step. */
+const FEED_SLICE = 64
+
 /**
  * Create an executor for one turn. Its fibers live in the current scope.
  *
@@ -175,6 +178,18 @@ export const make = (
   env: Execution.Environment,
   options: Options = {}
 ): Effect.Effect<StreamingExecutor, never, Scope.Scope | Results.ResultStore> =>
+  Effect.map(makeFeedable(env, options), ({ executor }) => executor)
+
+/** An executor and its `addTool` in the current step, for `runAll`. */
+interface Feedable {
+  readonly executor: StreamingExecutor
+  readonly addNow: (block: Messages.ToolUseBlock) => Effect.Effect<void> | undefined
+}
+
+const makeFeedable = (
+  env: Execution.Environment,
+  options: Options
+): Effect.Effect<Feedable, never, Scope.Scope | Results.ResultStore> =>
   Effect.gen(function*() {
     const cap = yield* Execution.concurrencyCap(options.concurrency, Batches.DEFAULT_MAX_CONCURRENCY)
     const scheduling = options.scheduling ?? "footprints"
@@ -225,23 +240,29 @@ export const make = (
 
     const signal = () => wake.unsafeOpen()
 
-    const emit: Execution.Emit = (event) =>
-      // Results are held back for the yield rules; everything else goes out at once.
-      event._tag === "Result" || discarded ? Effect.void : Effect.asVoid(out.offer(event))
+    // Results are held back for the yield rules; everything else goes out at once.
+    const held = (event: DispatchEvent.DispatchEvent) => event._tag === "Result" || discarded
+    const emit: Execution.Emit = Object.assign(
+      (event: DispatchEvent.DispatchEvent) => held(event) ? Effect.void : Effect.asVoid(out.offer(event)),
+      { unsafeOffer: (event: DispatchEvent.DispatchEvent) => held(event) || out.unsafeOffer(event) }
+    )
 
     const emitFor = (tool: TrackedTool): Execution.Emit => {
       const waitedFor = tool.waitedFor
       if (waitedFor === undefined) return emit
-      return (event) =>
+      const withWaits = (event: DispatchEvent.DispatchEvent) =>
         event._tag === "Started"
-          ? emit(DispatchEvent.Started({
+          ? DispatchEvent.Started({
             toolUseId: event.toolUseId,
             name: event.name,
             input: event.input,
             at: event.at,
             waitedFor
-          }))
-          : emit(event)
+          })
+          : event
+      return Object.assign((event: DispatchEvent.DispatchEvent) => emit(withWaits(event)), {
+        unsafeOffer: (event: DispatchEvent.DispatchEvent) => emit.unsafeOffer!(withWaits(event))
+      })
     }
 
     const synthetic = (tool: TrackedTool, reason: Interruption.InterruptReason, startedAt: number, endedAt: number) =>
@@ -351,11 +372,14 @@ export const make = (
       }
     }
 
-    const runner = (tool: TrackedTool, callEnv: Execution.Environment): Effect.Effect<void, never, Results.ResultStore> =>
-      Effect.flatMap(
-        Effect.exit(Effect.interruptible(Execution.execute(tool.block, callEnv, emitFor(tool)))),
-        (exit) => complete(tool, exit)
-      )
+    const runner = (
+      tool: TrackedTool,
+      options: Execution.ExecuteOptions
+    ): Effect.Effect<void, never, Results.ResultStore> =>
+      Effect.matchCauseEffect(Effect.interruptible(Execution.execute(tool.block, env, emitFor(tool), options)), {
+        onFailure: (cause) => complete(tool, Exit.failCause(cause)),
+        onSuccess: (outcome) => complete(tool, Exit.succeed(outcome))
+      })
 
     const start = (tool: TrackedTool, now: number) => {
       tool.status = "executing"
@@ -363,23 +387,19 @@ export const make = (
       executing++
       queuedTools.delete(tool)
       executingTools.add(tool)
-      const callEnv: Execution.Environment = {
-        tools: env.tools,
-        pool: env.pool,
-        context: Ref.unsafeMake(startContext(tool))
-      }
+      const options: Execution.ExecuteOptions = { context: startContext(tool) }
       // A runner starts on the spot, unless runners are already starting each other on this
       // stack (a call that completes without suspending starts the next): then it is queued.
       let fiber: Fiber.RuntimeFiber<void>
       if (nesting < MAX_NESTED_STARTS) {
         nesting++
         try {
-          fiber = runFork(runner(tool, callEnv))
+          fiber = runFork(runner(tool, options))
         } finally {
           nesting--
         }
       } else {
-        fiber = runFork(runner(tool, callEnv), { immediate: false })
+        fiber = runFork(runner(tool, options), { immediate: false })
       }
       FiberSet.unsafeAdd(fibers, fiber)
       if (tool.status === "executing") tool.fiber = fiber
@@ -397,39 +417,39 @@ export const make = (
       }
     }
 
-    const complete = (tool: TrackedTool, exit: Exit.Exit<Execution.Outcome>) =>
-      Effect.suspend(() => {
-          if (discarded || tool.status !== "executing") return Effect.void
-          const now = clock.unsafeCurrentTimeMillis()
-          // Aborts are raised after this step: their listeners change the state again.
-          const raise: Array<Effect.Effect<void>> = []
-          if (Exit.isSuccess(exit)) {
-            const outcome = exit.value
-            tool.modifiers = outcome.modifiers
-            markCompleted(tool, outcome.result)
-            if (outcome.stop !== undefined && Option.isNone(stopReason)) stopReason = Option.some(outcome.stop)
-            // The chapter's isErrorResult: any error result, a denial included.
-            if (tool.isBash && outcome.result.block.is_error === true) {
-              if (siblingCancellation === "bash" && !siblingError) {
-                siblingError = true
-                raise.push(node.abort("sibling_error"))
-              } else if (siblingCancellation === "dependents") {
-                cancelDependents(tool, now)
-              }
-            }
-            if (outcome.abort !== undefined) {
-              // Decided now, so that the pump below starts nothing more this turn.
-              if (Interruption.propagatesUp(outcome.abort) && hardAbort === undefined) hardAbort = outcome.abort
-              raise.push(node.abort(outcome.abort))
-            }
-          } else {
-            const reason = tool.interruptedBy ?? cancelReason(tool) ?? "user_interrupt"
-            markCompleted(tool, synthetic(tool, reason, tool.startedAt, now))
+    // Runs in the runner once its call has ended (the state changes in this one step).
+    const complete = (tool: TrackedTool, exit: Exit.Exit<Execution.Outcome>): Effect.Effect<void> => {
+      if (discarded || tool.status !== "executing") return Effect.void
+      const now = clock.unsafeCurrentTimeMillis()
+      // Aborts are raised after this step: their listeners change the state again.
+      const raise: Array<Effect.Effect<void>> = []
+      if (Exit.isSuccess(exit)) {
+        const outcome = exit.value
+        tool.modifiers = outcome.modifiers
+        markCompleted(tool, outcome.result)
+        if (outcome.stop !== undefined && Option.isNone(stopReason)) stopReason = Option.some(outcome.stop)
+        // The chapter's isErrorResult: any error result, a denial included.
+        if (tool.isBash && outcome.result.block.is_error === true) {
+          if (siblingCancellation === "bash" && !siblingError) {
+            siblingError = true
+            raise.push(node.abort("sibling_error"))
+          } else if (siblingCancellation === "dependents") {
+            cancelDependents(tool, now)
           }
-          pump(now)
-          signal()
-          return raise.length === 0 ? Effect.void : Effect.all(raise, { discard: true })
-        })
+        }
+        if (outcome.abort !== undefined) {
+          // Decided now, so that the pump below starts nothing more this turn.
+          if (Interruption.propagatesUp(outcome.abort) && hardAbort === undefined) hardAbort = outcome.abort
+          raise.push(node.abort(outcome.abort))
+        }
+      } else {
+        const reason = tool.interruptedBy ?? cancelReason(tool) ?? "user_interrupt"
+        markCompleted(tool, synthetic(tool, reason, tool.startedAt, now))
+      }
+      pump(now)
+      signal()
+      return raise.length === 0 ? Effect.void : Effect.all(raise, { discard: true })
+    }
 
     // The only fiber that offers results: it releases every yieldable result, lowest
     // position first, and ends the stream once the turn is over.
@@ -483,68 +503,84 @@ export const make = (
         })
     )
 
+    const track = (block: Messages.ToolUseBlock, classification: Batches.Classification): void => {
+      if (discarded || addingDone) return
+      const now = clock.unsafeCurrentTimeMillis()
+      const tool: TrackedTool = {
+        index: tools.length,
+        block,
+        isConcurrencySafe: classification.isConcurrencySafe,
+        footprint: classification.footprint,
+        isBash: (classification.tool?.name ?? block.name) === "Bash",
+        cancellable: classification.tool?.interruptBehavior === "cancel",
+        status: "queued",
+        result: undefined,
+        modifiers: noModifiers,
+        startWaits: 0,
+        yieldWaits: 0,
+        startDependents: undefined,
+        yieldDependents: undefined,
+        waitedFor: undefined,
+        fiber: undefined,
+        startedAt: now,
+        interruptedBy: undefined,
+        failedRoot: undefined
+      }
+      tools.push(tool)
+      queuedTools.add(tool)
+      let doomedBy: TrackedTool | undefined
+      for (const { call: earlier, reason } of index.add(tool, tool.footprint)) {
+        if (earlier.failedRoot !== undefined && doomedBy === undefined) doomedBy = earlier.failedRoot
+        if (earlier.status === "queued" || earlier.status === "executing") {
+          tool.startWaits++
+          ;(earlier.startDependents ??= []).push(tool)
+          ;(tool.waitedFor ??= []).push({ toolUseId: earlier.block.id, name: earlier.block.name, reason })
+        }
+        if (scheduling === "footprints" && earlier.status !== "yielded") {
+          tool.yieldWaits++
+          ;(earlier.yieldDependents ??= []).push(tool)
+        }
+      }
+      if (scheduling === "greedy") {
+        // The chapter's walk: an unsafe call's result comes before every later one's.
+        if (lastUnsafe !== undefined && lastUnsafe.status !== "yielded") {
+          tool.yieldWaits++
+          ;(lastUnsafe.yieldDependents ??= []).push(tool)
+        }
+        if (!tool.isConcurrencySafe) lastUnsafe = tool
+      }
+      const reason = cancelReason(tool)
+      if (reason !== undefined) {
+        markCompleted(tool, synthetic(tool, reason, now, now))
+      } else if (doomedBy !== undefined) {
+        tool.failedRoot = doomedBy
+        markCompleted(tool, cancelledAsDependent(tool, doomedBy, now))
+      } else if (tool.startWaits === 0) {
+        ready.push(tool)
+      }
+      pump(now)
+      signal()
+    }
+
+    /**
+     * `addTool` in the current step when the call is classified at once (most are):
+     * `undefined` then, else the Effect that finishes adding it.
+     */
+    const addNow = (block: Messages.ToolUseBlock): Effect.Effect<void> | undefined => {
+      if (discarded || addingDone) return undefined
+      const classified = Batches.classify(block, env, settledContext, scheduling)
+      if (Exit.isExit(classified)) {
+        const exit = classified as Exit.Exit<Batches.Classification>
+        if (Exit.isSuccess(exit)) {
+          track(block, exit.value)
+          return undefined
+        }
+      }
+      return Effect.map(classified, (classification) => track(block, classification))
+    }
+
     const addTool = (block: Messages.ToolUseBlock): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (discarded || addingDone) return Effect.void
-        return Effect.map(Batches.classify(block, env, settledContext, scheduling), (classification) => {
-          if (discarded || addingDone) return
-          const now = clock.unsafeCurrentTimeMillis()
-          const tool: TrackedTool = {
-            index: tools.length,
-            block,
-            isConcurrencySafe: classification.isConcurrencySafe,
-            footprint: classification.footprint,
-            isBash: (classification.tool?.name ?? block.name) === "Bash",
-            cancellable: classification.tool?.interruptBehavior === "cancel",
-            status: "queued",
-            result: undefined,
-            modifiers: noModifiers,
-            startWaits: 0,
-            yieldWaits: 0,
-            startDependents: undefined,
-            yieldDependents: undefined,
-            waitedFor: undefined,
-            fiber: undefined,
-            startedAt: now,
-            interruptedBy: undefined,
-            failedRoot: undefined
-          }
-          tools.push(tool)
-          queuedTools.add(tool)
-          let doomedBy: TrackedTool | undefined
-          for (const { call: earlier, reason } of index.add(tool, tool.footprint)) {
-            if (earlier.failedRoot !== undefined && doomedBy === undefined) doomedBy = earlier.failedRoot
-            if (earlier.status === "queued" || earlier.status === "executing") {
-              tool.startWaits++
-              ;(earlier.startDependents ??= []).push(tool)
-              ;(tool.waitedFor ??= []).push({ toolUseId: earlier.block.id, name: earlier.block.name, reason })
-            }
-            if (scheduling === "footprints" && earlier.status !== "yielded") {
-              tool.yieldWaits++
-              ;(earlier.yieldDependents ??= []).push(tool)
-            }
-          }
-          if (scheduling === "greedy") {
-            // The chapter's walk: an unsafe call's result comes before every later one's.
-            if (lastUnsafe !== undefined && lastUnsafe.status !== "yielded") {
-              tool.yieldWaits++
-              ;(lastUnsafe.yieldDependents ??= []).push(tool)
-            }
-            if (!tool.isConcurrencySafe) lastUnsafe = tool
-          }
-          const reason = cancelReason(tool)
-          if (reason !== undefined) {
-            markCompleted(tool, synthetic(tool, reason, now, now))
-          } else if (doomedBy !== undefined) {
-            tool.failedRoot = doomedBy
-            markCompleted(tool, cancelledAsDependent(tool, doomedBy, now))
-          } else if (tool.startWaits === 0) {
-            ready.push(tool)
-          }
-          pump(now)
-          signal()
-        })
-      })
+      Effect.suspend(() => addNow(block) ?? Effect.void)
 
     const finishAdding = Effect.sync(() => {
       addingDone = true
@@ -581,7 +617,7 @@ export const make = (
       stopReason: Effect.sync(() => stopReason),
       interruption: node
     }
-    return executor
+    return { executor, addNow }
   })
 
 /**
@@ -601,12 +637,20 @@ export const runAll = (
 ): Stream.Stream<DispatchEvent.DispatchEvent, never, Results.ResultStore> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
-      const executor = yield* make(env, options)
+      const { addNow, executor } = yield* makeFeedable(env, options)
       // Add while the consumer reads: the output mailbox is bounded, so adding
-      // everything before reading could fill it and stall.
-      yield* Effect.forkScoped(
-        Effect.zipRight(Effect.forEach(calls, executor.addTool, { discard: true }), executor.finish)
-      )
+      // everything before reading could fill it and stall. The calls go in a slice at a
+      // time in one step each, with a yield between slices so the consumer keeps up.
+      const feed = (from: number): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          const to = Math.min(from + FEED_SLICE, calls.length)
+          for (let i = from; i < to; i++) {
+            const pending = addNow(calls[i]!)
+            if (pending !== undefined) return Effect.flatMap(pending, () => feed(i + 1))
+          }
+          return to === calls.length ? executor.finish : Effect.zipRight(Effect.yieldNow(), feed(to))
+        })
+      yield* Effect.forkScoped(feed(0))
       return executor.results
     })
   )

@@ -237,7 +237,14 @@ const no = () => false
  * @category mapping
  */
 export const defaultMapResult = (output: unknown): Messages.ToolResultContent =>
-  typeof output === "string" ? output : output === undefined ? "" : JSON.stringify(output, null, 2)
+  typeof output === "string"
+    ? output
+    : output === undefined
+    ? ""
+    // What JSON.stringify gives for these, without its cost on the hot path.
+    : typeof output === "boolean" || (typeof output === "number" && Number.isFinite(output))
+    ? String(output)
+    : JSON.stringify(output, null, 2)
 
 /**
  * Build a tool, filling the fail-closed defaults of SPEC §4.1.

@@ -172,6 +172,37 @@ describe("Execution (SPEC §4.6)", () => {
       expect(outcome.stop).toBe("budget exhausted")
     }).pipe(Effect.provide(Results.layerMemory)))
 
+  it.effect("events keep their order whether the emit publishes at once, refuses, or runs Effects", () =>
+    Effect.gen(function*() {
+      // A tool that answers at once: the whole pipeline after the hooks runs in one step.
+      const sync = Tool.make("Sync", { description: "answers at once", input: Schema.Struct({}), call: () => Effect.succeed("ok") })
+      const hooks: Hooks.Service = {
+        ...Hooks.none,
+        has: () => true,
+        preToolUse: () => Effect.succeed({ ...Hooks.emptyPreToolUse, messages: [{ content: "pre", level: "info" as const }] }),
+        postToolUse: () => Effect.succeed({ ...Hooks.emptyPostToolUse, messages: [{ content: "post", level: "info" as const }] })
+      }
+      const policy: Permissions.Service = {
+        decide: () => Effect.succeed({ behavior: "allow" as const, source: "rule", reason: "allowed by a rule", updatedInput: undefined })
+      }
+      const env = yield* environment([sync])
+      const orders: Record<string, ReadonlyArray<string>> = {}
+      for (const kind of ["effects", "at once", "refusing"] as const) {
+        const events: Array<DispatchEvent.DispatchEvent> = []
+        const plain = (event: DispatchEvent.DispatchEvent) => Effect.sync(() => void events.push(event))
+        const emit: Execution.Emit = kind === "effects"
+          ? plain
+          : Object.assign(plain, { unsafeOffer: (event: DispatchEvent.DispatchEvent) => kind === "at once" && events.push(event) > 0 })
+        const outcome = yield* Execution.execute(call("a", "Sync"), env, emit).pipe(
+          Effect.provide(Layer.mergeAll(Layer.succeed(Hooks.Hooks, hooks), Layer.succeed(Permissions.PermissionPolicy, policy)))
+        )
+        expect(outcome.result.block.content).toBe("ok")
+        orders[kind] = events.map((event) => event._tag === "HookAttachment" ? `Hook ${event.content}` : event._tag)
+      }
+      const expected = ["Started", "Hook pre", "PermissionDecided", "Hook post", "Result"]
+      expect(orders).toEqual({ effects: expected, "at once": expected, refusing: expected })
+    }).pipe(Effect.provide(Results.layerMemory)))
+
   it.effect("every call runs in a span `execute_tool {name}`, with its id and outcome", () =>
     Effect.gen(function*() {
       const spans: Array<Tracer.Span> = []

@@ -3,12 +3,22 @@
  * by a real OpenTelemetry SDK (an in-memory exporter), with a child span for
  * the time blocked on the user's permission answer.
  */
-import { Execution, Messages, PermissionChain, Results, Tool, ToolUseContext } from "@switchyard/core"
+import {
+  Batches,
+  DispatchEvent,
+  Execution,
+  Messages,
+  PermissionChain,
+  Results,
+  Tool,
+  ToolUseContext
+} from "@switchyard/core"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { SpanKind } from "@opentelemetry/api"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import * as Chunk from "effect/Chunk"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -117,6 +127,63 @@ describe("tracing (issue 14)", () => {
       expect(wait.parentSpanContext?.spanId).toBe(call.spanContext().spanId)
       expect(wait.attributes).toMatchObject({ "gen_ai.tool.call.id": "toolu_1", "switchyard.permission.answer": "yes" })
       expect(call.attributes["switchyard.status"]).toBe("success")
+    }))
+
+  it.effect("calls run one after another in one fiber: each span is a root, a tool's own span is its call's child", () =>
+    Effect.gen(function*() {
+      const exporter = new InMemorySpanExporter()
+      // Waits before answering, so its call is not answered at once and runs under its span.
+      const slow = Tool.make("Slow", {
+        description: "a tool that waits and opens its own span",
+        input: Schema.Struct({}),
+        call: () => Effect.zipRight(Effect.yieldNow(), Effect.withSpan(Effect.succeed("slow done"), "inside Slow"))
+      })
+      const serial = [lookup, slow]
+      const calls = [
+        Messages.toolUse("toolu_1", "Lookup", { sku: "a-1" }),
+        Messages.toolUse("toolu_2", "Slow", {}),
+        Messages.toolUse("toolu_3", "Lookup", { sku: "a-2" }),
+        Messages.toolUse("toolu_4", "Slow", {})
+      ]
+      const spans = yield* Effect.gen(function*() {
+        const env: Execution.Environment = {
+          tools: serial,
+          pool: serial,
+          context: yield* Ref.make(ToolUseContext.make({ cwd: "/tmp", sessionId: "trace" }))
+        }
+        // Neither tool is concurrency-safe: runTools runs each call alone, in its own fiber.
+        const events = yield* Stream.runCollect(Batches.runTools(calls, env))
+        expect(Chunk.toReadonlyArray(events).filter(DispatchEvent.isResult).map((e) => e.status)).toEqual([
+          "success",
+          "success",
+          "success",
+          "success"
+        ])
+        return exporter.getFinishedSpans()
+      }).pipe(
+        Effect.provide(Layer.mergeAll(
+          NodeSdk.layer(() => ({
+            resource: { serviceName: "switchyard-test" },
+            spanProcessor: new SimpleSpanProcessor(exporter)
+          })),
+          Results.layerMemory
+        ))
+      )
+      const calledSpans = spans.filter((span) => span.name.startsWith("execute_tool "))
+      expect(calledSpans.map((span) => span.attributes["gen_ai.tool.call.id"]).sort()).toEqual([
+        "toolu_1",
+        "toolu_2",
+        "toolu_3",
+        "toolu_4"
+      ])
+      for (const span of calledSpans) {
+        expect(span.parentSpanContext).toBeUndefined()
+        expect(span.attributes["switchyard.status"]).toBe("success")
+      }
+      const inner = spans.filter((span) => span.name === "inside Slow")
+      expect(inner).toHaveLength(2)
+      const byId = new Map(calledSpans.map((span) => [span.spanContext().spanId, span.attributes["gen_ai.tool.call.id"]]))
+      expect(inner.map((span) => byId.get(span.parentSpanContext!.spanId)).sort()).toEqual(["toolu_2", "toolu_4"])
     }))
 
   it.effect("with tracing off no span is made, and the call still runs", () =>
