@@ -173,3 +173,18 @@ layer(TestLayer)("attack: /dev/tcp redirections are network clients, judged by a
       expect(seen.filter((line) => line.includes("GET")).length).toBe(1)
     }))
 })
+
+layer(TestLayer)("attack: a hard link is a second name no path rule sees", (it) => {
+  it.effect("in bypassPermissions, no hard link to a denied file is made: reading the new name finds no secret", () =>
+    Effect.gen(function*() {
+      for (const command of ["ln secrets/key.txt src/hard-1", "ln -f -- .env src/hard-2", "ln -t src secrets/data.json", "cp -l secrets/key.txt src/hard-3"]) {
+        const { outcome } = yield* decide({ cwd: fixture, mode: "bypassPermissions", deny: DENY }, Bash, { command })
+        if (outcome === "allow") run(command)
+      }
+      const made = ["src/hard-1", "src/hard-2", "src/data.json", "src/hard-3"].filter((name) => fs.existsSync(path.join(fixture, name)))
+      expect(made.flatMap((name) => leaks(fs.readFileSync(path.join(fixture, name), "utf8")))).toEqual([])
+      // A link to an allowed file is made: the oracle sees what is allowed.
+      const { outcome } = yield* decide({ cwd: fixture, mode: "bypassPermissions", deny: DENY }, Bash, { command: "ln src/a.ts src/a-hard.ts" })
+      expect(outcome).toBe("allow")
+    }))
+})

@@ -667,6 +667,24 @@ export const make = (
         ? Effect.succeed(modes.get(p))
         : base.stat(p).pipe(Effect.map((info) => info.mode & 0o7777), Effect.orElseSucceed(() => undefined))
 
+    /**
+     * Where a conflicting speculative version is kept: `<path>.speculated`, or `.speculated.1`, … when
+     * that name is taken — by a file of the real tree or by a path the overlay writes — so that
+     * keeping one version never overwrites another file.
+     */
+    const keptName = (target: string): Effect.Effect<string | undefined> =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 100; i++) {
+          const candidate = `${target}.speculated${i === 0 ? "" : `.${i}`}`
+          if (touched.has(candidate) || entries.has(candidate)) continue
+          if (yield* base.exists(candidate).pipe(Effect.orElseSucceed(() => true))) continue
+          const link = yield* Effect.either(base.readLink(candidate))
+          if (Either.isRight(link)) continue
+          return (yield* resolvesInside(candidate)) ? candidate : undefined
+        }
+        return undefined
+      })
+
     const apply = serial(Effect.gen(function*() {
       const applied: Array<string> = []
       const conflicts: Array<Conflict> = []
@@ -689,9 +707,10 @@ export const make = (
             return
           }
           let kept: string | undefined
-          if (change.content !== undefined && (yield* resolvesInside(target + ".speculated"))) {
-            yield* atomicWrite(target + ".speculated", change.content, yield* modeFor(target))
-            kept = change.path + ".speculated"
+          const keep = yield* keptName(target)
+          if (change.content !== undefined && keep !== undefined) {
+            yield* atomicWrite(keep, change.content, yield* modeFor(target))
+            kept = path.relative(cwd, keep)
           }
           conflicts.push({
             path: change.path,

@@ -1358,7 +1358,10 @@ const cp = writer(
 const ln = writer(
   Options.grammar("b d F f i L n P r s S: t: T v", "backup? directory force interactive logical no-dereference " +
     "physical relative symbolic suffix: target-directory: no-target-directory verbose help version"),
-  transfer("none", () => false)
+  // A hard link is a second name for the source's contents, which no rule on the source's path
+  // sees later: its sources count as read. A symbolic link is judged by its target when used.
+  (parsed, paths) =>
+    transfer(Options.has(parsed, "s", "symbolic") ? "none" : "read", () => false)(parsed, paths)
 )
 const tee = writer(
   Options.grammar("a i p", "append ignore-interrupts output-error? help version"),
