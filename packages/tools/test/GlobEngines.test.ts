@@ -75,7 +75,7 @@ describe.runIf(hasRg)("Glob engines", () => {
         const listed = yield* globWith("ripgrep", dir, { pattern: glob })
         expect(listed).toEqual(walked)
         const found = walked.text === "No files found" ? [] : walked.text.split("\n")
-        if (Exit.isSuccess(viaRipgrep)) expect([...viaRipgrep.value].sort()).toEqual([...found].sort())
+        if (Exit.isSuccess(viaRipgrep)) expect(viaRipgrep.value.map((entry) => entry.file).sort()).toEqual([...found].sort())
       }).pipe(Effect.provide(toolsLayer(Glob.layer))),
     { fastCheck: { numRuns: 60 } }
   )
