@@ -18,7 +18,7 @@ import { dispatch, makeContext, tempDir, toolsLayer } from "./fixtures/toolHarne
 
 const hasRg = spawnSync("rg", ["--version"]).status === 0
 
-const names = ["a", "b", "src", ".h", "x.ts", "a.ts", ".e.ts", "y.md", "ab.d.ts", "c d.ts"]
+const names = ["a", "b", "src", ".h", "x.ts", "a.ts", ".e.ts", "y.md", "ab.d.ts", "c d.ts", "[x]", "x.js"]
 const segment = FastCheck.constantFrom(...names)
 const tree = FastCheck.record({
   files: FastCheck.uniqueArray(FastCheck.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join("/")), {
@@ -28,9 +28,15 @@ const tree = FastCheck.record({
   links: FastCheck.array(FastCheck.tuple(FastCheck.nat(30), FastCheck.constantFrom("ln1", "ln2", "src/ln3")), { maxLength: 2 })
 })
 const patternPart = FastCheck.constantFrom(
-  "**", "*", "*.ts", "a*", "?.ts", "{a,src}", "*.{ts,md}", "[ab]*", ".h", ".*", "+(a|b)", "x.ts", "*.d.ts", "src", "ln1", "c d.ts"
+  "**", "*", "*.ts", "a*", "?.ts", "{a,src}", "*.{ts,md}", "[ab]*", ".h", ".*", "+(a|b)", "x.ts", "*.d.ts", "src", "ln1", "c d.ts",
+  // Segments the per-path matcher must judge as the walk's pruning does: escapes, a brace holding a slash, extglobs.
+  "\\[x\\]", "[x]", "{src/a,b}", "@(a|src)", "!(a)", "*(x).ts", "a/**", "**/.h", "{.h,b}"
 )
-const pattern = FastCheck.array(patternPart, { minLength: 1, maxLength: 3 }).map((parts) => parts.join("/"))
+const pattern = FastCheck.tuple(
+  FastCheck.array(patternPart, { minLength: 1, maxLength: 4 }),
+  FastCheck.constantFrom("", "./"),
+  FastCheck.constantFrom("", "/")
+).map(([parts, lead, trail]) => lead + parts.join("/") + trail)
 
 /** Files at the generated paths (a path that is a prefix of another becomes a directory), and links to some of them. */
 const build = (dir: string, spec: { files: ReadonlyArray<string>; links: ReadonlyArray<readonly [number, string]> }) => {

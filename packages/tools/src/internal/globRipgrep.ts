@@ -64,8 +64,10 @@ export const supports = (pattern: string): boolean =>
  */
 export const args = (pattern: string): ReadonlyArray<string> => {
   const out = ["--no-config", "--files", "--no-ignore", "--hidden", "--follow", "--null"]
-  // A trailing `**` also matches its directory's name as a file in picomatch (`src/**` matches a file `src`), not in rg.
-  if (PLAIN.test(pattern) && !pattern.startsWith("!") && !pattern.startsWith("./") && !pattern.endsWith("**")) {
+  // A trailing `**` also matches its directory's name as a file in picomatch (`src/**` matches a file `src`), not in rg;
+  // a trailing slash is dropped by tinyglobby, but makes an rg glob match directories only.
+  const last = pattern.at(-1)
+  if (PLAIN.test(pattern) && !pattern.startsWith("!") && !pattern.startsWith("./") && !pattern.endsWith("**") && last !== "/") {
     out.push("--glob", pattern)
   }
   out.push("--", ".")
