@@ -105,6 +105,8 @@ const normalizeRelative = (pattern: string): string =>
  * @internal
  */
 export const matcher = (pattern: string): ((relativePath: string) => boolean) => {
+  // A leading `!` (not an extglob's) makes tinyglobby take the pattern as an exclusion, leaving nothing to match.
+  if (pattern.startsWith("!") && pattern[1] !== "(") return () => false
   const normalized = normalizeRelative(pattern)
   const whole = picomatch(normalized, MATCH_OPTIONS)
   const parts = splitPattern(normalized)
