@@ -27,6 +27,7 @@ import * as Files from "./internal/files.js"
 import * as Footprints from "./internal/footprints.js"
 import * as FsAdapter from "./internal/fsAdapter.js"
 import * as GlobRipgrep from "./internal/globRipgrep.js"
+import * as RealPathCache from "./internal/realPathCache.js"
 
 /**
  * The most paths one Glob returns.
@@ -230,7 +231,9 @@ export const Glob = Tool.make("Glob", {
       // Whatever rg could not answer (not installed, a link loop, a bad pattern) the walk answers.
       const found = Option.isSome(viaRipgrep) ? viaRipgrep.value : yield* walk(fs, input.pattern, search, directory)
       // Paths a Read deny rule covers are left out, whichever engine found them.
-      const denied = yield* Files.readDeniedFilter("Glob", ctx.context)
+      const denied = yield* Files.readDeniedFilter("Glob", ctx.context).pipe(
+        Effect.provideService(FileSystem.FileSystem, RealPathCache.make(fs, { onDisk: Option.isSome(viaRipgrep) }))
+      )
       const dated = [...yield* Files.withoutDenied(found, (entry) => entry.file, denied)]
       dated.sort((a, b) => b.mtime - a.mtime || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
       const output: GlobOutput = {
