@@ -7,6 +7,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Glob from "@switchyard/tools/Glob"
 import * as GlobRipgrep from "@switchyard/tools/internal/globRipgrep"
+import { PermissionContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
@@ -62,9 +63,15 @@ const build = (dir: string, spec: { files: ReadonlyArray<string>; links: Readonl
   }
 }
 
-const globWith = (engine: Glob.Engine, dir: string, input: { pattern: string; path?: string }) =>
+const globWith = (
+  engine: Glob.Engine,
+  dir: string,
+  input: { pattern: string; path?: string },
+  deny: ReadonlyArray<string> = []
+) =>
   Effect.gen(function*() {
-    const ctx = yield* makeContext(dir)
+    const rules = deny.map((raw) => PermissionContext.parseRule(raw, "deny", "test")!)
+    const ctx = yield* makeContext(dir, { permissions: { ...PermissionContext.empty, rules } })
     return yield* dispatch(ctx, "Glob", input)
   }).pipe(Effect.provideService(Glob.GlobEngine, engine))
 
@@ -86,6 +93,36 @@ describe.runIf(hasRg)("Glob engines", () => {
         if (Exit.isSuccess(viaRipgrep)) expect(viaRipgrep.value.map((entry) => entry.file).sort()).toEqual([...found].sort())
       }).pipe(Effect.provide(toolsLayer(Glob.layer))),
     { fastCheck: { numRuns: 60 } }
+  )
+
+  it.scoped.prop(
+    "a Read deny rule leaves out the same paths from both engines: no listed path's target is denied",
+    [tree, pattern, FastCheck.nat(40), FastCheck.boolean()],
+    ([spec, glob, pick, wholeDirectory]) =>
+      Effect.gen(function*() {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-globs-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+        build(dir, spec)
+        // Deny one of the tree's own paths (a file, or a directory with everything under it); links reach it too.
+        // (A name with glob characters, `[x]`, would be a pattern in the rule, not that name.)
+        const paths = spec.files.flatMap((file) => file.split("/").map((_, i, parts) => parts.slice(0, i + 1).join("/")))
+          .filter((candidate) => !candidate.includes("["))
+        if (paths.length === 0) return
+        const target = paths[pick % paths.length]!
+        const denied = path.join(dir, target)
+        const isDirectory = fs.statSync(denied).isDirectory()
+        const rule = isDirectory && wholeDirectory ? `Read(./${target}/**)` : `Read(./${target})`
+        const walked = yield* globWith("walk", dir, { pattern: glob }, [rule])
+        const listed = yield* globWith("ripgrep", dir, { pattern: glob }, [rule])
+        expect(listed).toEqual(walked)
+        const files = listed.text === "No files found" ? [] : listed.text.split("\n")
+        for (const file of files) {
+          const real = fs.realpathSync(file)
+          const covered = isDirectory && wholeDirectory ? real.startsWith(`${denied}/`) : real === denied
+          expect(covered, `${file} (${real}) under ${rule}`).toBe(false)
+        }
+      }).pipe(Effect.provide(toolsLayer(Glob.layer))),
+    { fastCheck: { numRuns: 40 } }
   )
 
   it.scoped("a link loop: rg declines and the walk answers", () =>
