@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import picomatch from "picomatch"
 import { dispatch, makeContext, tempDir, toolsLayer } from "./fixtures/toolHarness.js"
 
 const hasRg = spawnSync("rg", ["--version"]).status === 0
@@ -157,6 +158,19 @@ describe.runIf(hasRg)("Glob engines", () => {
         [`${dir}/lib/c.ts`, `${dir}/src/a.ts`, `${dir}/src/deep/b.ts`].sort()
       )
     }).pipe(Effect.provide(toolsLayer(Glob.layer))))
+
+  it.prop(
+    "the compiled matcher agrees with picomatch's own on every glob and path",
+    [pattern, FastCheck.array(segment, { minLength: 0, maxLength: 4 }).map((s) => s.join("/"))],
+    ([glob, input]) => {
+      const options = { nobrace: false, nocase: false, noextglob: false, noglobstar: false, posix: true }
+      const normalized = path.posix.normalize(glob.endsWith("/") ? glob.slice(0, -1) : glob)
+      expect(GlobRipgrep.compile(normalized)(input)).toBe(picomatch(normalized, options)(input))
+      // The pattern's own text is a path too (picomatch accepts it literally).
+      expect(GlobRipgrep.compile(normalized)(normalized)).toBe(picomatch(normalized, options)(normalized))
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
 
   it("lists with rg's flags that match the walk: no ignore files, hidden files, links followed", () => {
     expect(GlobRipgrep.args("**/*.ts")).toEqual([
