@@ -8,14 +8,14 @@
  *
  * @since 0.1.0
  */
-import type * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as NodePath from "node:path"
+import * as Spill from "./internal/spill.js"
 import * as Interruption from "./Interruption.js"
 import * as Messages from "./Messages.js"
 
@@ -63,61 +63,43 @@ export const stateDirectory: Config.Config<string> = Config.string("SWITCHYARD_H
 )
 
 /**
+ * A spill that failed (the directory could not be made, or the temp file
+ * written, closed or renamed).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResultStoreError extends Schema.TaggedError<ResultStoreError>()("ResultStoreError", {
+  operation: Schema.Literal("mkdir", "open", "write", "close", "rename"),
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
  * A file-backed store under `directory` (atomic: temp file, then rename).
  *
  * Spilling is on the path of every large result, so it does little besides
- * the write: the directory is made when a write finds it missing (a recursive
- * `mkdir` per spill cost more than the write), and the text is encoded into
- * reused buffers, not a fresh off-heap one per result (which the garbage
- * collector frees late, so a long run of large results piled them up).
+ * the write (see `internal/spill.ts`): `node:fs` directly, one open, write and
+ * close, a rename, and the directory made only when an open finds it missing.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerDirectory = (
-  directory: string
-): Layer.Layer<ResultStore, never, FileSystem.FileSystem | Path.Path> =>
-  Layer.effect(
-    ResultStore,
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const safe = (segment: string) => segment.replace(/[^A-Za-z0-9_.-]/g, "_")
-      const isNotFound = (error: PlatformError.PlatformError) => error._tag === "SystemError" && error.reason === "NotFound"
-      const encoder = new TextEncoder()
-      // One buffer per spill in flight, each grown to the largest text it has held.
-      const free: Array<Uint8Array> = []
-      const encode = (text: string) => {
-        let buffer = free.pop() ?? new Uint8Array(64 * 1024)
-        let { read, written } = encoder.encodeInto(text, buffer)
-        if (read < text.length) {
-          // Three bytes per UTF-16 unit is UTF-8's worst case, so this fits.
-          buffer = new Uint8Array(text.length * 3)
-          ;({ read, written } = encoder.encodeInto(text, buffer))
-        }
-        return { buffer, bytes: buffer.subarray(0, written) }
-      }
-      const writeText = (file: string, text: string) =>
-        Effect.acquireUseRelease(
-          Effect.sync(() => encode(text)),
-          ({ bytes }) => fs.writeFile(file, bytes),
-          ({ buffer }) => Effect.sync(() => void free.push(buffer))
-        )
-      return ResultStore.of({
-        persist: (sessionId, toolUseId, text) => {
-          const dir = path.join(directory, "sessions", safe(sessionId), "tool-results")
-          const file = path.join(dir, `${safe(toolUseId)}.txt`)
-          const temp = `${file}.${process.pid}.tmp`
-          const write = writeText(temp, text)
-          return write.pipe(
-            Effect.catchIf(isNotFound, () => Effect.zipRight(fs.makeDirectory(dir, { recursive: true }), write)),
-            Effect.zipRight(fs.rename(temp, file)),
-            Effect.as(file)
-          )
-        }
-      })
+export const layerDirectory = (directory: string): Layer.Layer<ResultStore> =>
+  Layer.sync(ResultStore, () => {
+    const spill = Spill.make()
+    const safe = (segment: string) => segment.replace(/[^A-Za-z0-9_.-]/g, "_")
+    return ResultStore.of({
+      persist: (sessionId, toolUseId, text) =>
+        Effect.async<string, ResultStoreError>((resume) => {
+          const dir = NodePath.join(directory, "sessions", safe(sessionId), "tool-results")
+          const file = `${dir}/${safe(toolUseId)}.txt`
+          // Once started, a spill runs to its end (an interrupted caller just does not wait for it).
+          spill(dir, file, text, (failure) =>
+            resume(failure === undefined ? Effect.succeed(file) : Effect.fail(new ResultStoreError(failure))))
+        })
     })
-  )
+  })
 
 /**
  * The file-backed store in the state directory (SPEC §4.10).
@@ -125,7 +107,7 @@ export const layerDirectory = (
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ResultStore, never, FileSystem.FileSystem | Path.Path> = Layer.unwrapEffect(
+export const layer: Layer.Layer<ResultStore> = Layer.unwrapEffect(
   Effect.map(Effect.orDie(stateDirectory), layerDirectory)
 )
 

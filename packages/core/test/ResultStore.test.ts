@@ -2,13 +2,16 @@
  * The file-backed result store (Results.layerDirectory): what is read back is
  * exactly what was persisted, for any text (non-ASCII, surrogate pairs, long),
  * with many spills in flight sharing the reused encode buffers, and when the
- * directory disappears between spills.
+ * directory disappears between spills; a reader never sees half a file, and
+ * a failed spill leaves no temp file behind.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import { Results } from "@switchyard/core"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 
@@ -72,5 +75,45 @@ describe("Results.layerDirectory", () => {
         Effect.provideService(Results.ResultStore, results)
       )
       expect(limited).toContain("(not saved:")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("a reader polling the final path sees a whole version or nothing, never part of one", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped()
+      const results = yield* Effect.provide(Results.ResultStore, store(directory))
+      const file = `${directory}/sessions/s/tool-results/same.txt`
+      // Large enough that a write is not one page; each version is one repeated letter.
+      const versions = ["a", "b", "c", "d", "e", "f"].map((letter) => letter.repeat(2_000_000))
+      const done = yield* Deferred.make<void>()
+      const reader = yield* Effect.fork(Effect.gen(function*() {
+        const seen: Array<string> = []
+        while (!(yield* Deferred.isDone(done))) {
+          const read = yield* Effect.option(fs.readFileString(file))
+          if (read._tag === "Some") seen.push(read.value)
+        }
+        return seen
+      }))
+      yield* Effect.forEach(versions, (text) => results.persist("s", "same", text), { concurrency: 3 })
+      yield* Deferred.succeed(done, undefined)
+      const seen = yield* Fiber.join(reader)
+      for (const read of seen) expect(versions.includes(read), `a read of ${read.length} characters`).toBe(true)
+      expect(versions).toContain(yield* fs.readFileString(file))
+      expect(yield* fs.readDirectory(`${directory}/sessions/s/tool-results`)).toEqual(["same.txt"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("a spill whose rename fails says so and leaves no temp file", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped()
+      const results = yield* Effect.provide(Results.ResultStore, store(directory))
+      const tools = `${directory}/sessions/s/tool-results`
+      // A non-empty directory where the file should go: the rename cannot replace it.
+      yield* fs.makeDirectory(`${tools}/busy.txt/inside`, { recursive: true })
+      const failed = yield* Effect.flip(results.persist("s", "busy", "text"))
+      expect(failed).toBeInstanceOf(Results.ResultStoreError)
+      expect(failed).toMatchObject({ _tag: "ResultStoreError", operation: "rename", path: `${tools}/busy.txt` })
+      expect(yield* fs.readDirectory(tools)).toEqual(["busy.txt"])
+      expect(yield* fs.readDirectory(`${tools}/busy.txt`)).toEqual(["inside"])
     }).pipe(Effect.provide(NodeContext.layer)))
 })

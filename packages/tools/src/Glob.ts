@@ -5,7 +5,8 @@
  * Matching is `tinyglobby`'s (picomatch globs: `**`, `{a,b}`, `[abc]`, …; a
  * directory walk that prunes what the pattern cannot reach). Two engines list
  * the tree (see `GlobEngine`): `rg --files` when it is on PATH and the
- * filesystem is the disk's (then only the matches are statted, for the sort),
+ * filesystem is the disk's (its listing matched by the same rule, and only
+ * the matches statted, for the sort, while rg still runs),
  * else a walk whose directory reads go through the `FileSystem` service via
  * `tinyglobby`'s `fs` option, so no `node:fs` is touched. Like Claude Code's Glob, `.gitignore` is not
  * consulted; hidden files match only when the pattern names them (`.github/**`).
@@ -26,6 +27,7 @@ import * as Files from "./internal/files.js"
 import * as Footprints from "./internal/footprints.js"
 import * as FsAdapter from "./internal/fsAdapter.js"
 import * as GlobRipgrep from "./internal/globRipgrep.js"
+import * as RealPathCache from "./internal/realPathCache.js"
 
 /**
  * The most paths one Glob returns.
@@ -147,12 +149,16 @@ const splitAbsolutePattern = (pattern: string, directory: string): { cwd: string
   }
 }
 
-/** The walk engine: tinyglobby over the `FileSystem` service; it keeps every entry's mtime. */
+/**
+ * The walk engine: tinyglobby over the `FileSystem` service. It keeps every
+ * entry's mtime; a match it has none for is statted.
+ */
 const walk = (
+  fs: FileSystem.FileSystem,
   pattern: string,
   search: { readonly cwd: string; readonly pattern: string },
   directory: string
-): Effect.Effect<{ readonly matches: ReadonlyArray<string>; readonly mtimes: ReadonlyMap<string, number> }, GlobError, FileSystem.FileSystem> =>
+): Effect.Effect<ReadonlyArray<GlobRipgrep.Dated>, GlobError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<FileSystem.FileSystem>()
     const adapter = FsAdapter.make(runtime)
@@ -174,7 +180,18 @@ const walk = (
           message: `Invalid glob pattern "${pattern}": ${cause instanceof Error ? cause.message : String(cause)}`
         })
     }).pipe(Effect.ensuring(adapter.close))
-    return { matches, mtimes: adapter.mtimes }
+    return yield* Effect.forEach(
+      matches,
+      (file) => {
+        const known = adapter.mtimes.get(file)
+        if (known !== undefined) return Effect.succeed({ file, mtime: known })
+        return fs.stat(file).pipe(
+          Effect.map((info) => ({ file, mtime: Files.mtimeMs(info) })),
+          Effect.orElseSucceed(() => ({ file, mtime: 0 }))
+        )
+      },
+      { concurrency: 32 }
+    )
   })
 
 /**
@@ -212,24 +229,12 @@ export const Glob = Tool.make("Glob", {
         ? yield* Effect.option(GlobRipgrep.search(search.pattern, search.cwd))
         : Option.none()
       // Whatever rg could not answer (not installed, a link loop, a bad pattern) the walk answers.
-      const { matches: found, mtimes } = Option.isSome(viaRipgrep)
-        ? { matches: viaRipgrep.value, mtimes: new Map<string, number>() }
-        : yield* walk(input.pattern, search, directory)
+      const found = Option.isSome(viaRipgrep) ? viaRipgrep.value : yield* walk(fs, input.pattern, search, directory)
       // Paths a Read deny rule covers are left out, whichever engine found them.
-      const denied = yield* Files.readDeniedFilter("Glob", ctx.context)
-      const matches = yield* Files.withoutDenied(found, (file) => file, denied)
-      const dated = yield* Effect.forEach(
-        matches,
-        (file) => {
-          const known = mtimes.get(file)
-          if (known !== undefined) return Effect.succeed({ file, mtime: known })
-          return fs.stat(file).pipe(
-            Effect.map((info) => ({ file, mtime: Files.mtimeMs(info) })),
-            Effect.orElseSucceed(() => ({ file, mtime: 0 }))
-          )
-        },
-        { concurrency: 32 }
+      const denied = yield* Files.readDeniedFilter("Glob", ctx.context).pipe(
+        Effect.provideService(FileSystem.FileSystem, RealPathCache.make(fs, { onDisk: Option.isSome(viaRipgrep) }))
       )
+      const dated = [...yield* Files.withoutDenied(found, (entry) => entry.file, denied)]
       dated.sort((a, b) => b.mtime - a.mtime || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
       const output: GlobOutput = {
         filenames: dated.slice(0, MAX_RESULTS).map((entry) => entry.file),

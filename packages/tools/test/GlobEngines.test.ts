@@ -7,6 +7,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Glob from "@switchyard/tools/Glob"
 import * as GlobRipgrep from "@switchyard/tools/internal/globRipgrep"
+import { PermissionContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
@@ -14,11 +15,12 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import picomatch from "picomatch"
 import { dispatch, makeContext, tempDir, toolsLayer } from "./fixtures/toolHarness.js"
 
 const hasRg = spawnSync("rg", ["--version"]).status === 0
 
-const names = ["a", "b", "src", ".h", "x.ts", "a.ts", ".e.ts", "y.md", "ab.d.ts", "c d.ts"]
+const names = ["a", "b", "src", ".h", "x.ts", "a.ts", ".e.ts", "y.md", "ab.d.ts", "c d.ts", "[x]", "x.js"]
 const segment = FastCheck.constantFrom(...names)
 const tree = FastCheck.record({
   files: FastCheck.uniqueArray(FastCheck.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join("/")), {
@@ -28,9 +30,17 @@ const tree = FastCheck.record({
   links: FastCheck.array(FastCheck.tuple(FastCheck.nat(30), FastCheck.constantFrom("ln1", "ln2", "src/ln3")), { maxLength: 2 })
 })
 const patternPart = FastCheck.constantFrom(
-  "**", "*", "*.ts", "a*", "?.ts", "{a,src}", "*.{ts,md}", "[ab]*", ".h", ".*", "+(a|b)", "x.ts", "*.d.ts", "src", "ln1", "c d.ts"
+  "**", "*", "*.ts", "a*", "?.ts", "{a,src}", "*.{ts,md}", "[ab]*", ".h", ".*", "+(a|b)", "x.ts", "*.d.ts", "src", "ln1", "c d.ts",
+  // Segments the per-path matcher must judge as the walk's pruning does: escapes, a brace holding a slash, extglobs.
+  "\\[x\\]", "[x]", "{src/a,b}", "@(a|src)", "!(a)", "*(x).ts", "a/**", "**/.h", "{.h,b}",
+  // First in a pattern, a `!` that starts no extglob makes the whole pattern an exclusion.
+  "!x.ts", "!*"
 )
-const pattern = FastCheck.array(patternPart, { minLength: 1, maxLength: 3 }).map((parts) => parts.join("/"))
+const pattern = FastCheck.tuple(
+  FastCheck.array(patternPart, { minLength: 1, maxLength: 4 }),
+  FastCheck.constantFrom("", "./"),
+  FastCheck.constantFrom("", "/")
+).map(([parts, lead, trail]) => lead + parts.join("/") + trail)
 
 /** Files at the generated paths (a path that is a prefix of another becomes a directory), and links to some of them. */
 const build = (dir: string, spec: { files: ReadonlyArray<string>; links: ReadonlyArray<readonly [number, string]> }) => {
@@ -54,9 +64,15 @@ const build = (dir: string, spec: { files: ReadonlyArray<string>; links: Readonl
   }
 }
 
-const globWith = (engine: Glob.Engine, dir: string, input: { pattern: string; path?: string }) =>
+const globWith = (
+  engine: Glob.Engine,
+  dir: string,
+  input: { pattern: string; path?: string },
+  deny: ReadonlyArray<string> = []
+) =>
   Effect.gen(function*() {
-    const ctx = yield* makeContext(dir)
+    const rules = deny.map((raw) => PermissionContext.parseRule(raw, "deny", "test")!)
+    const ctx = yield* makeContext(dir, { permissions: { ...PermissionContext.empty, rules } })
     return yield* dispatch(ctx, "Glob", input)
   }).pipe(Effect.provideService(Glob.GlobEngine, engine))
 
@@ -75,9 +91,39 @@ describe.runIf(hasRg)("Glob engines", () => {
         const listed = yield* globWith("ripgrep", dir, { pattern: glob })
         expect(listed).toEqual(walked)
         const found = walked.text === "No files found" ? [] : walked.text.split("\n")
-        if (Exit.isSuccess(viaRipgrep)) expect([...viaRipgrep.value].sort()).toEqual([...found].sort())
+        if (Exit.isSuccess(viaRipgrep)) expect(viaRipgrep.value.map((entry) => entry.file).sort()).toEqual([...found].sort())
       }).pipe(Effect.provide(toolsLayer(Glob.layer))),
     { fastCheck: { numRuns: 60 } }
+  )
+
+  it.scoped.prop(
+    "a Read deny rule leaves out the same paths from both engines: no listed path's target is denied",
+    [tree, pattern, FastCheck.nat(40), FastCheck.boolean()],
+    ([spec, glob, pick, wholeDirectory]) =>
+      Effect.gen(function*() {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-globs-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+        build(dir, spec)
+        // Deny one of the tree's own paths (a file, or a directory with everything under it); links reach it too.
+        // (A name with glob characters, `[x]`, would be a pattern in the rule, not that name.)
+        const paths = spec.files.flatMap((file) => file.split("/").map((_, i, parts) => parts.slice(0, i + 1).join("/")))
+          .filter((candidate) => !candidate.includes("["))
+        if (paths.length === 0) return
+        const target = paths[pick % paths.length]!
+        const denied = path.join(dir, target)
+        const isDirectory = fs.statSync(denied).isDirectory()
+        const rule = isDirectory && wholeDirectory ? `Read(./${target}/**)` : `Read(./${target})`
+        const walked = yield* globWith("walk", dir, { pattern: glob }, [rule])
+        const listed = yield* globWith("ripgrep", dir, { pattern: glob }, [rule])
+        expect(listed).toEqual(walked)
+        const files = listed.text === "No files found" ? [] : listed.text.split("\n")
+        for (const file of files) {
+          const real = fs.realpathSync(file)
+          const covered = isDirectory && wholeDirectory ? real.startsWith(`${denied}/`) : real === denied
+          expect(covered, `${file} (${real}) under ${rule}`).toBe(false)
+        }
+      }).pipe(Effect.provide(toolsLayer(Glob.layer))),
+    { fastCheck: { numRuns: 40 } }
   )
 
   it.scoped("a link loop: rg declines and the walk answers", () =>
@@ -112,6 +158,19 @@ describe.runIf(hasRg)("Glob engines", () => {
         [`${dir}/lib/c.ts`, `${dir}/src/a.ts`, `${dir}/src/deep/b.ts`].sort()
       )
     }).pipe(Effect.provide(toolsLayer(Glob.layer))))
+
+  it.prop(
+    "the compiled matcher agrees with picomatch's own on every glob and path",
+    [pattern, FastCheck.array(segment, { minLength: 0, maxLength: 4 }).map((s) => s.join("/"))],
+    ([glob, input]) => {
+      const options = { nobrace: false, nocase: false, noextglob: false, noglobstar: false, posix: true }
+      const normalized = path.posix.normalize(glob.endsWith("/") ? glob.slice(0, -1) : glob)
+      expect(GlobRipgrep.compile(normalized)(input)).toBe(picomatch(normalized, options)(input))
+      // The pattern's own text is a path too (picomatch accepts it literally).
+      expect(GlobRipgrep.compile(normalized)(normalized)).toBe(picomatch(normalized, options)(normalized))
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
 
   it("lists with rg's flags that match the walk: no ignore files, hidden files, links followed", () => {
     expect(GlobRipgrep.args("**/*.ts")).toEqual([
