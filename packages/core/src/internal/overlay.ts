@@ -732,9 +732,24 @@ export const make = (
       for (const change of deletions) {
         yield* attempt(change, base.remove(change.absolutePath, { recursive: change.before === DIRECTORY }))
       }
-      const removed = [...touched].filter(([p, state]) => state === DIRECTORY && lookup(p)._tag !== "OverlayDirectory")
-      removed.sort(([a], [b]) => b.length - a.length)
-      for (const [p] of removed) {
+      // A base directory the overlay removed is gone from the view, and so is every base directory
+      // under one it removed and made again (new directories are opaque): each such directory left
+      // holding only directories is removed, deepest first.
+      const removed = new Set<string>()
+      for (const [p, state] of touched) {
+        if (state !== DIRECTORY) continue
+        if (lookup(p)._tag !== "OverlayDirectory") removed.add(p)
+        const below = yield* Effect.either(base.readDirectory(p, { recursive: true }))
+        if (Either.isLeft(below)) continue
+        for (const rel of below.right) {
+          const q = path.join(p, rel)
+          const view = lookup(q)._tag
+          if (view === "OverlayDirectory" || view === "Base" || view === "OverlayFile") continue
+          const info = yield* Effect.either(base.stat(q))
+          if (Either.isRight(info) && info.right.type === "Directory") removed.add(q)
+        }
+      }
+      for (const p of [...removed].sort((a, b) => b.length - a.length)) {
         if (!(yield* resolvesInside(p))) continue
         const tree = yield* Effect.either(base.readDirectory(p, { recursive: true }))
         if (Either.isLeft(tree)) continue
