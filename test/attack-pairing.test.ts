@@ -127,6 +127,34 @@ describe("attack: exactly one tool_result per tool_use through the CLI", () => {
       expect(JSON.stringify(last.find((b) => b.tool_use_id === "toolu_ok"))).toContain("alpha")
     }))
 
+  it.scoped("a repeated tool_use id: the first call runs, the repeat is renamed and answered without running", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const dir = tempDir()
+      server.enqueue(
+        Server.events([
+          ...start("msg_1"),
+          ...toolBlock(0, "toolu_same", "Read", ["{\"file_path\": \"a.txt\"}"]),
+          ...toolBlock(1, "toolu_same", "Bash", ["{\"command\": \"touch second.txt\"}"]),
+          ...end("tool_use")
+        ]),
+        finalText("Done.")
+      )
+      const result = yield* run(server, dir)
+      expect(server.requests.length, result.stderr).toBe(2)
+      const body = server.requests[1]!.body as Body
+      expect(pairingProblems(body)).toEqual([])
+      const uses = (body.messages.at(-2)!.content as ReadonlyArray<Block>).filter((b) => b.type === "tool_use")
+      expect(uses.map((b) => b.id)).toEqual(["toolu_same", "toolu_same_2"])
+      const last = body.messages.at(-1)!.content as ReadonlyArray<Block & { content?: unknown; is_error?: boolean }>
+      expect(JSON.stringify(last.find((b) => b.tool_use_id === "toolu_same"))).toContain("alpha")
+      const repeat = last.find((b) => b.tool_use_id === "toolu_same_2")!
+      expect(repeat.is_error).toBe(true)
+      expect(JSON.stringify(repeat)).toContain("repeats the id toolu_same")
+      // Judged by the effect: the repeated call never ran.
+      expect(fs.existsSync(path.join(dir, "second.txt"))).toBe(false)
+    }))
+
   it.scoped("a stream cut inside a tool_use block leaves no unanswered tool_use in the next request", () =>
     Effect.gen(function*() {
       const server = yield* Server.start()

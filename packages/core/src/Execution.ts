@@ -297,6 +297,23 @@ export const unparsedToolUse = (id: string, name: string, reason: string): Messa
   return block
 }
 
+// A `tool_use` the loop refuses to run as sent (a repeated id): the error result's text.
+const refusedCalls = new WeakMap<Messages.ToolUseBlock, string>()
+
+/**
+ * A `tool_use` block that is kept in the transcript but not run: running it
+ * gives the error `tool_result` `message` without calling the tool, so the
+ * block is still answered exactly once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const refusedToolUse = (block: Messages.ToolUseBlock, message: string): Messages.ToolUseBlock => {
+  const copy = Messages.toolUse(block.id, block.name, block.input)
+  refusedCalls.set(copy, message)
+  return copy
+}
+
 /**
  * Why this block's input could not be parsed, if it could not.
  *
@@ -590,6 +607,8 @@ const validate = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultSto
   const { call, context, tool } = stage
   const unparsed = unparsedInputs.get(call.block)
   if (unparsed !== undefined) return invalid(stage, invalidJsonMessage(unparsed))
+  const refused = refusedCalls.get(call.block)
+  if (refused !== undefined) return invalid(stage, refused)
   const decoded = Validation.decodeInput(tool, call.block.input, context, call.env.tools)
   if (Either.isLeft(decoded)) return invalid(stage, decoded.left.message)
   stage.input = decoded.right

@@ -411,6 +411,25 @@ const runTurn = (
         )
       })
 
+    // tool_use ids must be unique: a repeated one is renamed, so that the transcript stays valid
+    // and each block gets its own result, and the call is answered with an error, not run.
+    const usedIds = new Set<string>()
+    const uniqueToolUse = (block: Messages.ToolUseBlock): Messages.ToolUseBlock => {
+      if (!usedIds.has(block.id)) {
+        usedIds.add(block.id)
+        return block
+      }
+      let n = 2
+      while (usedIds.has(`${block.id}_${n}`)) n++
+      const id = `${block.id}_${n}`
+      usedIds.add(id)
+      return Execution.refusedToolUse(
+        { ...block, id },
+        `Error: this tool_use repeats the id ${block.id} of an earlier block in the same message, so it was not run ` +
+          `(its id is now ${id}). Call the tool again if it is still needed.`
+      )
+    }
+
     const addToolUse = (block: Messages.ToolUseBlock): Effect.Effect<void> => {
       toolUses.push(block)
       return Effect.flatMap(Clock.currentTimeMillis, (at) => emit(LoopEvent.ToolUse({ turn, block, at }))).pipe(
@@ -453,7 +472,8 @@ const runTurn = (
           const block = open.get(event.index)
           if (block === undefined || block.closed) return Effect.void
           block.closed = true
-          const done = closeBlock(block)
+          const closedBlock = closeBlock(block)
+          const done = closedBlock.type === "tool_use" ? uniqueToolUse(closedBlock) : closedBlock
           closed.push({ index: event.index, block: done })
           return done.type === "tool_use" ? addToolUse(done) : Effect.void
         }
@@ -526,7 +546,7 @@ const runTurn = (
         const why = stopReason === "max_tokens" && Either.isRight(finished)
           ? "the response hit max_tokens before the input was complete"
           : `the model stream ended before the input was complete (${failure})`
-        const block = Execution.unparsedToolUse(start.id, start.name, why)
+        const block = uniqueToolUse(Execution.unparsedToolUse(start.id, start.name, why))
         closed.push({ index, block })
         cutOff.push(block)
       }
