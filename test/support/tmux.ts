@@ -70,7 +70,8 @@ export const start = (
         }),
       exitCode: () => {
         const status = tmux("display-message", "-p", "-t", session, "#{pane_dead}:#{pane_dead_status}").trim().split(":")
-        return status[0] === "1" ? Number(status[1]) : undefined
+        // Empty when a signal ended it.
+        return status[0] === "1" && status[1] !== "" ? Number(status[1]) : undefined
       },
       exited: (timeoutMs = 15_000) =>
         Effect.promise(async () => {
