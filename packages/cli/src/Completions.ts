@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import * as Builtins from "@switchyard/tools/Builtins"
 import * as CommandLine from "./CommandLine.js"
 
 /**
@@ -16,21 +17,7 @@ import * as CommandLine from "./CommandLine.js"
  * @since 0.1.0
  * @category constants
  */
-export const fallbackToolNames: ReadonlyArray<string> = [
-  "Agent",
-  "Bash",
-  "Glob",
-  "Grep",
-  "Read",
-  "Edit",
-  "MultiEdit",
-  "Write",
-  "NotebookEdit",
-  "WebFetch",
-  "TodoWrite",
-  "TaskOutput",
-  "TaskStop"
-]
+export const fallbackToolNames: ReadonlyArray<string> = Builtins.names
 
 /** How a value is completed, as the scripts name it. */
 type Kind =
