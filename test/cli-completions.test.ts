@@ -208,7 +208,9 @@ describe("shell completions", () => {
       expect(fishComplete(file, "switchyard --output-format ").sort()).toEqual(["json", "stream-json", "text"])
       expect(fishComplete(file, "switchyard speculate --output-format ").sort()).toEqual(["json", "text"])
       expect(fishComplete(file, "switchyard run --permission-mode ")).toContain("bypassPermissions")
-      expect(fishComplete(file, "switchyard --model claude-h")).toEqual(["claude-haiku-4-5"])
+      expect(fishComplete(file, "switchyard --model claude-h").sort()).toEqual(["claude-haiku-4-5", "claude-haiku-5-5"])
+      // Claude Code's aliases are offered too.
+      expect(fishComplete(file, "switchyard --model op")).toEqual(expect.arrayContaining(["opus", "opus[1m]"]))
       expect(fishComplete(file, "switchyard tools list --j")).toEqual(["--json"])
       const project = projectDenying("WebFetch")
       const names = fishComplete(file, "switchyard tools schema ", project)

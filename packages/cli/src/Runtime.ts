@@ -10,6 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as EditDistance from "@switchyard/core/EditDistance"
 import * as Footprint from "@switchyard/core/Footprint"
 import * as HookRunner from "@switchyard/core/HookRunner"
 import type * as Hooks from "@switchyard/core/Hooks"
@@ -50,6 +51,10 @@ export interface CommonOptions {
   /** `--add-dir`: more directories the tools may work in. */
   readonly additionalDirectories?: ReadonlyArray<string> | undefined
   readonly verbose: boolean
+  /** `--tools` values: which built-in tools exist (`""` none, `default` all; default all). */
+  readonly tools?: ReadonlyArray<string> | undefined
+  /** `--setting-sources`: which of user, project and local settings to read (comma-separated). */
+  readonly settingSources?: string | undefined
   /** `--mcp-config` values (files or inline JSON). */
   readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
   /** `--strict-mcp-config`: ignore `.mcp.json`. */
@@ -99,7 +104,58 @@ export interface Prepared {
   readonly mcp?: McpConfig.Loaded | undefined
   /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
   readonly scheduling: Footprint.Scheduling
+  /** `--tools`: the built-in tools that exist (absent: all of them). */
+  readonly builtinTools?: ReadonlyArray<string> | undefined
 }
+
+/**
+ * The built-in tools `--tools` keeps: `default` (or nothing given) is all,
+ * `""` none, otherwise the names listed (commas or spaces between them). An
+ * unknown name is bad input with the closest one.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const builtinToolsOption = (
+  values: ReadonlyArray<string> | undefined
+): Effect.Effect<ReadonlyArray<string> | undefined, CliError.CliError> =>
+  Effect.gen(function*() {
+    if (values === undefined) return undefined
+    const names = values.flatMap(splitRuleList)
+    if (names.includes("default")) return undefined
+    for (const name of names) {
+      if (Builtins.names.includes(name)) continue
+      const guess = Builtins.names.find((known) => EditDistance.levenshtein(known.toLowerCase(), name.toLowerCase()) <= 2)
+      return yield* Effect.fail(CliError.badInput(
+        `--tools: "${name}" is not a built-in tool${guess === undefined ? "" : `; did you mean ${guess}?`} ` +
+          `(the built-ins: ${Builtins.names.join(", ")})`
+      ))
+    }
+    return names
+  })
+
+const settingScopes = ["user", "project", "local"] as const
+
+/**
+ * The scopes of `--setting-sources user,project,local`; an unknown one is bad input.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const settingSourcesOption = (
+  value: string | undefined
+): Effect.Effect<ReadonlyArray<(typeof settingScopes)[number]> | undefined, CliError.CliError> =>
+  Effect.gen(function*() {
+    if (value === undefined) return undefined
+    const scopes = value.split(",").map((part) => part.trim()).filter((part) => part !== "")
+    const unknown = scopes.find((scope) => !settingScopes.some((known) => known === scope))
+    if (unknown !== undefined) {
+      return yield* Effect.fail(
+        CliError.badInput(`--setting-sources: "${unknown}" is not a settings source (use user, project, local)`)
+      )
+    }
+    return settingScopes.filter((scope) => scopes.includes(scope))
+  })
 
 /**
  * Load the settings files, add the command-line rules and pick the mode.
@@ -126,7 +182,9 @@ export const prepare = (
         return yield* Effect.fail(CliError.badInput(`Settings file not found: ${file}`))
       }
     }
-    const load = Settings.load({ cwd, extraFiles })
+    const settingSources = yield* settingSourcesOption(options.settingSources)
+    const builtinTools = yield* builtinToolsOption(options.tools)
+    const load = Settings.load({ cwd, extraFiles, settingSources })
     // A project file's bypassPermissions is confirmed by the user in a terminal; without one it is ignored.
     const settings = yield* (process.stdin.isTTY === true && process.stderr.isTTY === true
       ? Effect.provideService(load, Settings.ModeConfirmation, terminalModeConfirmation)
@@ -176,7 +234,7 @@ export const prepare = (
       warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
-    return { cwd, settings, permissions, warnings, mcp, scheduling }
+    return { cwd, settings, permissions, warnings, mcp, scheduling, builtinTools }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */
@@ -221,30 +279,35 @@ export type Services =
   | NodeContext.NodeContext
 
 /**
- * The engine on Node: built-in tools, registry, result store, permission
- * chain (asking through `prompt`), hooks from the settings, tree-sitter shell
- * analysis. Pass a model layer to enable the query loop and the Agent tool.
+ * The engine on Node: built-in tools (and `tools`, tools of the command's
+ * own), registry, result store, permission chain (asking through `prompt`,
+ * which may use the tools: a permission prompt tool), hooks from the
+ * settings, tree-sitter shell analysis. Pass a model layer (the language
+ * model, and the `Cost.Meter` counting it when it has one) to enable the
+ * query loop and the Agent tool.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = <ME = never, MR = never>(
+export const layer = <MO = never, ME = never, MR = never>(
   prepared: Prepared,
   options: {
-    readonly model?: Layer.Layer<Model.LanguageModel, ME, MR> | undefined
-    readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt>
+    readonly model?: Layer.Layer<MO, ME, MR> | undefined
+    readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt, never, Tool.ToolPool | Registry.ToolRegistry>
+    readonly tools?: ReadonlyArray<Tool.Any> | undefined
   }
-): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
-  const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
-  const tools = toolsLayer(prepared).pipe(
+): Layer.Layer<Services | MO, ME, Exclude<MR, NodeContext.NodeContext>> => {
+  const model = (options.model ?? Layer.empty) as Layer.Layer<MO, ME, MR>
+  const tools = toolsLayer(prepared, options.tools).pipe(
     Layer.provideMerge(Results.layer),
     Layer.provideMerge(model)
   )
   const policy = PermissionChain.layer({ projectDir: prepared.cwd })
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
-  return Layer.mergeAll(tools, policy, hooks, ShellCommand.layer, options.prompt).pipe(
+  return options.prompt.pipe(
+    Layer.provideMerge(Layer.mergeAll(tools, policy, hooks, ShellCommand.layer)),
     Layer.provideMerge(NodeContext.layer)
-  ) as Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>>
+  ) as Layer.Layer<Services | MO, ME, Exclude<MR, NodeContext.NodeContext>>
 }
 
 /**
@@ -254,11 +317,17 @@ export const layer = <ME = never, MR = never>(
  * @since 0.1.0
  * @category layers
  */
-export const toolsLayer = (prepared: Prepared) =>
-  Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
-    Layer.provideMerge(Registry.layer()),
+export const toolsLayer = (prepared: Prepared, own: ReadonlyArray<Tool.Any> = []) =>
+  Layer.mergeAll(Builtins.layer(), mcpLayer(prepared), ...own.map((tool) => Tool.layer(tool))).pipe(
+    Layer.provideMerge(Registry.layer(registryOptions(prepared))),
     Layer.provide(FetchHttpClient.layer)
   )
+
+/** `--tools`: the built-ins left out exist for nobody (the registry's special tools are never offered). */
+const registryOptions = (prepared: Prepared): Registry.Options =>
+  prepared.builtinTools === undefined
+    ? {}
+    : { specialTools: Builtins.names.filter((name) => !prepared.builtinTools!.includes(name)) }
 
 /**
  * The built-in tools alone and a registry: what a speculation in the

@@ -17,6 +17,7 @@ import * as Ref from "effect/Ref"
 import type * as CliError from "./CliError.js"
 import * as Conversation from "./Conversation.js"
 import * as Cost from "./Cost.js"
+import * as ModelLayer from "./ModelLayer.js"
 import { paint } from "./Output.js"
 import * as Runtime from "./Runtime.js"
 import * as Sessions from "./Sessions.js"
@@ -122,14 +123,18 @@ export const commands: Array<SlashCommand> = [
     summary: "Show the model, or use NAME from the next turn on",
     run: (args, state) =>
       Effect.gen(function*() {
-        if (args === "") return yield* say(state, `Model: ${state.model}. Change it with /model NAME (e.g. /model claude-opus-4-5).`)
-        state.model = args
-        state.loopOptions = { ...state.loopOptions, model: args }
+        if (args === "") {
+          const names = ModelLayer.aliases.map((alias) => `${alias.name} (${ModelLayer.resolve(alias.name)})`)
+          return yield* say(state, `Model: ${state.model}. Change it with /model NAME: ${names.join(", ")}, or a model id.`)
+        }
+        const model = ModelLayer.resolve(args)
+        state.model = model
+        state.loopOptions = { ...state.loopOptions, model }
         state.conversation = {
           ...state.conversation,
           session: yield* QueryLoop.makeSession(state.conversation.context, state.loopOptions)
         }
-        return yield* say(state, `Model: ${args} from the next turn on.`)
+        return yield* say(state, `Model: ${model === args ? model : `${model} (${args})`} from the next turn on.`)
       })
   },
   {
@@ -189,6 +194,14 @@ export const commands: Array<SlashCommand> = [
       })
   }
 ]
+
+/**
+ * The names of the commands, as the headless `init` line lists them.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const names = (): ReadonlyArray<string> => commands.map((c) => c.name)
 
 /**
  * The command a line names (without arguments), if any.

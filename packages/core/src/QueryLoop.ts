@@ -52,6 +52,8 @@ export type StopReason =
   | "new_message"
   | "error"
   | "prompt_blocked"
+  /** `Options.beforeRequest` stopped the run before a model request (a spending limit). */
+  | "budget"
 
 /**
  * @since 0.1.0
@@ -61,6 +63,8 @@ export type LoopEvent = Data.TaggedEnum<{
   TurnStarted: { readonly turn: number; readonly at: number }
   TextDelta: { readonly turn: number; readonly index: number; readonly text: string }
   ThinkingDelta: { readonly turn: number; readonly index: number; readonly thinking: string }
+  /** A model stream event as it arrived (only with `Options.modelEvents`). */
+  ModelEvent: { readonly turn: number; readonly event: Model.ModelStreamEvent }
   /** A completed `tool_use` block, handed to the executor. */
   ToolUse: { readonly turn: number; readonly block: Messages.ToolUseBlock; readonly at: number }
   /** An event of the turn's dispatcher (progress, permission, result, …). */
@@ -80,6 +84,13 @@ export type LoopEvent = Data.TaggedEnum<{
     readonly stopReason: Model.StopReason | undefined
     readonly at: number
     readonly message?: Messages.Message | undefined
+    /** The API message's id and model (from `message_start`), when the model sent them. */
+    readonly id?: string | undefined
+    readonly model?: string | undefined
+    /** The stop sequence that ended the response (`message_delta`), if one did. */
+    readonly stopSequence?: string | undefined
+    /** The response's usage: `message_start`'s, each field `message_delta` reports replaced by that value. */
+    readonly usage?: Model.Usage | undefined
   }
   /** Something ended the turn abnormally (model error, malformed input, …). */
   Error: { readonly turn: number; readonly reason: string; readonly message: string }
@@ -122,6 +133,14 @@ export interface Options {
    * Each turn's executor is its child while the turn runs.
    */
   readonly interruption?: Interruption.InterruptionNode | undefined
+  /** Emit every model stream event as a `ModelEvent` (for consumers that relay the raw stream). */
+  readonly modelEvents?: boolean | undefined
+  /**
+   * Asked before each model request after the first; a reason stops the run
+   * there (`Stopped` with reason `budget` and that detail), e.g. a spending
+   * limit reached.
+   */
+  readonly beforeRequest?: ((turn: number) => Effect.Effect<string | undefined>) | undefined
 }
 
 /**
@@ -266,6 +285,10 @@ const loop = (
       if (Option.isSome(aborted)) {
         return yield* stopped(interruptedStop(aborted.value), turn - 1, interruptedDetail(aborted.value))
       }
+      if (turn > 1 && options.beforeRequest !== undefined) {
+        const reason = yield* options.beforeRequest(turn)
+        if (reason !== undefined) return yield* stopped("budget", turn - 1, reason)
+      }
 
       const outcome = yield* runTurn(turn, contextRef, node, emit, options)
       if (outcome.failure !== undefined) return yield* stopped("error", turn, outcome.failure)
@@ -379,6 +402,13 @@ const runTurn = (
     const toolUses: Array<Messages.ToolUseBlock> = []
     let stopReason: Model.StopReason | undefined
     let sawMessageStop = false
+    let response: { id?: string; model?: string; usage?: Model.Usage; stopSequence?: string } = {}
+    const mergeUsage = (usage: Model.Usage | undefined) => {
+      if (usage === undefined) return
+      const merged: Record<string, unknown> = { ...response.usage }
+      for (const [key, value] of Object.entries(usage)) if (value !== undefined && value !== null) merged[key] = value
+      response = { ...response, usage: merged as Model.Usage }
+    }
     const streaming = options.streaming ?? true
 
     const assistantMessage = (): Messages.Message | undefined => {
@@ -437,7 +467,9 @@ const runTurn = (
       )
     }
 
-    const handle = (event: Model.ModelStreamEvent): Effect.Effect<void, TurnFailure> => {
+    const handle = (event: Model.ModelStreamEvent): Effect.Effect<void, TurnFailure> =>
+      options.modelEvents ? Effect.zipRight(emit(LoopEvent.ModelEvent({ turn, event })), apply(event)) : apply(event)
+    const apply = (event: Model.ModelStreamEvent): Effect.Effect<void, TurnFailure> => {
       switch (event.type) {
         case "content_block_start": {
           open.set(event.index, { start: event.content_block, text: "", json: "", signature: "", closed: false })
@@ -479,9 +511,13 @@ const runTurn = (
         }
         case "message_delta": {
           if (event.delta.stop_reason != null) stopReason = event.delta.stop_reason
+          if (event.delta.stop_sequence != null) response = { ...response, stopSequence: event.delta.stop_sequence }
+          mergeUsage(event.usage)
           return event.usage === undefined ? Effect.void : emit(LoopEvent.Usage({ turn, usage: event.usage }))
         }
         case "message_start":
+          response = { id: event.message.id, ...(event.message.model === undefined ? {} : { model: event.message.model }) }
+          mergeUsage(event.message.usage)
           return event.message.usage === undefined
             ? Effect.void
             : emit(LoopEvent.Usage({ turn, usage: event.message.usage }))
@@ -551,7 +587,16 @@ const runTurn = (
         cutOff.push(block)
       }
     }
-    yield* emit(LoopEvent.ResponseEnded({ turn, stopReason, at: responseEndedAt, message: assistantMessage() }))
+    yield* emit(LoopEvent.ResponseEnded({
+      turn,
+      stopReason,
+      at: responseEndedAt,
+      message: assistantMessage(),
+      id: response.id,
+      model: response.model,
+      stopSequence: response.stopSequence,
+      usage: response.usage
+    }))
     if (failure !== undefined) {
       yield* emit(LoopEvent.Error({
         turn,
