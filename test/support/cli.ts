@@ -29,6 +29,8 @@ export const runCli = (
     for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) env[k] = v
     // Never touch the real ~/.switchyard from tests.
     env["SWITCHYARD_HOME"] ??= path.join(root, ".switchyard-test", "home")
+    // Nor the real ~/.claude/CLAUDE.md (memory files).
+    env["CLAUDE_CONFIG_DIR"] ??= path.join(root, ".switchyard-test", "claude")
     delete env["FORCE_COLOR"]
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? root,

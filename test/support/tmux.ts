@@ -5,7 +5,8 @@
 import * as Effect from "effect/Effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import type * as Scope from "effect/Scope"
-import { bin } from "./cli.js"
+import * as path from "node:path"
+import { bin, root } from "./cli.js"
 
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0
 
@@ -41,7 +42,13 @@ export const start = (
     const socket = `switchyard-test-${process.pid}-${++counter}`
     const tmux = (...a: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" })
     const session = "sy"
-    const command = ["env", ...Object.entries({ NO_COLOR: "1", SWITCHYARD_SUGGESTIONS: "0", ...env }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
+    const command = ["env", ...Object.entries({
+      NO_COLOR: "1",
+      SWITCHYARD_SUGGESTIONS: "0",
+      // Never the real ~/.claude/CLAUDE.md.
+      CLAUDE_CONFIG_DIR: path.join(root, ".switchyard-test", "claude"),
+      ...env
+    }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
       .map(quote)
       .join(" ")
     // Keep the pane after the program exits, to read its last words: set in the same tmux call,

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 import * as CliError from "./CliError.js"
+import * as Memory from "./Memory.js"
 import * as ModelLayer from "./ModelLayer.js"
 import * as Output from "./Output.js"
 import * as Runtime from "./Runtime.js"
@@ -76,11 +77,14 @@ export interface Setup {
   readonly prepared: Runtime.Prepared
   readonly model: string
   readonly loopOptions: QueryLoop.Options
+  /** The memory files, sent with every request (`loopOptions.userContext`). */
+  readonly memory: Memory.Memory
 }
 
 /**
  * Prepare the settings (warnings on stderr, the files loaded with
- * `--verbose`), pick the model name and build the system prompt.
+ * `--verbose`), pick the model name, build the system prompt and read the
+ * memory files.
  *
  * @since 0.1.0
  * @category constructors
@@ -98,13 +102,18 @@ export const setup = (
     const system = [options.systemPrompt ?? defaultSystemPrompt(prepared.cwd), options.appendSystemPrompt]
       .filter((part): part is string => part !== undefined && part !== "")
       .join("\n\n")
+    const memory = yield* Memory.make(prepared.cwd)
+    if (options.verbose) {
+      for (const file of yield* memory.files) yield* Output.error(`memory: loaded ${file.path} (${file.kind})`)
+    }
     const loopOptions: QueryLoop.Options = {
       system,
       maxTurns: options.maxTurns,
       model,
-      scheduling: prepared.scheduling
+      scheduling: prepared.scheduling,
+      userContext: memory.userContext
     }
-    return { prepared, model, loopOptions }
+    return { prepared, model, loopOptions, memory }
   })
 
 /**

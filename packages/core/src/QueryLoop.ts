@@ -141,6 +141,29 @@ export interface Options {
    * limit reached.
    */
   readonly beforeRequest?: ((turn: number) => Effect.Effect<string | undefined>) | undefined
+  /**
+   * Context for every request that is not part of the conversation (Claude
+   * Code's user context: memory files): its blocks are put at the start of
+   * the first user message of each request, read afresh for each one, and
+   * never recorded.
+   */
+  readonly userContext?: Effect.Effect<ReadonlyArray<Messages.ContentBlock>> | undefined
+}
+
+/**
+ * The messages of a request with `blocks` at the start of the first user
+ * message.
+ *
+ * @since 0.1.0
+ * @category requests
+ */
+export const withUserContext = (
+  messages: ReadonlyArray<Messages.Message>,
+  blocks: ReadonlyArray<Messages.ContentBlock>
+): ReadonlyArray<Messages.Message> => {
+  const first = messages[0]
+  if (blocks.length === 0 || first === undefined || first.role !== "user") return messages
+  return [{ role: "user", content: [...blocks, ...Messages.blocks(first)] }, ...messages.slice(1)]
 }
 
 /**
@@ -532,10 +555,11 @@ const runTurn = (
     }
 
     const context = yield* Ref.get(contextRef)
+    const userContext = options.userContext === undefined ? [] : yield* options.userContext
     const request: Model.ModelRequest = {
       // Deferred tools are one line each in the system prompt (SPEC §4.3).
       system: Deferral.systemPrompt(options.system, env.tools, context.messages),
-      messages: context.messages,
+      messages: withUserContext(context.messages, userContext),
       tools: env.tools.map((tool) => Model.toolDefinition(tool, { deferred: Tool.isDeferred(tool) })),
       maxTokens: options.maxTokens,
       model: options.model
