@@ -258,6 +258,27 @@ describe("Speculation (SPEC §4.12)", () => {
       expect(result.read?.type === "tool_result" ? Messages.contentText(result.read.content) : "").toContain("one")
     }))
 
+  it.scopedLive("accept while the next suggestion is still being made: it is dropped, the accept succeeds", () =>
+    Effect.gen(function*() {
+      const cwd = project()
+      const transcript: ReplayModel.Transcript = {
+        turns: [turn(use("w1", "Write", { file_path: "made.txt", content: "made\n" })), turn(say("Made it."))]
+      }
+      // A generator that is still thinking when the user accepts.
+      const thinking = yield* Deferred.make<void>()
+      const generator: SuggestionGenerator.Service = {
+        next: () => Effect.zipRight(Deferred.succeed(thinking, undefined), Effect.never)
+      }
+      const accepted = yield* Effect.gen(function*() {
+        const speculation = yield* startIn(cwd, transcript, "acceptEdits", { generator })
+        expect((yield* speculation.await).boundary.type).toBe("complete")
+        yield* Deferred.await(thinking)
+        return yield* speculation.accept
+      }).pipe(Effect.provide(environment(transcript)))
+      expect(Option.isNone(accepted.next)).toBe(true)
+      expect(NFS.readFileSync(NPath.join(cwd, "made.txt"), "utf8")).toBe("made\n")
+    }))
+
   it.scopedLive("reject deletes the overlay and leaves the real tree untouched", () =>
     Effect.gen(function*() {
       const { before, cwd, speculation } = yield* speculate({

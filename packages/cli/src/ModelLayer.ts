@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import * as Model from "@switchyard/core/Model"
-import type * as SuggestionGenerator from "@switchyard/core/SuggestionGenerator"
+import * as SuggestionGenerator from "@switchyard/core/SuggestionGenerator"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -287,13 +287,32 @@ export const suggestionGenerator: Layer.Layer<SuggestionGenerator.SuggestionGene
 )
 
 /**
- * The interactive session's suggestions: the Anthropic-backed generator,
- * off with `SWITCHYARD_SUGGESTIONS=0`.
+ * Whether the interactive session suggests next prompts (and speculates
+ * them): off unless `SWITCHYARD_SUGGESTIONS=1` — each suggestion costs two
+ * more model requests after every turn (`/cost` shows them when on).
  *
  * @since 0.1.0
  * @category layers
  */
-export const interactiveSuggestions: Layer.Layer<never> | Layer.Layer<SuggestionGenerator.SuggestionGenerator> =
-  Layer.unwrapEffect(
-    Effect.sync(() => process.env["SWITCHYARD_SUGGESTIONS"] === "0" ? Layer.empty : suggestionGenerator)
+export const suggestionsEnabled = (env: Readonly<Record<string, string | undefined>> = process.env): boolean =>
+  env["SWITCHYARD_SUGGESTIONS"] === "1" || env["SWITCHYARD_SUGGESTIONS"] === "true"
+
+/**
+ * The interactive session's suggestion generator: the session's own
+ * (metered) model asked with the small suggestion model
+ * (`SWITCHYARD_SUGGESTION_MODEL`, else the adapter's).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const interactiveSuggestions: Layer.Layer<SuggestionGenerator.SuggestionGenerator, never, Model.LanguageModel> =
+  Layer.effect(
+    SuggestionGenerator.SuggestionGenerator,
+    Effect.flatMap(
+      Effect.promise(() => import("@switchyard/core/anthropic")),
+      (Anthropic) =>
+        SuggestionGenerator.fromModel({
+          model: resolve(process.env["SWITCHYARD_SUGGESTION_MODEL"] ?? Anthropic.defaultSuggestionModel)
+        })
+    )
   )

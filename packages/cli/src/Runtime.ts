@@ -17,7 +17,7 @@ import type * as Hooks from "@switchyard/core/Hooks"
 import type * as Model from "@switchyard/core/Model"
 import * as PermissionChain from "@switchyard/core/PermissionChain"
 import * as PermissionContext from "@switchyard/core/PermissionContext"
-import type * as Permissions from "@switchyard/core/Permissions"
+import * as Permissions from "@switchyard/core/Permissions"
 import * as Registry from "@switchyard/core/Registry"
 import * as Results from "@switchyard/core/Results"
 import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
@@ -28,6 +28,7 @@ import * as Builtins from "@switchyard/tools/Builtins"
 import * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as readline from "node:readline/promises"
@@ -270,6 +271,7 @@ export const toolUseContext = (prepared: Prepared): ToolUseContext.ToolUseContex
  * @category models
  */
 export type Services =
+  | LivePermissions
   | Registry.ToolRegistry
   | Tool.ToolPool
   | Results.ResultStore
@@ -277,6 +279,18 @@ export type Services =
   | Hooks.Hooks
   | ShellAnalysis.ShellAnalysis
   | NodeContext.NodeContext
+
+/**
+ * The permission rules the session has added so far ("yes, and don't ask
+ * again" answers), for `/permissions`.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class LivePermissions extends Context.Tag("@switchyard/cli/Runtime/LivePermissions")<
+  LivePermissions,
+  { readonly sessionRules: Effect.Effect<ReadonlyArray<PermissionContext.PermissionRule>> }
+>() {}
 
 /**
  * The engine on Node: built-in tools (and `tools`, tools of the command's
@@ -302,7 +316,10 @@ export const layer = <MO = never, ME = never, MR = never>(
     Layer.provideMerge(Results.layer),
     Layer.provideMerge(model)
   )
-  const policy = PermissionChain.layer({ projectDir: prepared.cwd })
+  const policy = Layer.unwrapEffect(Effect.map(
+    PermissionChain.make({ projectDir: prepared.cwd }),
+    (chain) => Layer.merge(Layer.succeed(Permissions.PermissionPolicy, chain), Layer.succeed(LivePermissions, chain))
+  ))
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
   return options.prompt.pipe(
     Layer.provideMerge(Layer.mergeAll(tools, policy, hooks, ShellCommand.layer)),

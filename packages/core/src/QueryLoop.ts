@@ -151,6 +151,44 @@ export interface Options {
 }
 
 /**
+ * What the conversation says where the user interrupted a response
+ * (Claude Code's words).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const INTERRUPTED = "[Request interrupted by user]"
+
+/**
+ * What the tool results message says when the user interrupted running tools.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
+
+/**
+ * The messages as a request sends them: consecutive user messages (an
+ * interruption followed by the next prompt) joined into one, so roles
+ * alternate.
+ *
+ * @since 0.1.0
+ * @category requests
+ */
+export const forRequest = (messages: ReadonlyArray<Messages.Message>): ReadonlyArray<Messages.Message> => {
+  const out: Array<Messages.Message> = []
+  for (const message of messages) {
+    const last = out.at(-1)
+    if (last !== undefined && last.role === "user" && message.role === "user") {
+      out[out.length - 1] = { role: "user", content: [...Messages.blocks(last), ...Messages.blocks(message)] }
+    } else {
+      out.push(message)
+    }
+  }
+  return out
+}
+
+/**
  * The messages of a request with `blocks` at the start of the first user
  * message.
  *
@@ -559,7 +597,7 @@ const runTurn = (
     const request: Model.ModelRequest = {
       // Deferred tools are one line each in the system prompt (SPEC §4.3).
       system: Deferral.systemPrompt(options.system, env.tools, context.messages),
-      messages: withUserContext(context.messages, userContext),
+      messages: withUserContext(forRequest(context.messages), userContext),
       tools: env.tools.map((tool) => Model.toolDefinition(tool, { deferred: Tool.isDeferred(tool) })),
       maxTokens: options.maxTokens,
       model: options.model
@@ -579,7 +617,13 @@ const runTurn = (
     if (Either.isLeft(finished)) {
       failure = finished.left.message
     } else if (node.isAborted()) {
-      // Interrupted: nothing more is added; the executor gives what ran its results.
+      // Interrupted: nothing more is added; the executor gives what ran its results. Text that had
+      // streamed stays (Claude Code keeps it); a half-streamed tool call or thinking block is dropped.
+      for (const [index, block] of [...open.entries()].sort(([a], [b]) => a - b)) {
+        if (block.closed || block.start.type !== "text") continue
+        block.closed = true
+        closed.push({ index, block: closeBlock(block) })
+      }
     } else if (!sawMessageStop) {
       failure = "The model stream ended before message_stop"
     } else {
@@ -645,7 +689,13 @@ const runTurn = (
       extra = batch.additionalContext
       if (batch.stop !== undefined && Option.isNone(hookStop)) hookStop = Option.some(batch.stop)
     }
-    yield* record(toolResults, extra)
+    // The user's interrupt is recorded as Claude Code records it: in the results message when tools
+    // were interrupted, else as a user message of its own (requests merge it with the next prompt).
+    const userInterrupt = Option.getOrUndefined(node.reason()) === "user_interrupt"
+    yield* record(toolResults, userInterrupt && toolUses.length > 0 ? [...extra, INTERRUPTED_FOR_TOOL_USE] : extra)
+    if (userInterrupt && toolUses.length === 0) {
+      yield* appendMessages(contextRef, [{ role: "user", content: [Messages.text(INTERRUPTED)] }])
+    }
     yield* emit(LoopEvent.TurnEnded({ turn, stopReason, at: yield* Clock.currentTimeMillis }))
     return {
       toolResults: toolUses.length === 0 ? [] : toolResults,

@@ -484,7 +484,9 @@ export const start = <E, R>(
       const result = yield* overlay.apply
       const timeSavedMs = Math.max(0, Math.min(endedAt ?? acceptedAt, acceptedAt) - startedAt)
       const ready = yield* Deferred.poll(nextSuggestion)
-      const promoted = Option.isSome(ready) ? yield* ready.value : Option.none<string>()
+      // A next suggestion still being made was interrupted above: its Deferred holds the interruption.
+      const readyExit = Option.isSome(ready) ? yield* Effect.exit(ready.value) : undefined
+      const promoted = readyExit !== undefined && Exit.isSuccess(readyExit) ? readyExit.value : Option.none<string>()
       yield* Scope.close(scope, Exit.void)
       yield* SubscriptionRef.set(state, State.Idle())
       const next = Option.isSome(promoted) && options.promote !== false
