@@ -42,9 +42,10 @@ export const run = (command: string, cwd: string): Effect.Effect<Ran, never, Com
     const process = yield* Command.start(Command.make("bash", "-c", command).pipe(Command.workingDirectory(cwd)))
     const text = (stream: Stream.Stream<Uint8Array, PlatformError.PlatformError>) =>
       stream.pipe(Stream.decodeText(), Stream.mkString)
-    const [stdout, stderr, exitCode] = yield* Effect.all([text(process.stdout), text(process.stderr), process.exitCode], {
-      concurrency: "unbounded"
-    })
+    const [stdout, stderr, exitCode] = yield* Effect.all(
+      [text(process.stdout), text(process.stderr), process.exitCode],
+      { concurrency: "unbounded" }
+    )
     return { stdout, stderr, exitCode }
   })).pipe(
     Effect.catchAll((error) => Effect.succeed({ stdout: "", stderr: `${error.message}\n`, exitCode: 127 }))
@@ -62,7 +63,8 @@ export const message = (command: string, ran: Ran): Messages.Message => ({
     { type: "text", text: `<bash-input>${command}</bash-input>` },
     {
       type: "text",
-      text: `<bash-stdout>${clip(ran.stdout).trimEnd()}</bash-stdout><bash-stderr>${clip(ran.stderr).trimEnd()}</bash-stderr>`
+      text: `<bash-stdout>${clip(ran.stdout).trimEnd()}</bash-stdout>` +
+        `<bash-stderr>${clip(ran.stderr).trimEnd()}</bash-stderr>`
     }
   ]
 })

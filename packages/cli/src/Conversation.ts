@@ -184,7 +184,9 @@ export const startingPoint = (
       if (!resuming) return { id: options.sessionId, messages: [], repaired: false }
     }
     const fork = (start: Start): Start =>
-      options.forkSession ? { id: options.sessionId ?? crypto.randomUUID(), messages: start.messages, repaired: true } : start
+      options.forkSession
+        ? { id: options.sessionId ?? crypto.randomUUID(), messages: start.messages, repaired: true }
+        : start
     return yield* Effect.map(resumed(options, cwd, pick), (start) => (start === undefined ? undefined : fork(start)))
   })
 

@@ -33,7 +33,12 @@ export interface Usage {
  * @since 0.1.0
  * @category constants
  */
-export const zero: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+export const zero: Usage = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0
+}
 
 const fields = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"] as const
 

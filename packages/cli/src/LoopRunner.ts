@@ -176,7 +176,9 @@ const streamPrinter = (settings: Settings, sessionId: string, t0: number) => {
   const handle = (event: QueryLoop.LoopEvent): Effect.Effect<void> => {
     switch (event._tag) {
       case "ModelEvent":
-        return settings.includePartialMessages ? print(StreamJson.streamEventLine(event.event, main, uuid())) : Effect.void
+        return settings.includePartialMessages
+          ? print(StreamJson.streamEventLine(event.event, main, uuid()))
+          : Effect.void
       case "ResponseEnded": {
         if (event.message === undefined) return flush(event.turn)
         const message = StreamJson.apiMessage({ ...event, message: event.message }, {

@@ -172,7 +172,12 @@ export const load = (cwd: string): Effect.Effect<ReadonlyArray<File>, never, Fil
         const content = yield* readText(absolute)
         if (content._tag === "None") return
         seen.add(absolute)
-        files.push({ path: absolute, kind, content: content.value, ...(importedBy === undefined ? {} : { importedBy }) })
+        files.push({
+          path: absolute,
+          kind,
+          content: content.value,
+          ...(importedBy === undefined ? {} : { importedBy })
+        })
         if (depth >= maxImportDepth) return
         for (const mention of importsOf(content.value)) {
           const target = mention.startsWith("~/")

@@ -47,7 +47,10 @@ export const commonPrefix = (names: ReadonlyArray<string>): string =>
  * @since 0.1.0
  * @category completion
  */
-export const complete = (line: string, cwd: string): { line: string; candidates: ReadonlyArray<string> } | undefined => {
+export const complete = (
+  line: string,
+  cwd: string
+): { line: string; candidates: ReadonlyArray<string> } | undefined => {
   const match = /(?:^|\s)@([^\s]*)$/.exec(line)
   if (match === null) return undefined
   const typed = match[1]!
@@ -101,8 +104,8 @@ export const attachments = (
       const numbered = text.split("\n").map((line, i) => `${String(i + 1).padStart(6)}\t${line}`).join("\n")
       blocks.push(
         Messages.text(
-          `<system-reminder>\nCalled the Read tool with the following input: ${JSON.stringify({ file_path: absolute })}\n` +
-            "</system-reminder>"
+          "<system-reminder>\nCalled the Read tool with the following input: " +
+            `${JSON.stringify({ file_path: absolute })}\n</system-reminder>`
         ),
         Messages.text(`<system-reminder>\nResult of calling the Read tool:\n${numbered}\n</system-reminder>`)
       )

@@ -53,16 +53,18 @@ export const toPromptAnswer = (toolName: string, text: string, input: unknown): 
   const decoded = decodeAnswer(text)
   if (Either.isLeft(decoded)) {
     const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+    const why = issue === undefined ? "" : `; ${issue.message}`
     return {
       answer: "deny",
       message: `The permission prompt tool ${toolName} gave no valid answer (expected {"behavior":"allow",` +
-        `"updatedInput":{…}} or {"behavior":"deny","message":"…"}${issue === undefined ? "" : `; ${issue.message}`}), ` +
-        "so the call was denied.",
+        `"updatedInput":{…}} or {"behavior":"deny","message":"…"}${why}), so the call was denied.`,
       interrupt: false
     }
   }
   const answer = decoded.right
-  if (answer.behavior === "deny") return { answer: "deny", message: answer.message, interrupt: answer.interrupt === true }
+  if (answer.behavior === "deny") {
+    return { answer: "deny", message: answer.message, interrupt: answer.interrupt === true }
+  }
   return Object.keys(answer.updatedInput).length === 0 || JSON.stringify(answer.updatedInput) === JSON.stringify(input)
     ? { answer: "yes" }
     : { answer: "yes", updatedInput: answer.updatedInput }
@@ -83,7 +85,10 @@ const callTool = (tool: Tool.Any, input: unknown, question: PermissionChain.Ques
     })
     if (!isStream(called)) return yield* (called as Effect.Effect<unknown, unknown>)
     let output: unknown
-    yield* Stream.runForEach(called, (item) => Effect.sync(() => void (item._tag === "Output" && (output = item.value))))
+    yield* Stream.runForEach(called, (item) =>
+      Effect.sync(() => {
+        if (item._tag === "Output") output = item.value
+      }))
     return output
   })
 
@@ -104,8 +109,8 @@ export const layer = (name: string): Layer.Layer<PermissionChain.PermissionPromp
           if (tool === undefined) {
             return {
               answer: "deny",
-              message: `--permission-prompt-tool ${name}: no such tool (is its MCP server configured and connected?), ` +
-                "so the call was denied.",
+              message: `--permission-prompt-tool ${name}: no such tool (is its MCP server configured and ` +
+                "connected?), so the call was denied.",
               interrupt: false
             } as const
           }

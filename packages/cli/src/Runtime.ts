@@ -126,7 +126,9 @@ export const builtinToolsOption = (
     if (names.includes("default")) return undefined
     for (const name of names) {
       if (Builtins.names.includes(name)) continue
-      const guess = Builtins.names.find((known) => EditDistance.levenshtein(known.toLowerCase(), name.toLowerCase()) <= 2)
+      const guess = Builtins.names.find((known) =>
+        EditDistance.levenshtein(known.toLowerCase(), name.toLowerCase()) <= 2
+      )
       return yield* Effect.fail(CliError.badInput(
         `--tools: "${name}" is not a built-in tool${guess === undefined ? "" : `; did you mean ${guess}?`} ` +
           `(the built-ins: ${Builtins.names.join(", ")})`

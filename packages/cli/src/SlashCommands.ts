@@ -94,10 +94,14 @@ const costLines = (state: State): ReadonlyArray<string> => {
   const cost = Cost.costUsd(state.model, state.usage)
   const lines = [
     `Tokens: ${tokens(state.usage)} over ${state.turns} model turn${state.turns === 1 ? "" : "s"}. ` +
-    (cost === undefined ? `No price is known for ${state.model}.` : `Cost: $${cost.toFixed(4)} (${state.model} list prices).`)
+    (cost === undefined
+      ? `No price is known for ${state.model}.`
+      : `Cost: $${cost.toFixed(4)} (${state.model} list prices).`)
   ]
   if (!state.suggestions) {
-    lines.push("Next-prompt suggestions are off (SWITCHYARD_SUGGESTIONS=1 turns them on; each costs two more requests).")
+    lines.push(
+      "Next-prompt suggestions are off (SWITCHYARD_SUGGESTIONS=1 turns them on; each costs two more requests)."
+    )
   } else if (state.meter !== undefined) {
     // Everything the session's model answered: the turns, sub-agents, suggestions and their speculation.
     const responses = state.meter.responses()
@@ -198,7 +202,10 @@ export const commands: Array<SlashCommand> = [
       Effect.gen(function*() {
         if (args === "") {
           const names = ModelLayer.aliases.map((alias) => `${alias.name} (${ModelLayer.resolve(alias.name)})`)
-          return yield* say(state, `Model: ${state.model}. Change it with /model NAME: ${names.join(", ")}, or a model id.`)
+          return yield* say(
+            state,
+            `Model: ${state.model}. Change it with /model NAME: ${names.join(", ")}, or a model id.`
+          )
         }
         const model = ModelLayer.resolve(args)
         state.model = model
@@ -252,7 +259,9 @@ export const commands: Array<SlashCommand> = [
           system: state.loopOptions.system,
           tools: env.tools.map((tool) => Model.toolDefinition(tool, { deferred: Tool.isDeferred(tool) }))
         }))
-        if (compacted._tag === "Left") return yield* say(state, paint("red", `Compacting failed: ${compacted.left.message}`))
+        if (compacted._tag === "Left") {
+          return yield* say(state, paint("red", `Compacting failed: ${compacted.left.message}`))
+        }
         if (compacted.right === undefined) {
           return yield* say(state, `Nothing to compact yet: the last ${Compact.keptTurns} turns are kept as they are.`)
         }
@@ -260,7 +269,10 @@ export const commands: Array<SlashCommand> = [
         yield* reopen(state, { id: context.sessionId, messages: compacted.right.messages, repaired: true })
         return yield* say(
           state,
-          paint("gray", `(compacted ${before} messages into ${compacted.right.messages.length}: a summary and the last turns)`)
+          paint(
+            "gray",
+            `(compacted ${before} messages into ${compacted.right.messages.length}: a summary and the last turns)`
+          )
         )
       })
   },
@@ -275,7 +287,8 @@ export const commands: Array<SlashCommand> = [
         const all = [...permissions.rules, ...added]
         const rules = (["deny", "ask", "allow"] as const).flatMap((behavior) => {
           const list = all.filter((r) => r.behavior === behavior)
-          return list.length === 0 ? [] : [`${behavior}:`, ...list.map((r) => `  ${r.raw} ${paint("gray", `(${r.source})`)}`)]
+          const shown = list.map((r) => `  ${r.raw} ${paint("gray", `(${r.source})`)}`)
+          return list.length === 0 ? [] : [`${behavior}:`, ...shown]
         })
         const summary = [...Runtime.settingsSummary(state.prepared), `permission mode now: ${permissions.mode}`]
         return yield* say(state, [...summary, ...(rules.length === 0 ? ["no rules"] : rules)].join("\n"))

@@ -332,7 +332,10 @@ export const resultJson = (
     readonly modelUsage: Readonly<Record<string, Cost.ModelUsage>>
     readonly uuid: string
     /** `--json-schema`: the validated output, or why there is none. */
-    readonly structured?: { readonly _tag: "Output"; readonly value: unknown } | { readonly _tag: "Missing" } | undefined
+    readonly structured?:
+      | { readonly _tag: "Output"; readonly value: unknown }
+      | { readonly _tag: "Missing" }
+      | undefined
   }
 ): ResultJson => {
   const stops = events.filter((e): e is Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }> => e._tag === "Stopped")

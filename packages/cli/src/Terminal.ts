@@ -134,7 +134,11 @@ export const repl = (
 ): Effect.Effect<
   void,
   never,
-  QueryLoop.Requirements | FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor | CliRuntime.LivePermissions
+  | QueryLoop.Requirements
+  | FileSystem.FileSystem
+  | Path.Path
+  | CommandExecutor.CommandExecutor
+  | CliRuntime.LivePermissions
 > =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
@@ -230,7 +234,9 @@ export const repl = (
         const { session, recorder } = state.conversation
         // The injected work joins the transcript like a turn that ran.
         const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
-        yield* suggestions.accept(session, (p) => Effect.provide(runTurn(p), platform)).pipe(Effect.ensuring(recorder.sync))
+        yield* suggestions.accept(session, (p) => Effect.provide(runTurn(p), platform)).pipe(
+          Effect.ensuring(recorder.sync)
+        )
         continue
       }
       const prompt = input.text.trim()

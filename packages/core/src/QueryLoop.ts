@@ -577,7 +577,10 @@ const runTurn = (
           return event.usage === undefined ? Effect.void : emit(LoopEvent.Usage({ turn, usage: event.usage }))
         }
         case "message_start":
-          response = { id: event.message.id, ...(event.message.model === undefined ? {} : { model: event.message.model }) }
+          response = {
+            id: event.message.id,
+            ...(event.message.model === undefined ? {} : { model: event.message.model })
+          }
           mergeUsage(event.message.usage)
           return event.message.usage === undefined
             ? Effect.void
