@@ -337,7 +337,7 @@ describe("run -p: the headless protocol", () => {
       )
       expect(bypass.code).toBe(0)
       expect(fs.existsSync(path.join(dir, "made.txt"))).toBe(true)
-    }))
+    }), 90_000)
 })
 
 describe("run -p: API failures", () => {
