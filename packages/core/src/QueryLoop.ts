@@ -1,5 +1,5 @@
 /**
- * The query loop (SPEC §4.11, the chapter's §5.10): stream a model turn, hand
+ * The query loop (SPEC §4.11, chapter 5.10): stream a model turn, hand
  * each completed `tool_use` to a fresh streaming executor at
  * `content_block_stop` so tools run while the model is still streaming, drain
  * the rest, append the assistant message and one user message with every
