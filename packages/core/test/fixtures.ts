@@ -1,7 +1,7 @@
 /**
  * Test tools and environments for the engine's tests.
  */
-import { Execution, type Footprint, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
+import { type Execution, type Footprint, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
