@@ -7,9 +7,9 @@ import {
   Permissions,
   Results,
   Tool,
-  ToolUseContext,
-  Validation
+  ToolUseContext
 } from "@switchyard/core"
+import * as Validation from "@switchyard/core/Validation"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
