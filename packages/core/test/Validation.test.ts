@@ -124,8 +124,8 @@ describe("Validation (SPEC §4.4)", () => {
           Effect.sync(() => {
             seen.push({ observable: request.input, call: undefined })
             return updatedInput === undefined
-              ? { behavior: "allow" as const, source: "test" }
-              : { behavior: "allow" as const, source: "test", updatedInput: { input: updatedInput, source: "test rule X" } }
+              ? { behavior: "allow" as const, source: "default" }
+              : { behavior: "allow" as const, source: "default", updatedInput: { input: updatedInput, source: "test rule X" } }
           })
       })
 
