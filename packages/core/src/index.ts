@@ -16,8 +16,9 @@
  * `@switchyard/tools` and `@switchyard/cli` and not part of the supported
  * surface: `Validation` (the decode and `validateInput` step), `Deferral`
  * (which tools are deferred), `PermissionRules` (rule matching, which
- * `PermissionChain` drives) and `EditDistance`. Everything under `internal/`
- * is private to this package (`"./internal/*": null` in its exports).
+ * `PermissionChain` drives), and the small shared helpers `EditDistance`,
+ * `Text` (`clip`) and `Digest` (`sha256`). Everything under `internal/` is
+ * private to this package (`"./internal/*": null` in its exports).
  *
  * @since 0.1.0
  */
