@@ -175,6 +175,7 @@ export const failClosed: Service = {
  * @since 0.1.0
  * @category services
  */
-export class PermissionPolicy extends Context.Reference<PermissionPolicy>()("@switchyard/core/PermissionPolicy", {
-  defaultValue: (): Service => failClosed
-}) {}
+export class PermissionPolicy extends Context.Reference<PermissionPolicy>()(
+  "@switchyard/core/Permissions/PermissionPolicy",
+  { defaultValue: (): Service => failClosed }
+) {}
