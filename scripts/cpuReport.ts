@@ -29,7 +29,9 @@ console.log("| file | worker CPU s | children CPU s | CPU s | wall s |")
 console.log("|---|---:|---:|---:|---:|")
 for (const row of rows) {
   const name = path.relative(root, row.file)
-  console.log(`| ${name} | ${seconds(row.worker)} | ${seconds(row.children)} | ${seconds(row.cpu)} | ${seconds(row.wall)} |`)
+  console.log(
+    `| ${name} | ${seconds(row.worker)} | ${seconds(row.children)} | ${seconds(row.cpu)} | ${seconds(row.wall)} |`
+  )
 }
 const sum = (f: (row: (typeof rows)[number]) => number) => rows.reduce((total, row) => total + f(row), 0)
 console.log(

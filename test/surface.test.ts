@@ -66,7 +66,13 @@ const probe = (entries: ReadonlyArray<string>, internals: ReadonlyArray<string>)
 
 const internals = packages.flatMap(internalModules)
 const result = probe(
-  ["@switchyard/core", "@switchyard/tools", "@switchyard/cli", "@switchyard/core/anthropic", "@switchyard/core/Validation"],
+  [
+    "@switchyard/core",
+    "@switchyard/tools",
+    "@switchyard/cli",
+    "@switchyard/core/anthropic",
+    "@switchyard/core/Validation"
+  ],
   internals
 )
 const core = result.entries["@switchyard/core"]!

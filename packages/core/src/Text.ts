@@ -16,7 +16,7 @@ import { dual } from "effect/Function"
 export const clip: {
   (max: number): (text: string) => string
   (text: string, max: number): string
-} = dual(2, (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text))
+} = dual(2, (text: string, max: number): string => text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
 /**
  * `text` cut to its first `max` characters followed by `… (N characters)`
@@ -28,7 +28,7 @@ export const clip: {
 export const clipNotingLength: {
   (max: number): (text: string) => string
   (text: string, max: number): string
-} = dual(
-  2,
-  (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text)
-)
+} = dual(2, (text: string, max: number): string => {
+  if (text.length <= max) return text
+  return `${text.slice(0, max)}… (${text.length} characters)`
+})
