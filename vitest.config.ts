@@ -19,10 +19,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Vitest's default is one worker per core less one: on two cores, one file at a time, and a core
-    // idle whenever a test waits for a child process (the CLI, tmux, MCP servers, bwrap, git). Two
-    // files at a time keep both busy; `--maxWorkers=1` runs them one by one again.
-    maxWorkers: 2,
-    minWorkers: 1
+    // One file at a time (vitest's default on two cores). Files can run side by side
+    // (`--maxWorkers=2`: per-worker state directories, per-test process markers), which keeps both
+    // cores busy while tests wait for child processes; on a loaded machine it pushed CLI tests past
+    // their 30 s timeouts, so it is not the default.
   }
 })
