@@ -437,7 +437,10 @@ export const start = <E, R>(
         // Pipelining: the next suggestion, at once (interrupted if the user accepts first).
         if (stop.type !== "complete" || generator === undefined) return yield* Deferred.succeed(nextSuggestion, Option.none())
         const messages = yield* Ref.get(contextRef).pipe(Effect.map((ctx) => ctx.messages))
-        yield* Deferred.complete(nextSuggestion, generator.next(messages))
+        // Not `Deferred.complete(…, generator.next(…))`: that would store an interruption (accept
+        // arriving while the next suggestion is asked for) and re-raise it in `accept`; the
+        // `ensuring` below answers "no next suggestion" instead.
+        yield* Deferred.succeed(nextSuggestion, yield* generator.next(messages))
       })
 
     const onStopped = (stopped: Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }>) =>
