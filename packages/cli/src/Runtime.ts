@@ -242,11 +242,25 @@ export const layer = <ME = never, MR = never>(
     Layer.provide(FetchHttpClient.layer),
     Layer.provideMerge(model)
   )
-  const policy = PermissionChain.layer({ projectDir: prepared.cwd })
+  const policy = PermissionChain.layer({ projectDir: prepared.cwd, howToAllow: cliHowToAllow })
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
   return Layer.mergeAll(tools, policy, hooks, ShellCommand.layer, options.prompt).pipe(
     Layer.provideMerge(NodeContext.layer)
   ) as Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>>
+}
+
+/**
+ * How to allow a call, in the CLI's words: a settings rule, `--allowed-tools`
+ * or `--permission-mode`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const cliHowToAllow = (suggestions: ReadonlyArray<string>): string => {
+  const example = suggestions[0] ?? "Tool(specifier)"
+  return `To allow it, add a rule such as ${JSON.stringify(example)} to permissions.allow in ` +
+    `.switchyard/settings.json, pass --allowed-tools ${JSON.stringify(example)}, ` +
+    `or choose another --permission-mode (acceptEdits, bypassPermissions).`
 }
 
 /**
