@@ -239,6 +239,8 @@ export interface Request {
   readonly permissions: PermissionContext.PermissionContext
   /** The working tree read-only too (speculation): only the private temp directory is writable. */
   readonly readOnly?: boolean | undefined
+  /** The shell that runs the command line with `-c` (default `bash`). */
+  readonly shell?: string | undefined
 }
 
 /**
