@@ -3,7 +3,7 @@
  * live transcript, the final text only (`run -p`), Claude Code's stream-json
  * lines, or one JSON result. Shared by `run -p`, `replay` and `demo`.
  *
- * stream-json: `{"type":"system","subtype":"init",…}` first, then one
+ * stream-json: `{"type":"system","subtype":"init",…,"sandbox":{"enabled","available"}}` first, then one
  * `{"type":"assistant","message",…}` per assistant message and one
  * `{"type":"user","message",…}` per tool-result message, the result object
  * last; `--verbose` adds the dispatch events (`started`, `progress`,
@@ -18,6 +18,7 @@ import type * as Model from "@switchyard/core/Model"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
 import type * as Registry from "@switchyard/core/Registry"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -78,6 +79,7 @@ export const initLine = (
   Effect.gen(function*() {
     const env = yield* Execution.makeEnvironment(context)
     const ctx = yield* Ref.get(context)
+    const sandbox = yield* (yield* SandboxPort.Sandbox).status
     return {
       type: "system",
       subtype: "init",
@@ -86,7 +88,8 @@ export const initLine = (
       model,
       permissionMode: ctx.permissions.mode,
       tools: env.tools.map((tool) => tool.name),
-      mcp_servers: []
+      mcp_servers: [],
+      sandbox: { enabled: sandbox.enabled, available: sandbox.available }
     }
   })
 

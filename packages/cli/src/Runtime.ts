@@ -18,6 +18,7 @@ import * as PermissionChain from "@switchyard/core/PermissionChain"
 import * as PermissionContext from "@switchyard/core/PermissionContext"
 import type * as Permissions from "@switchyard/core/Permissions"
 import * as Registry from "@switchyard/core/Registry"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Results from "@switchyard/core/Results"
 import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Settings from "@switchyard/core/Settings"
@@ -26,9 +27,11 @@ import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Builtins from "@switchyard/tools/Builtins"
 import * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
+import * as Sandbox from "@switchyard/tools/Sandbox"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as nodePath from "node:path"
 import * as readline from "node:readline/promises"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -56,6 +59,8 @@ export interface CommonOptions {
   readonly strictMcpConfig?: boolean | undefined
   /** `--scheduling`: overrides the settings' `scheduling` (default `footprints`, SPEC §4.13). */
   readonly scheduling?: Footprint.Scheduling | undefined
+  /** `--sandbox`: `sandbox.enabled` for this run. */
+  readonly sandbox?: boolean | undefined
 }
 
 /**
@@ -99,6 +104,8 @@ export interface Prepared {
   readonly mcp?: McpConfig.Loaded | undefined
   /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
   readonly scheduling: Footprint.Scheduling
+  /** The `sandbox` settings, `--sandbox` applied. */
+  readonly sandbox?: SandboxPort.SandboxSettings | undefined
 }
 
 /**
@@ -176,7 +183,8 @@ export const prepare = (
       warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
-    return { cwd, settings, permissions, warnings, mcp, scheduling }
+    const sandbox = options.sandbox === true ? { ...settings.sandbox, enabled: true } : settings.sandbox
+    return { cwd, settings, permissions, warnings, mcp, scheduling, sandbox }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */
@@ -234,7 +242,7 @@ export const layer = <ME = never, MR = never>(
     readonly model?: Layer.Layer<Model.LanguageModel, ME, MR> | undefined
     readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt>
   }
-): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
+): Layer.Layer<Services | Model.LanguageModel, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
   const tools = Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
     Layer.provideMerge(Registry.layer()),
@@ -245,8 +253,42 @@ export const layer = <ME = never, MR = never>(
   const policy = PermissionChain.layer({ projectDir: prepared.cwd, howToAllow: cliHowToAllow })
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
   return Layer.mergeAll(tools, policy, hooks, ShellCommand.layer, options.prompt).pipe(
+    Layer.provideMerge(sandboxLayer(prepared)),
     Layer.provideMerge(NodeContext.layer)
-  ) as Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>>
+  ) as Layer.Layer<Services | Model.LanguageModel, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>>
+}
+
+/**
+ * The bubblewrap sandbox from the settings (and `--sandbox`). The settings
+ * files and the state directory stay read-only inside it. Enabled with
+ * `sandbox.failIfUnavailable` and unusable here, it fails the command with
+ * the reason; enabled and unusable otherwise, one warning and Bash runs
+ * unsandboxed, with prompts.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const sandboxLayer = (prepared: Prepared): Layer.Layer<SandboxPort.Sandbox, CliError.CliError> => {
+  const settings = prepared.sandbox ?? prepared.settings.sandbox
+  const protectedFiles = [
+    ...prepared.settings.sources.map((source) => source.path),
+    nodePath.join(prepared.cwd, ".switchyard", "settings.local.json"),
+    process.env["SWITCHYARD_HOME"] ?? nodePath.join(process.env["HOME"] ?? "/", ".switchyard")
+  ]
+  return Layer.effect(
+    SandboxPort.Sandbox,
+    Effect.gen(function*() {
+      const service = yield* Sandbox.make({ settings, protectedFiles })
+      if (settings.enabled) {
+        const status = yield* service.status
+        if (!status.available) yield* Output.warn(SandboxPort.describeStatus(status))
+      }
+      return service
+    }).pipe(
+      Effect.provide(Path.layer),
+      Effect.mapError((error) => CliError.failure(error.message))
+    )
+  )
 }
 
 /**

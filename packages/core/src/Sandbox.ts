@@ -293,7 +293,8 @@ export class SandboxUnavailable extends Schema.TaggedError<SandboxUnavailable>()
  * @category models
  */
 export interface Service {
-  readonly status: Status
+  /** Whether it is on and works here (probed once, when first asked, unless it is on). */
+  readonly status: Effect.Effect<Status>
   readonly settings: SandboxSettings
   /**
    * Wrap a command. The scope owns what the sandbox made for it (its temp
@@ -309,7 +310,7 @@ export interface Service {
  * @category constructors
  */
 export const unavailable = (reason: string, settings: SandboxSettings = defaultSettings): Service => ({
-  status: { enabled: settings.enabled, available: false, reason },
+  status: Effect.succeed({ enabled: settings.enabled, available: false, reason }),
   settings,
   wrap: () => Effect.fail(new SandboxError({ message: `The sandbox is not available: ${reason}` }))
 })
@@ -392,14 +393,14 @@ export const UNSANDBOXED_REFUSED = "This command asked to run outside the sandbo
  */
 export const modeOf = (service: Service, call: BashCall): Effect.Effect<Mode> =>
   Effect.gen(function*() {
-    const { settings, status } = service
-    if (!status.enabled) return { _tag: "Unsandboxed", reason: "disabled" } as const
+    const { settings } = service
+    if (!settings.enabled) return { _tag: "Unsandboxed", reason: "disabled" } as const
     if (call.dangerouslyDisableSandbox === true) {
       return settings.allowUnsandboxedCommands
         ? { _tag: "Unsandboxed", reason: "requested" } as const
         : { _tag: "Refused", message: UNSANDBOXED_REFUSED } as const
     }
-    if (!status.available) return { _tag: "Unsandboxed", reason: "unavailable" } as const
+    if (!(yield* service.status).available) return { _tag: "Unsandboxed", reason: "unavailable" } as const
     if (yield* isExcluded(settings, call.command)) return { _tag: "Unsandboxed", reason: "excluded" } as const
     return { _tag: "Sandboxed" } as const
   })

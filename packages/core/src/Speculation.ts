@@ -337,7 +337,7 @@ export const check = (
       // It runs in the sandbox with the working tree read-only, whatever the settings say; without a working
       // sandbox a wrong "read-only" could write the real tree, so it stops (fail closed). A child process reads
       // the real tree: once the overlay has writes it would miss them.
-      const sandboxed = (yield* Sandbox.Sandbox).status.available
+      const sandboxed = (yield* (yield* Sandbox.Sandbox).status).available
       return readOnly && readAllowed && sandboxed && !overlay.hasWrites()
         ? { _tag: "allow" }
         : { _tag: "boundary", type: "bash" }

@@ -145,11 +145,12 @@ const sandboxFor = (
     const permissions = context.context.permissions
     const service = yield* SandboxPort.Sandbox
     if ((yield* OverlayFileSystem.OverlayStatus).active) {
-      if (service.status.available) return { permissions, readOnly: true }
+      const status = yield* service.status
+      if (status.available) return { permissions, readOnly: true }
       return yield* Effect.fail(
         new Tool.ToolError({
           message: `During a speculation Bash runs only in the sandbox, with the working tree read-only, and the ` +
-            `sandbox is not available here (${service.status.reason ?? "unknown"}).`
+            `sandbox is not available here (${status.reason ?? "unknown"}).`
         })
       )
     }

@@ -164,16 +164,28 @@ export const make = (
     const base = options.settings ?? SandboxPort.defaultSettings
     const settings = options.enabled === true ? { ...base, enabled: true } : base
     const home = options.home ?? (yield* Settings.homeDirectory)
-    const probed = yield* probe(bwrap)
-    const status: SandboxPort.Status = { enabled: settings.enabled, available: probed.available, reason: probed.reason }
-    if (settings.enabled && !probed.available && settings.failIfUnavailable) {
-      return yield* Effect.fail(new SandboxPort.SandboxUnavailable({ reason: probed.reason ?? "unknown" }))
+    // Probed once: now when the sandbox is on (a startup error may be due), else when first asked (speculation).
+    const probed = yield* Effect.cached(probe(bwrap))
+    if (settings.enabled) {
+      const now = yield* probed
+      if (!now.available && settings.failIfUnavailable) {
+        return yield* Effect.fail(new SandboxPort.SandboxUnavailable({ reason: now.reason ?? "unknown" }))
+      }
     }
-    if (!probed.available) return SandboxPort.unavailable(probed.reason ?? "unknown", settings)
+    const status = Effect.map(probed, (result): SandboxPort.Status => ({
+      enabled: settings.enabled,
+      available: result.available,
+      reason: result.reason
+    }))
     const cache = new Mounts.ListingCache()
+    const placeholders = new Mounts.Placeholders()
 
     const wrap: SandboxPort.Service["wrap"] = (request) =>
       Effect.gen(function*() {
+        const { available, reason } = yield* probed
+        if (!available) {
+          return yield* Effect.fail(new SandboxPort.SandboxError({ message: `The sandbox is not available: ${reason}` }))
+        }
         const policy = SandboxPort.policy({
           settings,
           cwd: request.cwd,
@@ -195,8 +207,8 @@ export const make = (
         fs.mkdirSync(tmp, { mode: 0o700 })
         fs.writeFileSync(emptyFile, "", { mode: 0o444 })
         const resolved = yield* Effect.acquireRelease(
-          Effect.sync(() => Mounts.resolve(policy, cache)),
-          (resolved) => Effect.sync(() => Mounts.removeCreated(resolved.created))
+          Effect.sync(() => Mounts.resolve(policy, cache, placeholders)),
+          (resolved) => Effect.sync(() => Mounts.release(resolved, placeholders))
         )
         const shellLine = [request.shell ?? "bash", "-c", request.command]
         let command: ReadonlyArray<string> = shellLine

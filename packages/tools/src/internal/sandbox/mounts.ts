@@ -29,8 +29,8 @@ export interface Resolved {
   readonly writable: ReadonlyArray<string>
   /** Every mount but the base ones (`/`, `/dev`, `/proc`), shallow first. */
   readonly mounts: ReadonlyArray<Mount>
-  /** Mount points made for protected names that did not exist (removed again when still empty). */
-  readonly created: ReadonlyArray<{ readonly path: string; readonly directory: boolean }>
+  /** Placeholders this command uses (released when it is done). */
+  readonly placeholders: ReadonlyArray<string>
   /** Read-only paths inside the writable roots, for messages. */
   readonly protectedPaths: ReadonlyArray<string>
   /** Masked paths, for messages. */
@@ -63,6 +63,14 @@ const isDirectory = (p: string): boolean | undefined => {
     return fs.statSync(p).isDirectory()
   } catch {
     return undefined
+  }
+}
+
+const isSymbolicLink = (p: string): boolean => {
+  try {
+    return fs.lstatSync(p).isSymbolicLink()
+  } catch {
+    return false
   }
 }
 
@@ -99,6 +107,50 @@ export class ListingCache {
       return list
     } catch {
       return undefined
+    }
+  }
+}
+
+/**
+ * The empty mount points made for missing protected names, counted per
+ * command using them: a command that starts while another one's placeholder
+ * exists treats it as missing too, and the last one to finish removes it.
+ */
+export class Placeholders {
+  private readonly users = new Map<string, { count: number; readonly directory: boolean }>()
+
+  /** Whether `p` is one of ours (then it counts as missing). */
+  has(p: string): boolean {
+    return this.users.has(p)
+  }
+
+  /** Make (or share) the placeholder; false when something real is there. */
+  acquire(p: string, directory: boolean): boolean {
+    const existing = this.users.get(p)
+    if (existing !== undefined) {
+      existing.count++
+      return true
+    }
+    try {
+      if (directory) fs.mkdirSync(p)
+      else fs.writeFileSync(p, "", { flag: "wx" })
+    } catch {
+      return false
+    }
+    this.users.set(p, { count: 1, directory })
+    return true
+  }
+
+  /** One user fewer; the last removes it when it is still empty. */
+  release(p: string): void {
+    const entry = this.users.get(p)
+    if (entry === undefined || --entry.count > 0) return
+    this.users.delete(p)
+    try {
+      if (entry.directory) fs.rmdirSync(p)
+      else if (fs.statSync(p).size === 0) fs.unlinkSync(p)
+    } catch {
+      // Not empty any more, or gone: leave it.
     }
   }
 }
@@ -179,14 +231,21 @@ const gitDirectories = (root: string): ReadonlyArray<string> => {
 }
 
 /** Resolve a policy into mounts, now. */
-export const resolve = (policy: Sandbox.Policy, cache: ListingCache): Resolved => {
+export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholders: Placeholders): Resolved => {
   const writable = Array.from(new Set(policy.writable.flatMap((root) => {
     const real = realOrUndefined(root)
     return real === undefined ? [] : [real]
   })))
   const inWritable = (p: string) => writable.some((root) => isInside(root, p))
   const mounts = new Map<string, Mount>()
-  const created: Array<{ path: string; directory: boolean }> = []
+  const used: Array<string> = []
+  const placeholder = (p: string, directory: boolean): boolean => {
+    if (!placeholders.acquire(p, directory)) return false
+    used.push(p)
+    mounts.set(p, { kind: "readOnly", path: p })
+    protectedPaths.push(p)
+    return true
+  }
   const protectedPaths: Array<string> = []
   const masked: Array<string> = []
   for (const root of writable) mounts.set(root, { kind: "writable", path: root })
@@ -194,6 +253,12 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache): Resolved =
   // with other hooks; its hooks and config are read-only below (also a linked worktree's).
   const protectedSets: Array<Sandbox.PathSet> = [...policy.readOnly]
   for (const root of writable) {
+    const dotGit = path.join(root, ".git")
+    // No repository here: none may be made while the command runs (`git init` and a planted hook the
+    // user's own git would run later). An empty `.git` does not stop git finding a repository above.
+    if (placeholders.has(dotGit) || (!fs.existsSync(dotGit) && !isSymbolicLink(dotGit))) {
+      if (placeholder(dotGit, true)) continue
+    }
     for (const gitDir of gitDirectories(root)) {
       if (gitDir === path.join(root, ".git")) {
         if (!mounts.has(gitDir)) mounts.set(gitDir, { kind: "writable", path: gitDir })
@@ -213,24 +278,11 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache): Resolved =
     }
   }
   for (const set of protectedSets) {
-    const hits = expand(set, cache)
     const fill = set.pattern === undefined ? FILL_WHEN_MISSING.get(path.basename(set.base)) : undefined
-    if (hits.length === 0 && fill !== undefined && inWritable(path.dirname(set.base))) {
-      // Missing: an empty read-only mount point stops the name being made (removed again afterwards).
-      try {
-        if (fill) fs.mkdirSync(set.base)
-        else fs.writeFileSync(set.base, "", { flag: "wx" })
-        created.push({ path: set.base, directory: fill })
-      } catch {
-        // It appeared meanwhile; protect what is there.
-      }
-      const real = realOrUndefined(set.base)
-      if (real !== undefined) {
-        mounts.set(real, { kind: "readOnly", path: real })
-        protectedPaths.push(real)
-      }
-      continue
-    }
+    const missing = placeholders.has(set.base) || (!fs.existsSync(set.base) && !isSymbolicLink(set.base))
+    // Missing: an empty read-only mount point stops the name being made (removed again afterwards).
+    if (fill !== undefined && missing && inWritable(path.dirname(set.base)) && placeholder(set.base, fill)) continue
+    const hits = expand(set, cache)
     for (const hit of hits) {
       if (!inWritable(hit.path)) continue
       const existing = mounts.get(hit.path)
@@ -249,17 +301,10 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache): Resolved =
   const ordered = Array.from(mounts.values()).sort((a, b) =>
     depth(a.path) - depth(b.path) || rank[a.kind] - rank[b.kind] || a.path.localeCompare(b.path)
   )
-  return { writable, mounts: ordered, created, protectedPaths, masked }
+  return { writable, mounts: ordered, placeholders: used, protectedPaths, masked }
 }
 
-/** Remove the mount points `resolve` made, when they are still empty. */
-export const removeCreated = (created: Resolved["created"]): void => {
-  for (const entry of created) {
-    try {
-      if (entry.directory) fs.rmdirSync(entry.path)
-      else if (fs.statSync(entry.path).size === 0) fs.unlinkSync(entry.path)
-    } catch {
-      // Not empty any more, or gone: leave it.
-    }
-  }
+/** Release the placeholders a command used. */
+export const release = (resolved: Resolved, placeholders: Placeholders): void => {
+  for (const p of resolved.placeholders) placeholders.release(p)
 }
