@@ -278,7 +278,7 @@ export const sandboxLayer = (prepared: Prepared): Layer.Layer<SandboxPort.Sandbo
   return Layer.effect(
     SandboxPort.Sandbox,
     Effect.gen(function*() {
-      const service = yield* Sandbox.make({ settings, protectedFiles })
+      const service = yield* Sandbox.make({ settings, protectedFiles, permissions: prepared.permissions })
       if (settings.enabled) {
         const status = yield* service.status
         if (!status.available) yield* Output.warn(SandboxPort.describeStatus(status))

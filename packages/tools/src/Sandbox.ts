@@ -145,7 +145,7 @@ const mergePermissions = (
 ): PermissionContext.PermissionContext =>
   base === undefined ? own : {
     mode: own.mode,
-    rules: [...base.rules, ...own.rules],
+    rules: Array.from(new Set([...base.rules, ...own.rules])),
     additionalDirectories: Array.from(new Set([...base.additionalDirectories, ...own.additionalDirectories]))
   }
 
