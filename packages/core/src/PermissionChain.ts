@@ -354,7 +354,7 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
         // The sandbox's own questions: how this Bash call would run.
         const bash = tool.name === "Bash" ? Sandbox.bashCallOf(input) : undefined
         const sandbox = yield* Sandbox.Sandbox
-        const sandboxMode = bash === undefined ? undefined : yield* Sandbox.modeOf(sandbox, bash)
+        const sandboxMode = bash === undefined ? undefined : yield* Sandbox.modeOf(sandbox, bash, "permission")
         if (sandboxMode?._tag === "Refused") return deny("sandbox", sandboxMode.message)
         if (hook.decision === "ask") {
           const message = hook.reason ?? "a PreToolUse hook asks for approval"

@@ -356,17 +356,20 @@ const matchesExcluded = (entry: string, command: string): boolean => {
 /**
  * Whether every simple command of a line is an excluded command. Every, not
  * any: `docker ps; cat ~/.ssh/id_rsa` stays inside, so an excluded name
- * cannot carry the rest of a line out. A line that cannot be analysed
- * (substitutions, `eval`) stays inside.
+ * cannot carry the rest of a line out. A line with substitutions or `eval`
+ * stays inside. `undefined` when the line cannot be analysed at all (no
+ * shell analyser): then it runs inside, but is not auto-allowed either, in
+ * case the tool's own analyser finds it excluded.
  *
  * @since 0.1.0
  * @category predicates
  */
-export const isExcluded = (settings: SandboxSettings, command: string): Effect.Effect<boolean> =>
+export const isExcluded = (settings: SandboxSettings, command: string): Effect.Effect<boolean | undefined> =>
   Effect.gen(function*() {
     if (settings.excludedCommands.length === 0) return false
     const analysis = yield* (yield* ShellAnalysis.ShellAnalysis).analyze(command)
-    if (Option.isNone(analysis) || analysis.value.hasDynamicParts || analysis.value.commands.length === 0) return false
+    if (Option.isNone(analysis)) return undefined
+    if (analysis.value.hasDynamicParts || analysis.value.commands.length === 0) return false
     return analysis.value.commands.every((simple) =>
       settings.excludedCommands.some((entry) => matchesExcluded(entry, simple.text))
     )
@@ -386,12 +389,15 @@ export const UNSANDBOXED_REFUSED = "This command asked to run outside the sandbo
 /**
  * How a Bash call runs under a sandbox service: off (`disabled`), asked out
  * (`requested`, or `Refused`), not working here (`unavailable`), an excluded
- * command (`excluded`), else `Sandboxed`.
+ * command (`excluded`), else `Sandboxed`. For `"run"` (the tool starting it)
+ * a line that cannot be analysed runs inside; for `"permission"` (whether it
+ * may be auto-allowed) it counts as excluded, so a policy with a weaker
+ * analyser than the tool's never auto-allows what then runs outside.
  *
  * @since 0.1.0
  * @category predicates
  */
-export const modeOf = (service: Service, call: BashCall): Effect.Effect<Mode> =>
+export const modeOf = (service: Service, call: BashCall, purpose: "run" | "permission" = "run"): Effect.Effect<Mode> =>
   Effect.gen(function*() {
     const { settings } = service
     if (!settings.enabled) return { _tag: "Unsandboxed", reason: "disabled" } as const
@@ -401,7 +407,10 @@ export const modeOf = (service: Service, call: BashCall): Effect.Effect<Mode> =>
         : { _tag: "Refused", message: UNSANDBOXED_REFUSED } as const
     }
     if (!(yield* service.status).available) return { _tag: "Unsandboxed", reason: "unavailable" } as const
-    if (yield* isExcluded(settings, call.command)) return { _tag: "Unsandboxed", reason: "excluded" } as const
+    const excluded = yield* isExcluded(settings, call.command)
+    if (excluded === true || (excluded === undefined && purpose === "permission")) {
+      return { _tag: "Unsandboxed", reason: "excluded" } as const
+    }
     return { _tag: "Sandboxed" } as const
   })
 
