@@ -24,6 +24,8 @@ import * as Speculation from "@switchyard/core/Speculation"
 import * as SuggestionGenerator from "@switchyard/core/SuggestionGenerator"
 import * as Builtins from "@switchyard/tools/Builtins"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
+import * as SandboxPort from "@switchyard/core/Sandbox"
+import * as Sandbox from "@switchyard/tools/Sandbox"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { createTwoFilesPatch } from "diff"
@@ -76,13 +78,16 @@ export const toolsLayerFor = (prepared: Runtime.Prepared) =>
 
 /**
  * What `Speculation.start` needs from the program besides the tools: the
- * model, a result store, shell analysis and the Node platform.
+ * model, a result store, shell analysis, the sandbox (a speculation's Bash
+ * runs only in it) and the Node platform.
  *
  * @since 0.1.0
  * @category layers
  */
-export const environment = <E>(model: Layer.Layer<Model.LanguageModel, E>) =>
-  Layer.mergeAll(model, Results.layer, ShellCommand.layer).pipe(Layer.provideMerge(NodeContext.layer))
+export const environment = <E, SE = never>(
+  model: Layer.Layer<Model.LanguageModel, E>,
+  sandbox: Layer.Layer<SandboxPort.Sandbox, SE> = Layer.orDie(Sandbox.layer()) as Layer.Layer<SandboxPort.Sandbox, SE>
+) => Layer.mergeAll(model, Results.layer, ShellCommand.layer, sandbox).pipe(Layer.provideMerge(NodeContext.layer))
 
 /**
  * The report's `boundary` object.
@@ -259,7 +264,7 @@ export const run = (options: Options) =>
       }
       yield* Output.line(`Time saved: ${timeSavedMs} ms`)
       if (Option.isSome(next)) yield* Output.line(Output.paint("gray", `Next suggestion: ${next.value}`))
-    })).pipe(Effect.provide(environment(model)))
+    })).pipe(Effect.provide(environment(model, Runtime.sandboxLayer(prepared))))
   })
 
 /**
