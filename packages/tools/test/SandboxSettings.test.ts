@@ -40,7 +40,10 @@ const tools = Layer.mergeAll(Bash.layer, Read.layer).pipe(Layer.provideMerge(Bac
 const layerFor = (
   project: Project,
   settings: Partial<SandboxPort.SandboxSettings> = {},
-  options: { readonly policy?: Layer.Layer<Permissions.PermissionPolicy>; readonly bwrap?: string } = {}
+  options: {
+    readonly policy?: Layer.Layer<Permissions.PermissionPolicy> | undefined
+    readonly bwrap?: string | undefined
+  } = {}
 ) =>
   Layer.mergeAll(
     tools,

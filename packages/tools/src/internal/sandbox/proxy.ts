@@ -125,7 +125,9 @@ export const start = (
  * forwards every connection to the proxy's Unix socket, and runs the command
  * with `HTTP_PROXY`/`HTTPS_PROXY` and the lowercase spellings (curl reads only
  * `http_proxy` for http) pointing at itself. It exits with the command's
- * status; killing the sandbox ends it with everything else.
+ * status. It ignores SIGTERM, SIGINT and SIGHUP — a `pkill node` inside must
+ * not end the command through it; ending a sandbox signals every process in
+ * it from outside anyway, and SIGKILL ends the relay with the rest.
  *
  * Why a node script rather than `socat`: a process in a new network
  * namespace cannot reach a host Unix socket over TCP, so something inside
@@ -156,5 +158,5 @@ server.listen(0, "127.0.0.1", () => {
     process.kill(process.pid, signal)
   })
 })
-for (const name of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(name, () => child?.kill(name))
+for (const name of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(name, () => {})
 `
