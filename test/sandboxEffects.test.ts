@@ -55,10 +55,11 @@ interface Fixture {
 }
 
 const git = (cwd: string, ...args: ReadonlyArray<string>) =>
-  execFileSync("git", ["-c", "init.defaultBranch=main", "-c", "user.email=o@example.com", "-c", "user.name=o", ...args], {
-    cwd,
-    stdio: "ignore"
-  })
+  execFileSync(
+    "git",
+    ["-c", "init.defaultBranch=main", "-c", "user.email=o@example.com", "-c", "user.name=o", ...args],
+    { cwd, stdio: "ignore" }
+  )
 
 const makeFixture = (): Fixture => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-sandbox-oracle-")))
@@ -84,7 +85,13 @@ const makeFixture = (): Fixture => {
     JSON.stringify({
       permissions: {
         allow: ["Bash"],
-        deny: ["Read(./.env)", "Read(./secrets/**)", "Read(**/*.pem)", "Read(//" + outside.slice(1) + "/denied.txt)", "Edit(./ruled.txt)"]
+        deny: [
+          "Read(./.env)",
+          "Read(./secrets/**)",
+          "Read(**/*.pem)",
+          `Read(/${outside}/denied.txt)`,
+          "Edit(./ruled.txt)"
+        ]
       },
       sandbox: { enabled: true, filesystem: { denyWrite: ["./locked.txt"] } }
     })
@@ -146,14 +153,16 @@ const guarded = (fixture: Fixture) => {
     else entries[full] = hash(full)
   }
   // Runtime files the CLI itself writes into the state directory (spilled results) are not the command's doing.
-  for (const key of Object.keys(entries)) if (key.includes(`${path.sep}.state-home${path.sep}sessions`)) delete entries[key]
+  const spilled = `${path.sep}.state-home${path.sep}sessions`
+  for (const key of Object.keys(entries)) if (key.includes(spilled)) delete entries[key]
   for (const name of fs.readdirSync(fixture.root)) {
     if (name !== "project" && name !== "outside" && name !== "home") entries[path.join(fixture.root, name)] = "extra"
   }
   for (const name of fs.readdirSync(os.tmpdir())) {
     if (name.startsWith(fixture.tmpPrefix)) entries[path.join(os.tmpdir(), name)] = "tmp"
   }
-  entries[path.join(fixture.project, ".mcp.json")] = fs.existsSync(path.join(fixture.project, ".mcp.json")) ? "exists" : "absent"
+  const mcp = path.join(fixture.project, ".mcp.json")
+  entries[mcp] = fs.existsSync(mcp) ? "exists" : "absent"
   return entries
 }
 
@@ -180,13 +189,17 @@ const liveWith = (marker: string) =>
  * spill size), and a marker process left in the background.
  */
 const batchCall = (id: string, commands: ReadonlyArray<string>, marker: string) => {
-  const steps = commands.map((command) => {
+  // Output goes to a file in the sandbox's temp directory, not a pipe: a process a command leaves in the
+  // background (`sleep 100 &`) would hold a pipe open; the sandbox ends it with the call.
+  const steps = commands.map((command, i) => {
     const encoded = Buffer.from(command).toString("base64")
-    return `{ timeout -s KILL 3 bash -c "$(echo ${encoded} | base64 -d)" </dev/null 2>&1 | head -c 300; echo; } &`
+    const out = `"$TMPDIR/out-${i}"`
+    return `{ timeout -s KILL 2 bash -c "$(echo ${encoded} | base64 -d)" </dev/null >${out} 2>&1; ` +
+      `head -c 300 ${out}; echo; } &`
   })
-  // Ten at a time, so that commands that wait (a network timeout, a loop) do not add up.
+  // Twenty-five at a time, so that commands that wait (a network timeout, a loop, an editor) do not add up.
   const groups: Array<string> = []
-  for (let i = 0; i < steps.length; i += 10) groups.push([...steps.slice(i, i + 10), "wait"].join("\n"))
+  for (let i = 0; i < steps.length; i += 25) groups.push([...steps.slice(i, i + 25), "wait"].join("\n"))
   return {
     type: "tool_use",
     id,
@@ -202,32 +215,46 @@ const runBatches = async (fixture: Fixture, batches: ReadonlyArray<ReadonlyArray
   const result = await runCli(
     ["dispatch", "-", "--cwd", fixture.project, "--output-format", "stream-json", "--sandbox",
       "--permission-mode", "bypassPermissions", "--allowed-tools", "Bash", "--scheduling", "greedy"],
-    { input: JSON.stringify(calls), env: { SWITCHYARD_HOME: fixture.state, HOME: fixture.home }, timeoutMs: TIMEOUT - 30_000 }
+    {
+      input: JSON.stringify(calls),
+      env: { SWITCHYARD_HOME: fixture.state, HOME: fixture.home },
+      timeoutMs: TIMEOUT - 30_000
+    }
   )
-  const results = jsonLines(result).filter((line) => line["type"] === "result")
+  const lines = jsonLines(result).filter((line) => line["type"] === "result")
+  const byId = new Map(lines.map((line) => [line["tool_use_id"], line]))
+  const results = calls.flatMap((call) => byId.has(call.id) ? [byId.get(call.id)!] : [])
   expect(results.length, `${replay}\n${result.stderr}`).toBe(calls.length)
   return {
-    contents: results.map((line) => typeof line["content"] === "string" ? line["content"] : JSON.stringify(line["content"])),
+    contents: results.map((line) =>
+      typeof line["content"] === "string" ? line["content"] : JSON.stringify(line["content"])
+    ),
     statuses: results.map((line) => String(line["status"])),
     marker
   }
 }
 
+/**
+ * Run named groups of commands (one Bash call per group, all in one dispatch: a dispatch costs seconds) and
+ * judge the run by its effects.
+ */
 const judge = async (
   fixture: Fixture,
-  commands: ReadonlyArray<string>,
+  groups: Record<string, ReadonlyArray<string>>,
   tag: string,
   server: Awaited<ReturnType<typeof startServer>>
 ) => {
   const before = guarded(fixture)
-  const batches: Array<Array<string>> = []
-  for (let i = 0; i < commands.length; i += 40) batches.push(commands.slice(i, i + 40).map((c) => c.replaceAll("PORT", String(server.port))))
+  const names = Object.keys(groups)
+  const batches = names.map((name) => groups[name]!.map((c) => c.replaceAll("PORT", String(server.port))))
   const { contents, marker, statuses } = await runBatches(fixture, batches, tag)
   const after = guarded(fixture)
   const changed = Object.keys({ ...before, ...after }).filter((key) => before[key] !== after[key])
   expect(changed, `${replay} ${tag}: changed outside the writable roots or in a protected path`).toEqual([])
-  const leaked = SECRETS.filter((secret) => contents.some((content) => content.includes(secret)))
-  expect(leaked, `${replay} ${tag}: denied content in a result`).toEqual([])
+  for (const [index, content] of contents.entries()) {
+    const leaked = SECRETS.filter((secret) => content.includes(secret))
+    expect(leaked, `${replay} ${tag} "${names[index]}": denied content in a result`).toEqual([])
+  }
   expect(server.log, `${replay} ${tag}: a connection reached the loopback server`).toEqual([])
   expect(liveWith(marker), `${replay} ${tag}: processes left`).toEqual([])
   // The sandbox ran them: every batch succeeded as a whole.
@@ -242,12 +269,17 @@ const attackClasses = (f: Fixture): Record<string, ReadonlyArray<string>> => ({
     "echo x > git-link/hooks/pre-commit", "echo '[core] hooksPath=/tmp' >> git-link/config",
     "echo x > out/through-link.txt", "cp README.md out/", `ln -s ${f.outside} o2 && touch o2/x`
   ],
-  "a path with glob or brace characters": ["cat .en?", "cat .e*", "cat secret*/k*", "cat {.env,README.md}", "cat keys/*/*.pem"],
-  "searches": ["grep -r secret .", "rg -uu secret .", "find . -name '*.pem' -exec cat {} \\;", "git grep -e secret --no-index ."],
+  "a path with glob or brace characters": [
+    "cat .en?", "cat .e*", "cat secret*/k*", "cat {.env,README.md}", "cat keys/*/*.pem"
+  ],
+  "searches": [
+    "grep -r secret .", "rg -uu secret .", "find . -name '*.pem' -exec cat {} \\;", "git grep -e secret --no-index ."
+  ],
   "git content commands": ["git show HEAD:.env", "git diff --no-index /dev/null .env", "git log -p --all | head -50"],
   "a host no rule allows": [
     "curl -s -m 3 http://127.0.0.1:PORT/", "curl -s -m 3 --noproxy '*' http://127.0.0.1:PORT/",
-    "curl -s -m 3 http://localhost:PORT/", "curl -s -m 3 http://2130706433:PORT/", "curl -s -m 3 'http://[::ffff:127.0.0.1]:PORT/'",
+    "curl -s -m 3 http://localhost:PORT/", "curl -s -m 3 http://2130706433:PORT/",
+    "curl -s -m 3 'http://[::ffff:127.0.0.1]:PORT/'",
     "curl -s -m 3 -p http://127.0.0.1:PORT/", "bash -c 'echo GET > /dev/tcp/127.0.0.1/PORT'",
     "python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:PORT\", timeout=3)'",
     "node -e 'require(\"http\").get(\"http://127.0.0.1:PORT\")'",
@@ -319,9 +351,7 @@ suite("the sandbox's effect oracle (through the CLI, every prompt off)", () => {
     const fixture = makeFixture()
     const server = await startServer()
     try {
-      for (const [name, commands] of Object.entries(attackClasses(fixture))) {
-        await judge(fixture, commands, name.replace(/[^a-z]+/g, "-"), server)
-      }
+      await judge(fixture, attackClasses(fixture), "attacks", server)
     } finally {
       server.close()
       fs.rmSync(fixture.root, { recursive: true, force: true })
@@ -332,9 +362,13 @@ suite("the sandbox's effect oracle (through the CLI, every prompt off)", () => {
     const fixture = makeFixture()
     const server = await startServer()
     try {
-      const places = [fixture.outside, fixture.home, path.join(fixture.project, ".git/hooks"), path.join(fixture.project, ".claude"), fixture.state]
-      const commands = places.flatMap((place) => mutatingCommands.map((command) => `cd '${place}' && ${command}`))
-      await judge(fixture, commands, "corpus", server)
+      const places = [fixture.outside, fixture.home, path.join(fixture.project, ".git/hooks")]
+      const groups: Record<string, ReadonlyArray<string>> = {}
+      for (const place of places) {
+        const commands = mutatingCommands.map((command) => `cd '${place}' && ${command}`)
+        for (let i = 0; i < commands.length; i += 75) groups[`${place} #${i / 75}`] = commands.slice(i, i + 75)
+      }
+      await judge(fixture, groups, "corpus", server)
     } finally {
       server.close()
       fs.rmSync(fixture.root, { recursive: true, force: true })
@@ -346,12 +380,16 @@ suite("the sandbox's effect oracle (through the CLI, every prompt off)", () => {
     const server = await startServer()
     try {
       const writeTargets = [
-        path.join(fixture.outside, "target.txt"), path.join(fixture.outside, "new.txt"), "out/target.txt", "../outside/x",
+        path.join(fixture.outside, "target.txt"), path.join(fixture.outside, "new.txt"), "out/target.txt",
+        "../outside/x",
         path.join(fixture.home, ".bashrc"), "~/.profile", `/tmp/${fixture.tmpPrefix}-gen`, ".git/hooks/post-commit",
-        ".git/config", "git-link/hooks", ".claude/settings.json", ".switchyard/settings.json", ".mcp.json", "locked.txt",
+        ".git/config", "git-link/hooks", ".claude/settings.json", ".switchyard/settings.json", ".mcp.json",
+        "locked.txt",
         "ruled.txt", `${fixture.state}/settings.json`
       ]
-      const readTargets = [".env", "src-env-link", "secrets/key.txt", "keys/deep/id.pem", "~/.ssh/id_rsa", "out/denied.txt"]
+      const readTargets = [
+        ".env", "src-env-link", "secrets/key.txt", "keys/deep/id.pem", "~/.ssh/id_rsa", "out/denied.txt"
+      ]
       const hosts = ["127.0.0.1", "localhost", "[::1]", "0x7f.1", "127.1"]
       const generated = FastCheck.sample(
         FastCheck.oneof(
@@ -363,7 +401,9 @@ suite("the sandbox's effect oracle (through the CLI, every prompt off)", () => {
         ).chain((command) => FastCheck.nat({ max: wrappers.length - 1 }).map((w) => wrappers[w]!(command))),
         { numRuns: 160, seed }
       )
-      await judge(fixture, generated, "generated", server)
+      const groups: Record<string, ReadonlyArray<string>> = {}
+      for (let i = 0; i < generated.length; i += 40) groups[`generated #${i / 40}`] = generated.slice(i, i + 40)
+      await judge(fixture, groups, "generated", server)
     } finally {
       server.close()
       fs.rmSync(fixture.root, { recursive: true, force: true })
@@ -374,14 +414,14 @@ suite("the sandbox's effect oracle (through the CLI, every prompt off)", () => {
     const fixture = makeFixture()
     const server = await startServer()
     try {
-      const contents = await judge(fixture, [
+      const contents = await judge(fixture, { control: [
         "echo made > made.txt && cat made.txt",
         "node -e 'require(\"fs\").writeFileSync(\"by-node.txt\", \"node\")'",
         "python3 -c 'open(\"by-python.txt\", \"w\").write(\"python\")'",
         "sh -c 'echo sh > by-sh.txt'",
         "cat src/a.ts",
         "git add made.txt && git -c user.email=o@example.com -c user.name=o commit -qm made && git log --format=%s -1"
-      ], "control", server)
+      ] }, "control", server)
       expect(fs.readFileSync(path.join(fixture.project, "made.txt"), "utf8")).toBe("made\n")
       expect(fs.readFileSync(path.join(fixture.project, "by-node.txt"), "utf8")).toBe("node")
       if (spawnSync("python3", ["--version"]).status === 0) {

@@ -54,7 +54,10 @@ export interface PathEntry {
 export interface SandboxSettings {
   /** `sandbox.enabled` (default false): Bash runs in the sandbox. */
   readonly enabled: boolean
-  /** `sandbox.autoAllowBashIfSandboxed` (default true): a sandboxed command no deny or ask rule matches runs without a prompt. */
+  /**
+   * `sandbox.autoAllowBashIfSandboxed` (default true): a sandboxed command no
+   * deny or ask rule matches runs without a prompt.
+   */
   readonly autoAllowBashIfSandboxed: boolean
   /** `sandbox.excludedCommands`: commands that run outside the sandbox, through the normal permission flow. */
   readonly excludedCommands: ReadonlyArray<string>
@@ -322,7 +325,8 @@ export const unavailable = (reason: string, settings: SandboxSettings = defaultS
  * @category services
  */
 export class Sandbox extends Context.Reference<Sandbox>()("@switchyard/core/Sandbox", {
-  defaultValue: (): Service => unavailable("no sandbox is provided (the bubblewrap sandbox is Sandbox.layer in @switchyard/tools)")
+  defaultValue: (): Service =>
+    unavailable("no sandbox is provided (the bubblewrap sandbox is Sandbox.layer in @switchyard/tools)")
 }) {}
 
 /**
@@ -350,7 +354,8 @@ const matchesExcluded = (entry: string, command: string): boolean => {
   const spec = entry.trim()
   if (spec === "") return false
   // `docker` excludes `docker` and `docker ps`, as Claude Code's examples mean it.
-  return BashRules.matchesCommand(spec, command) || (!/[*]|:\*$/.test(spec) && BashRules.matchesCommand(`${spec} *`, command))
+  return BashRules.matchesCommand(spec, command) ||
+    (!/[*]|:\*$/.test(spec) && BashRules.matchesCommand(`${spec} *`, command))
 }
 
 /**
@@ -436,7 +441,9 @@ export const bashCallOf = (input: unknown): BashCall | undefined => {
  */
 export const describeStatus = (status: Status): string =>
   !status.enabled
-    ? status.available ? "sandbox: off (bubblewrap available)" : `sandbox: off (unavailable: ${status.reason ?? "unknown"})`
+    ? status.available
+      ? "sandbox: off (bubblewrap available)"
+      : `sandbox: off (unavailable: ${status.reason ?? "unknown"})`
     : status.available
     ? "sandbox: on (bubblewrap)"
     : `sandbox: enabled but unavailable (${status.reason ?? "unknown"}); Bash runs unsandboxed, with permission prompts`

@@ -244,7 +244,8 @@ export const Bash = Tool.make<
   checkPermissions: (input) =>
     Effect.map(
       Effect.flatMap(SandboxPort.Sandbox, (sandbox) => SandboxPort.modeOf(sandbox, input)),
-      (mode) => mode._tag === "Refused" ? { behavior: "deny", message: mode.message } as const : { behavior: "allow" } as const
+      (mode) =>
+        mode._tag === "Refused" ? { behavior: "deny", message: mode.message } as const : { behavior: "allow" } as const
     ),
   footprint: ShellFootprint.footprint,
   userFacingName: (input) => (input?.run_in_background === true ? "Bash (background)" : "Bash"),

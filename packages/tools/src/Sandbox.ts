@@ -89,8 +89,8 @@ export const probe = (bwrap = "bwrap"): Effect.Effect<{ readonly available: bool
     if (process.platform !== "linux") {
       resume(Effect.succeed({
         available: false,
-        reason: `the sandbox needs Linux with bubblewrap; ${process.platform === "darwin" ? "macOS" : process.platform} ` +
-          `is not supported yet`
+        reason: `the sandbox needs Linux with bubblewrap; ` +
+          `${process.platform === "darwin" ? "macOS" : process.platform} is not supported yet`
       }))
       return
     }
@@ -184,7 +184,9 @@ export const make = (
       Effect.gen(function*() {
         const { available, reason } = yield* probed
         if (!available) {
-          return yield* Effect.fail(new SandboxPort.SandboxError({ message: `The sandbox is not available: ${reason}` }))
+          return yield* Effect.fail(
+            new SandboxPort.SandboxError({ message: `The sandbox is not available: ${reason}` })
+          )
         }
         const policy = SandboxPort.policy({
           settings,

@@ -292,7 +292,8 @@ const loopbackServer = Effect.acquireRelease(
       log.push(`${request.method} ${request.url}`)
       response.end("reached\n")
     })
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ port: (server.address() as AddressInfo).port, log, server })))
+    server.listen(0, "127.0.0.1", () =>
+      resume(Effect.succeed({ port: (server.address() as AddressInfo).port, log, server })))
   }),
   ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
 )
@@ -362,7 +363,8 @@ suite("Sandbox: no process is left", () => {
         const context = yield* contextOf(project)
         const env = yield* Execution.makeEnvironment(context)
         const started = yield* Deferred.make<void>()
-        const fiber = yield* Execution.runToolUse(Messages.toolUse("i", "Bash", { command: STUBBORN(marker) }), env).pipe(
+        const call = Messages.toolUse("i", "Bash", { command: STUBBORN(marker) })
+        const fiber = yield* Execution.runToolUse(call, env).pipe(
           Stream.runForEach((event) =>
             DispatchEvent.isProgress(event) ? Deferred.succeed(started, undefined) : Effect.void
           ),

@@ -54,7 +54,9 @@ const layerFor = (
 
 const chain = (prompt?: PermissionChain.PermissionPrompt["Type"]) => {
   const layer = PermissionChain.layer({ home: "/nonexistent-home" }).pipe(Layer.provide(NodeContext.layer))
-  return prompt === undefined ? layer : Layer.provideMerge(layer, Layer.succeed(PermissionChain.PermissionPrompt, prompt))
+  return prompt === undefined
+    ? layer
+    : Layer.provideMerge(layer, Layer.succeed(PermissionChain.PermissionPrompt, prompt))
 }
 
 const bashIn = (
@@ -84,10 +86,12 @@ suite("autoAllowBashIfSandboxed (the permission chain)", () => {
         const free = yield* bashIn(project, { command: "touch auto.txt" })
         expect(free.status, free.text).toBe("success")
         expect(fs.existsSync(path.join(project.project, "auto.txt"))).toBe(true)
-        const asked = yield* bashIn(project, { command: "touch asked.txt" }, { rules: [rule("Bash(touch *)", "ask", project)] })
+        const asking = { rules: [rule("Bash(touch *)", "ask", project)] }
+        const asked = yield* bashIn(project, { command: "touch asked.txt" }, asking)
         expect(asked.status).toBe("denied")
         expect(fs.existsSync(path.join(project.project, "asked.txt"))).toBe(false)
-        const denied = yield* bashIn(project, { command: "touch denied.txt" }, { rules: [rule("Bash(touch *)", "deny", project)] })
+        const denying = { rules: [rule("Bash(touch *)", "deny", project)] }
+        const denied = yield* bashIn(project, { command: "touch denied.txt" }, denying)
         expect(denied.status).toBe("denied")
         expect(fs.existsSync(path.join(project.project, "denied.txt"))).toBe(false)
         const planned = yield* bashIn(project, { command: "touch planned.txt" }, { mode: "plan" })
@@ -222,7 +226,9 @@ suite("a missing bubblewrap follows failIfUnavailable", () => {
       Object.defineProperty(process, "platform", { value: "darwin" })
       const result = yield* Effect.all([
         Sandbox.probe(),
-        Effect.exit(Sandbox.make({ settings: { ...SandboxPort.defaultSettings, enabled: true, failIfUnavailable: true } }))
+        Effect.exit(
+          Sandbox.make({ settings: { ...SandboxPort.defaultSettings, enabled: true, failIfUnavailable: true } })
+        )
       ]).pipe(Effect.ensuring(Effect.sync(() => Object.defineProperty(process, "platform", platform))))
       expect(result[0]).toEqual({ available: false, reason: expect.stringContaining("macOS is not supported yet") })
       expect(Exit.isFailure(result[1])).toBe(true)
@@ -240,7 +246,9 @@ suite("hooks that opt in run in the sandbox", () => {
         })
         const hooks = HookRunner.layer({
           projectDir: project.project,
-          hooks: { PreToolUse: [{ matcher: "Read", hooks: [hook("sandboxed-hook.txt", true), hook("plain-hook.txt", false)] }] }
+          hooks: {
+            PreToolUse: [{ matcher: "Read", hooks: [hook("sandboxed-hook.txt", true), hook("plain-hook.txt", false)] }]
+          }
         }).pipe(Layer.provide(NodeContext.layer))
         const context = yield* makeContext(project.project)
         const result = yield* dispatch(context, "Read", { file_path: path.join(project.project, "README.md") }).pipe(

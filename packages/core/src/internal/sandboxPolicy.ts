@@ -22,7 +22,13 @@ import * as RuleIndex from "./ruleIndex.js"
  *
  * @internal
  */
-export const protectedNames: ReadonlyArray<string> = [".git/hooks", ".git/config", ".claude", ".switchyard", ".mcp.json"]
+export const protectedNames: ReadonlyArray<string> = [
+  ".git/hooks",
+  ".git/config",
+  ".claude",
+  ".switchyard",
+  ".mcp.json"
+]
 
 const GLOB = /[*?[\]\\!]/
 
@@ -122,7 +128,11 @@ export const make = (input: PolicyInput): Sandbox.Policy => {
   )
   const readOnly: Array<Sandbox.PathSet> = [
     ...protectedSets,
-    ...input.protectedFiles.map((file): Sandbox.PathSet => ({ base: file, pattern: undefined, source: "settings file" })),
+    ...input.protectedFiles.map((file): Sandbox.PathSet => ({
+      base: file,
+      pattern: undefined,
+      source: "settings file"
+    })),
     ...pathRules(rules, "deny", RuleIndex.editTools).map(ruleSet),
     ...settings.filesystem.denyWrite.map(entrySet("denyWrite"))
   ]
@@ -156,7 +166,8 @@ export const make = (input: PolicyInput): Sandbox.Policy => {
  * @internal
  */
 export const hostAllowed = (network: Sandbox.NetworkPolicy, rawHost: string): boolean => {
-  const host = DomainPatterns.hostOf(`http://${rawHost.includes(":") && !rawHost.startsWith("[") ? `[${rawHost}]` : rawHost}/`)
+  const bracketed = rawHost.includes(":") && !rawHost.startsWith("[") ? `[${rawHost}]` : rawHost
+  const host = DomainPatterns.hostOf(`http://${bracketed}/`)
   if (host === undefined) return false
   const matches = (domain: string) => DomainPatterns.compileDomainPattern(`domain:${domain}`)(host)
   if (network.deniedHosts.some(matches)) return false

@@ -68,7 +68,10 @@ const stringsAt = (
   const out: Array<string> = []
   value.forEach((item: unknown, index) => {
     if (Schema.is(Schema.String)(item) && item.trim() !== "") out.push(item)
-    else problems.push({ field: `${field}[${index}]`, message: `expected a non-empty string, actual ${JSON.stringify(item)}` })
+    else {
+      const message = `expected a non-empty string, actual ${JSON.stringify(item)}`
+      problems.push({ field: `${field}[${index}]`, message })
+    }
   })
   return out
 }

@@ -286,7 +286,9 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholder
     for (const hit of hits) {
       if (!inWritable(hit.path)) continue
       const existing = mounts.get(hit.path)
-      if (existing === undefined || existing.kind === "writable") mounts.set(hit.path, { kind: "readOnly", path: hit.path })
+      if (existing === undefined || existing.kind === "writable") {
+        mounts.set(hit.path, { kind: "readOnly", path: hit.path })
+      }
       protectedPaths.push(hit.path)
     }
   }

@@ -91,7 +91,9 @@ export const start = (
         if (target === undefined || !Sandbox.hostAllowed(network, target.host)) {
           if (target !== undefined) refuse(target.host, target.port)
           const body = refusal(target?.host ?? String(request.url))
-          client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
+          client.end(
+            `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${body.length}\r\n\r\n${body}`
+          )
           return
         }
         const upstream = net.connect(target.port, target.host, () => {

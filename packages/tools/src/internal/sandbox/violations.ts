@@ -25,8 +25,18 @@ export interface Context {
 
 const READ_ONLY = /read-only file system|\bEROFS\b/i
 const BUSY = /device or resource busy|\bEBUSY\b/i
-const NO_NETWORK =
-  /could not resolve (host|proxy)|temporary failure in name resolution|name or service not known|getaddrinfo (EAI_AGAIN|ENOTFOUND)|network is unreachable|\bENETUNREACH\b|no address associated with hostname/i
+const NO_NETWORK = new RegExp(
+  [
+    "could not resolve (host|proxy)",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "getaddrinfo (EAI_AGAIN|ENOTFOUND)",
+    "network is unreachable",
+    "\\bENETUNREACH\\b",
+    "no address associated with hostname"
+  ].join("|"),
+  "i"
+)
 
 /** The paths a line of error text names: quoted, or `prog: /path: message`. */
 const pathsIn = (line: string): ReadonlyArray<string> => {
