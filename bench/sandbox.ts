@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
+import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { compare, fmt, note, record, recordStats } from "./harness.js"
 
@@ -71,6 +72,18 @@ export const run = async () => {
     PermissionContext.parseRule(raw, "deny", "bench", root)!
   )
   const command = "echo hello"
+  // The reference: the same command spawned bare, and under bare bubblewrap with the same namespaces.
+  const spawnOf = (program: string, args: ReadonlyArray<string>) => () =>
+    new Promise<void>((resolve, reject) =>
+      execFile(program, args, (error) => (error === null ? resolve() : reject(error)))
+    )
+  const bare = await compare({
+    "bash -c": spawnOf("bash", ["-c", command]),
+    "bwrap bash -c": spawnOf("bwrap", [
+      "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+      "--unshare-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--", "bash", "-c", command
+    ])
+  }, { rounds: 21, warmup: 3 })
   const result = await compare({
     unsandboxed: () => unsandboxed.runPromise(call([], command)),
     sandboxed: () => sandboxed.runPromise(call([], command)),
@@ -87,6 +100,9 @@ export const run = async () => {
     added(result["sandboxed, deny rules"]))
   recordStats(SUITE, "Bash `echo hello`, sandboxed, network through the proxy", result["sandboxed, network via proxy"],
     "ms", `${added(result["sandboxed, network via proxy"])} (the relay is a node process)`)
+  recordStats(SUITE, "reference: `bash -c` spawned bare", bare["bash -c"], "ms")
+  recordStats(SUITE, "reference: the same under bare `bwrap` (same namespaces)", bare["bwrap bash -c"], "ms",
+    `+${fmt(bare["bwrap bash -c"].median - bare["bash -c"].median, 1)} ms: bubblewrap's own share`)
   note(SUITE, "A sandboxed call starts `bwrap` (namespaces, the policy's mounts) and ends its PID namespace; the " +
     "figures are the whole tool call through `runToolUse`. With deny rules, literal paths cost a `realpath` each and " +
     "patterns a walk of their base (directory listings are cached by modification time between calls). With " +

@@ -273,7 +273,7 @@ export const sandboxLayer = (prepared: Prepared): Layer.Layer<SandboxPort.Sandbo
     nodePath.join(prepared.cwd, ".switchyard", "settings.local.json"),
     process.env["SWITCHYARD_HOME"] ?? nodePath.join(process.env["HOME"] ?? "/", ".switchyard")
   ]
-  return Layer.effect(
+  return Layer.scoped(
     SandboxPort.Sandbox,
     Effect.gen(function*() {
       const service = yield* Sandbox.make({ settings, protectedFiles, permissions: prepared.permissions })

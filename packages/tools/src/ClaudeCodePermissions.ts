@@ -98,7 +98,7 @@ export const layer = (
   SandboxPort.SandboxUnavailable,
   FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
 > =>
-  Layer.unwrapEffect(
+  Layer.unwrapScoped(
     Effect.gen(function*() {
       const path = yield* Path.Path
       const cwd = path.resolve(options.cwd)

@@ -36,6 +36,7 @@ import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Settings from "@switchyard/core/Settings"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -150,14 +151,15 @@ const mergePermissions = (
   }
 
 /**
- * The service.
+ * The service. Its scope owns the directory it keeps what sandboxed
+ * commands are given (removed when it closes).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<SandboxPort.Service, SandboxPort.SandboxUnavailable, Path.Path> =>
+): Effect.Effect<SandboxPort.Service, SandboxPort.SandboxUnavailable, Path.Path | Scope.Scope> =>
   Effect.gen(function*() {
     const path = yield* Path.Path
     const bwrap = options.bwrap ?? "bwrap"
@@ -179,6 +181,24 @@ export const make = (
     }))
     const cache = new Mounts.ListingCache()
     const placeholders = new Mounts.Placeholders()
+    // One directory for the service's life (made on first use): the empty file masks are bound from, the
+    // relay script, and a directory per command (its temp directory and the proxy's socket).
+    let counter = 0
+    const serviceScope = yield* Effect.scope
+    const workspace = yield* Effect.cached(
+      Effect.acquireRelease(
+        Effect.try({
+          try: () => {
+            const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "switchyard-sandbox-"))
+            fs.writeFileSync(nodePath.join(dir, "empty"), "", { mode: 0o444 })
+            fs.writeFileSync(nodePath.join(dir, "relay.mjs"), Proxy.RELAY_SCRIPT, { mode: 0o444 })
+            return dir
+          },
+          catch: (error) => new SandboxPort.SandboxError({ message: `cannot make the sandbox's directory: ${error}` })
+        }),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      ).pipe(Scope.extend(serviceScope))
+    )
 
     const wrap: SandboxPort.Service["wrap"] = (request) =>
       Effect.gen(function*() {
@@ -197,17 +217,20 @@ export const make = (
           readOnly: request.readOnly === true,
           protectedFiles: options.protectedFiles ?? []
         })
+        const shared = yield* workspace
         const dir = yield* Effect.acquireRelease(
           Effect.try({
-            try: () => fs.mkdtempSync(nodePath.join(os.tmpdir(), "switchyard-sandbox-")),
+            try: () => {
+              const dir = nodePath.join(shared, `call-${++counter}`)
+              fs.mkdirSync(nodePath.join(dir, "tmp"), { recursive: true, mode: 0o700 })
+              return dir
+            },
             catch: (error) => new SandboxPort.SandboxError({ message: `cannot make the sandbox's directory: ${error}` })
           }),
           (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
         )
         const tmp = nodePath.join(dir, "tmp")
-        const emptyFile = nodePath.join(dir, "empty")
-        fs.mkdirSync(tmp, { mode: 0o700 })
-        fs.writeFileSync(emptyFile, "", { mode: 0o444 })
+        const emptyFile = nodePath.join(shared, "empty")
         const resolved = yield* Effect.acquireRelease(
           Effect.sync(() => Mounts.resolve(policy, cache, placeholders)),
           (resolved) => Effect.sync(() => Mounts.release(resolved, placeholders))
@@ -217,9 +240,7 @@ export const make = (
         let blocked = (): ReadonlyArray<string> => []
         if (policy.network.enabled) {
           const proxy = yield* Proxy.start(nodePath.join(dir, "proxy.sock"), policy.network)
-          const relay = nodePath.join(dir, "relay.mjs")
-          fs.writeFileSync(relay, Proxy.RELAY_SCRIPT)
-          command = [process.execPath, relay, proxy.socketPath, ...shellLine]
+          command = [process.execPath, nodePath.join(shared, "relay.mjs"), proxy.socketPath, ...shellLine]
           blocked = proxy.blocked
         }
         const args = [
@@ -261,4 +282,4 @@ export const make = (
 export const layer = (
   options: Options = {}
 ): Layer.Layer<SandboxPort.Sandbox, SandboxPort.SandboxUnavailable> =>
-  Layer.effect(SandboxPort.Sandbox, make(options)).pipe(Layer.provide(Path.layer))
+  Layer.scoped(SandboxPort.Sandbox, make(options)).pipe(Layer.provide(Path.layer))

@@ -191,7 +191,7 @@ suite("excludedCommands run outside the sandbox, through the normal permission f
 })
 
 suite("a missing bubblewrap follows failIfUnavailable", () => {
-  it.effect("failIfUnavailable: building the sandbox fails and names the package", () =>
+  it.scoped("failIfUnavailable: building the sandbox fails and names the package", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Sandbox.make({
         settings: { ...SandboxPort.defaultSettings, enabled: true, failIfUnavailable: true },
@@ -220,7 +220,7 @@ suite("a missing bubblewrap follows failIfUnavailable", () => {
       }).pipe(Effect.provide(layerFor(project, {}, { bwrap: "/nonexistent/bwrap", policy: chain() })))
     ))
 
-  it.effect("on macOS the sandbox is unavailable (not supported yet), and failIfUnavailable fails", () =>
+  it.scoped("on macOS the sandbox is unavailable (not supported yet), and failIfUnavailable fails", () =>
     Effect.gen(function*() {
       const platform = Object.getOwnPropertyDescriptor(process, "platform")!
       Object.defineProperty(process, "platform", { value: "darwin" })

@@ -111,6 +111,8 @@ const awaitUntil = (done: () => boolean, within: Duration.Duration): Effect.Effe
  */
 export const terminate = (bwrapPid: number, grace: Duration.DurationInput): Effect.Effect<void> =>
   Effect.gen(function*() {
+    // bubblewrap exits only after its init, and the init only once the namespace is empty: nothing is left.
+    if (!ProcessGroup.isGroupAlive(bwrapPid)) return
     const inits = initsOf(bwrapPid)
     const gone = () => !ProcessGroup.isGroupAlive(bwrapPid) && inits.every((init) => !initAlive(init))
     if (gone()) return
