@@ -324,7 +324,7 @@ export const unavailable = (reason: string, settings: SandboxSettings = defaultS
  * @since 0.1.0
  * @category services
  */
-export class Sandbox extends Context.Reference<Sandbox>()("@switchyard/core/Sandbox", {
+export class Sandbox extends Context.Reference<Sandbox>()("@switchyard/core/Sandbox/Sandbox", {
   defaultValue: (): Service =>
     unavailable("no sandbox is provided (the bubblewrap sandbox is Sandbox.layer in @switchyard/tools)")
 }) {}

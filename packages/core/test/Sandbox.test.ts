@@ -5,7 +5,8 @@
  * the rules and the working directories. The bubblewrap implementation and
  * its effects are tested in @switchyard/tools (Sandbox.test.ts).
  */
-import { PermissionContext, PermissionRules, Sandbox, Settings } from "@switchyard/core"
+import { PermissionContext, Sandbox, Settings } from "@switchyard/core"
+import * as PermissionRules from "@switchyard/core/PermissionRules"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
