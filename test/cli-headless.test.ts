@@ -40,14 +40,18 @@ interface Usage {
  * final (cumulative) output count.
  */
 const withUsage = (turn: Parameters<typeof Server.messageEvents>[0], usage: Usage): Server.ScriptedResponse =>
-  Server.events(Server.messageEvents(turn).map((sse) => {
-    const data = sse.data as { type: string; message?: Record<string, unknown>; usage?: unknown }
-    if (data.type === "message_start") {
-      return { ...sse, data: { ...data, message: { ...data.message, usage: { ...usage, output_tokens: 1 } } } }
-    }
-    if (data.type === "message_delta") return { ...sse, data: { ...data, usage: { output_tokens: usage.output_tokens } } }
-    return sse
-  }))
+  Server.events(
+    Server.messageEvents(turn).map((sse) => {
+      const data = sse.data as { type: string; message?: Record<string, unknown>; usage?: unknown }
+      if (data.type === "message_start") {
+        return { ...sse, data: { ...data, message: { ...data.message, usage: { ...usage, output_tokens: 1 } } } }
+      }
+      if (data.type === "message_delta") {
+        return { ...sse, data: { ...data, usage: { output_tokens: usage.output_tokens } } }
+      }
+      return sse
+    })
+  )
 
 const text = (t: string) => ({ blocks: [{ block: { type: "text" as const, text: t } }] })
 const toolCall = (id: string, name: string, input: unknown) => ({
@@ -81,15 +85,34 @@ describe("run -p: the headless protocol", () => {
     Effect.gen(function*() {
       const server = yield* Server.start()
       const dir = tempDir({ "notes.md": "remember the milk\n" })
-      const first = { input_tokens: 100, output_tokens: 57, cache_creation_input_tokens: 20, cache_read_input_tokens: 30 }
-      const second = { input_tokens: 180, output_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 120 }
+      const first = {
+        input_tokens: 100,
+        output_tokens: 57,
+        cache_creation_input_tokens: 20,
+        cache_read_input_tokens: 30
+      }
+      const second = {
+        input_tokens: 180,
+        output_tokens: 12,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 120
+      }
       server.enqueue(
         withUsage(toolCall("toolu_1", "Read", { file_path: "notes.md" }), first),
         withUsage(text("It says: remember the milk."), second)
       )
       const home = tempDir()
       const result = yield* Effect.promise(() =>
-        runCli(["-p", "What does notes.md say?", "--cwd", dir, "--output-format", "json", "--model", "claude-sonnet-4-6"], {
+        runCli([
+          "-p",
+          "What does notes.md say?",
+          "--cwd",
+          dir,
+          "--output-format",
+          "json",
+          "--model",
+          "claude-sonnet-4-6"
+        ], {
           env: envFor(server, home)
         })
       )
@@ -146,9 +169,14 @@ describe("run -p: the headless protocol", () => {
       const server = yield* Server.start()
       const dir = tempDir({ "f.txt": "one\n" })
       const input = { command: "rm f.txt" }
-      server.enqueue(Server.message(toolCall("toolu_rm", "Bash", input)), Server.message(text("I could not delete it.")))
+      server.enqueue(
+        Server.message(toolCall("toolu_rm", "Bash", input)),
+        Server.message(text("I could not delete it."))
+      )
       const result = yield* Effect.promise(() =>
-        runCli(["run", "-p", "delete f.txt", "--cwd", dir, "--output-format", "json", "--model", "claude-test"], { env: envFor(server) })
+        runCli(["run", "-p", "delete f.txt", "--cwd", dir, "--output-format", "json", "--model", "claude-test"], {
+          env: envFor(server)
+        })
       )
       expect(result.code).toBe(0)
       const json = JSON.parse(result.stdout)
@@ -164,10 +192,21 @@ describe("run -p: the headless protocol", () => {
     Effect.gen(function*() {
       const server = yield* Server.start()
       const dir = tempDir({ "a.txt": "alpha\n" })
-      const script = () => [Server.message(toolCall("toolu_r", "Read", { file_path: "a.txt" })), Server.message(text("Alpha."))]
+      const script =
+        () => [Server.message(toolCall("toolu_r", "Read", { file_path: "a.txt" })), Server.message(text("Alpha."))]
       server.enqueue(...script())
       const plain = yield* Effect.promise(() =>
-        runCli(["run", "-p", "read a.txt", "--cwd", dir, "--output-format", "stream-json", "--model", "claude-haiku-4-5"], {
+        runCli([
+          "run",
+          "-p",
+          "read a.txt",
+          "--cwd",
+          dir,
+          "--output-format",
+          "stream-json",
+          "--model",
+          "claude-haiku-4-5"
+        ], {
           env: envFor(server)
         })
       )
@@ -177,9 +216,26 @@ describe("run -p: the headless protocol", () => {
       const init = lines[0]!
       // Claude Code's SDKSystemMessage, in its order.
       expect(Object.keys(init)).toEqual([
-        "type", "subtype", "cwd", "session_id", "tools", "mcp_servers", "model", "permissionMode", "slash_commands",
-        "apiKeySource", "claude_code_version", "output_style", "agents", "skills", "plugins", "uuid"
+        "type",
+        "subtype",
+        "cwd",
+        "session_id",
+        "tools",
+        "mcp_servers",
+        "model",
+        "permissionMode",
+        "slash_commands",
+        "apiKeySource",
+        "claude_code_version",
+        "output_style",
+        "agents",
+        "skills",
+        "plugins",
+        "sandbox",
+        "uuid"
       ])
+      // The sandbox is off by default; whether it could run here is bubblewrap's to say.
+      expect(init["sandbox"]).toMatchObject({ enabled: false, available: expect.any(Boolean) })
       expect(init).toMatchObject({
         subtype: "init",
         cwd: fs.realpathSync(dir),
@@ -235,7 +291,9 @@ describe("run -p: the headless protocol", () => {
       // the assistant line they refer to.
       server.enqueue(...script())
       const verbose = yield* Effect.promise(() =>
-        runCli(["run", "-p", "read a.txt", "--cwd", dir, "--output-format", "stream-json", "--verbose"], { env: envFor(server) })
+        runCli(["run", "-p", "read a.txt", "--cwd", dir, "--output-format", "stream-json", "--verbose"], {
+          env: envFor(server)
+        })
       )
       expect(jsonLines(verbose).map((l) => l["type"])).toEqual(["system", "assistant", "user", "assistant", "result"])
       server.enqueue(...script())
@@ -286,15 +344,24 @@ describe("run -p: the headless protocol", () => {
       server.enqueue(Server.message(text("First answer.")), Server.message(text("Second answer.")))
       const input = [
         JSON.stringify({ type: "user", message: { role: "user", content: "first question" } }),
-        JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "text", text: "second question" }] } })
+        JSON.stringify({
+          type: "user",
+          message: { role: "user", content: [{ type: "text", text: "second question" }] }
+        })
       ].join("\n") + "\n"
       const result = yield* Effect.promise(() =>
-        runCli(["-p", "--input-format", "stream-json", "--output-format", "stream-json"], { env: envFor(server), input })
+        runCli(["-p", "--input-format", "stream-json", "--output-format", "stream-json"], {
+          env: envFor(server),
+          input
+        })
       )
       expect(result.code).toBe(0)
       const lines = jsonLines(result)
       expect(lines.map((l) => l["type"])).toEqual(["system", "assistant", "result", "assistant", "result"])
-      expect(lines.filter((l) => l["type"] === "result").map((l) => l["result"])).toEqual(["First answer.", "Second answer."])
+      expect(lines.filter((l) => l["type"] === "result").map((l) => l["result"])).toEqual([
+        "First answer.",
+        "Second answer."
+      ])
       expect(body(server, 1).messages).toEqual([
         { role: "user", content: [{ type: "text", text: "first question" }] },
         { role: "assistant", content: [{ type: "text", text: "First answer." }] },
@@ -310,34 +377,49 @@ describe("run -p: the headless protocol", () => {
       expect(bad.stderr).toContain("stdin line 1")
     }))
 
-  it.scoped("--append-system-prompt, --system-prompt, --add-dir and --dangerously-skip-permissions", () =>
-    Effect.gen(function*() {
-      const server = yield* Server.start()
-      const dir = tempDir()
-      const other = tempDir({ "outside.txt": "from the other directory\n" })
-      const outside = path.join(other, "outside.txt")
-      server.enqueue(Server.message(toolCall("toolu_o", "Read", { file_path: outside })), Server.message(text("Read it.")))
-      const added = yield* Effect.promise(() =>
-        runCli(["-p", "read it", "--cwd", dir, "--add-dir", other, "--append-system-prompt", "Answer in French."], {
-          env: envFor(server)
-        })
-      )
-      expect(added.code).toBe(0)
-      expect(body(server, 0).system).toMatch(/working directory[\s\S]*\n\nAnswer in French\.$/)
-      expect(JSON.stringify(body(server, 1).messages.at(-1))).toContain("from the other directory")
+  it.scoped(
+    "--append-system-prompt, --system-prompt, --add-dir and --dangerously-skip-permissions",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Server.start()
+        const dir = tempDir()
+        const other = tempDir({ "outside.txt": "from the other directory\n" })
+        const outside = path.join(other, "outside.txt")
+        server.enqueue(
+          Server.message(toolCall("toolu_o", "Read", { file_path: outside })),
+          Server.message(text("Read it."))
+        )
+        const added = yield* Effect.promise(() =>
+          runCli(["-p", "read it", "--cwd", dir, "--add-dir", other, "--append-system-prompt", "Answer in French."], {
+            env: envFor(server)
+          })
+        )
+        expect(added.code).toBe(0)
+        expect(body(server, 0).system).toMatch(/working directory[\s\S]*\n\nAnswer in French\.$/)
+        expect(JSON.stringify(body(server, 1).messages.at(-1))).toContain("from the other directory")
 
-      server.enqueue(Server.message(toolCall("toolu_o2", "Read", { file_path: outside })), Server.message(text("Denied.")))
-      yield* Effect.promise(() => runCli(["-p", "read it", "--cwd", dir, "--system-prompt", "Only this."], { env: envFor(server) }))
-      expect(body(server, 2).system).toBe("Only this.")
-      expect(JSON.stringify(body(server, 3).messages.at(-1))).not.toContain("from the other directory")
+        server.enqueue(
+          Server.message(toolCall("toolu_o2", "Read", { file_path: outside })),
+          Server.message(text("Denied."))
+        )
+        yield* Effect.promise(() =>
+          runCli(["-p", "read it", "--cwd", dir, "--system-prompt", "Only this."], { env: envFor(server) })
+        )
+        expect(body(server, 2).system).toBe("Only this.")
+        expect(JSON.stringify(body(server, 3).messages.at(-1))).not.toContain("from the other directory")
 
-      server.enqueue(Server.message(toolCall("toolu_b", "Bash", { command: "touch made.txt" })), Server.message(text("Made.")))
-      const bypass = yield* Effect.promise(() =>
-        runCli(["-p", "make it", "--cwd", dir, "--dangerously-skip-permissions"], { env: envFor(server) })
-      )
-      expect(bypass.code).toBe(0)
-      expect(fs.existsSync(path.join(dir, "made.txt"))).toBe(true)
-    }), 90_000)
+        server.enqueue(
+          Server.message(toolCall("toolu_b", "Bash", { command: "touch made.txt" })),
+          Server.message(text("Made."))
+        )
+        const bypass = yield* Effect.promise(() =>
+          runCli(["-p", "make it", "--cwd", dir, "--dangerously-skip-permissions"], { env: envFor(server) })
+        )
+        expect(bypass.code).toBe(0)
+        expect(fs.existsSync(path.join(dir, "made.txt"))).toBe(true)
+      }),
+    90_000
+  )
 })
 
 describe("run -p: API failures", () => {
@@ -378,6 +460,8 @@ describe("run -p: API failures", () => {
       expect(result.code).toBe(1)
       const retries = result.stderr.split("\n").filter((l) => l.includes("retrying"))
       expect(retries).toHaveLength(2)
-      expect(result.stderr.trim().split("\n").at(-1)).toMatch(new RegExp(`cannot reach the Anthropic API.* at ${url.replace(/[.]/g, "\\.")}`))
+      expect(result.stderr.trim().split("\n").at(-1)).toMatch(
+        new RegExp(`cannot reach the Anthropic API.* at ${url.replace(/[.]/g, "\\.")}`)
+      )
     }))
 })

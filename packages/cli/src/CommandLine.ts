@@ -182,6 +182,12 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
   }
 ]
 
+const sandboxOption: OptionSpec = {
+  name: "sandbox",
+  description:
+    "Run Bash in the bubblewrap sandbox (sandbox.enabled for this run): writes only in the working directories, no network beyond sandbox.network.allowedDomains"
+}
+
 const outputFormat = (what: string): OptionSpec => ({
   name: "output-format",
   value: "FORMAT",
@@ -281,6 +287,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
         name: "include-dispatch-events",
         description: "With stream-json: add Switchyard's dispatch events (started, progress, permission_*, hook)"
       },
+      sandboxOption,
       ...engineOptions
     ]
   },
@@ -298,7 +305,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       optional: true,
       complete: "files"
     }],
-    options: [outputFormat("text: a report for people"), ...engineOptions]
+    options: [outputFormat("text: a report for people"), sandboxOption, ...engineOptions]
   },
   {
     path: ["tools"],

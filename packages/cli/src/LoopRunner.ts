@@ -16,10 +16,11 @@
  */
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
 import * as Execution from "@switchyard/core/Execution"
-import * as Messages from "@switchyard/core/Messages"
+import type * as Messages from "@switchyard/core/Messages"
 import type * as Model from "@switchyard/core/Model"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
 import type * as Registry from "@switchyard/core/Registry"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as Clock from "effect/Clock"
@@ -93,9 +94,10 @@ const uuid = () => crypto.randomUUID()
 export const initFacts = (
   context: Ref.Ref<ToolUseContext.ToolUseContext>,
   model: string
-): Effect.Effect<StreamJson.Init, never, Registry.ToolRegistry> =>
+): Effect.Effect<StreamJson.Init, never, Registry.ToolRegistry | SandboxPort.Sandbox> =>
   Effect.gen(function*() {
     const env = yield* Execution.makeEnvironment(context)
+    const sandbox = yield* (yield* SandboxPort.Sandbox).status
     const ctx = yield* Ref.get(context)
     const mcp = yield* Effect.serviceOption(McpServers.McpServers)
     const servers = Option.isNone(mcp) ? [] : yield* mcp.value.servers
@@ -111,7 +113,8 @@ export const initFacts = (
       apiKeySource: model === "replay" ? "none" : ModelLayer.apiKeySource(),
       version: Version.version,
       outputStyle: "default",
-      agents: tools.includes("Agent") ? ["general-purpose"] : []
+      agents: tools.includes("Agent") ? ["general-purpose"] : [],
+      extra: { sandbox: { enabled: sandbox.enabled, available: sandbox.available } }
     }
   })
 
@@ -124,7 +127,7 @@ export const initFacts = (
 export const initLine = (
   context: Ref.Ref<ToolUseContext.ToolUseContext>,
   model: string
-): Effect.Effect<Record<string, unknown>, never, Registry.ToolRegistry> =>
+): Effect.Effect<Record<string, unknown>, never, Registry.ToolRegistry | SandboxPort.Sandbox> =>
   Effect.map(initFacts(context, model), (facts) => StreamJson.initLine(facts, uuid()))
 
 const warnedModels = new Set<string>()
@@ -304,7 +307,7 @@ export const runOnce = (
   format: Format,
   loopOptions: QueryLoop.Options = {},
   model = "replay"
-): Effect.Effect<Outcome, never, QueryLoop.Requirements> =>
+): Effect.Effect<Outcome, never, QueryLoop.Requirements | SandboxPort.Sandbox> =>
   Effect.gen(function*() {
     const ref = yield* Ref.make(context)
     const session = yield* QueryLoop.makeSession(ref, loopOptions)

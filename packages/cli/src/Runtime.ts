@@ -19,6 +19,7 @@ import * as PermissionChain from "@switchyard/core/PermissionChain"
 import * as PermissionContext from "@switchyard/core/PermissionContext"
 import * as Permissions from "@switchyard/core/Permissions"
 import * as Registry from "@switchyard/core/Registry"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Results from "@switchyard/core/Results"
 import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Settings from "@switchyard/core/Settings"
@@ -27,10 +28,12 @@ import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Builtins from "@switchyard/tools/Builtins"
 import * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
+import * as Sandbox from "@switchyard/tools/Sandbox"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as nodePath from "node:path"
 import * as readline from "node:readline/promises"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -62,6 +65,8 @@ export interface CommonOptions {
   readonly strictMcpConfig?: boolean | undefined
   /** `--scheduling`: overrides the settings' `scheduling` (default `footprints`, SPEC §4.13). */
   readonly scheduling?: Footprint.Scheduling | undefined
+  /** `--sandbox`: `sandbox.enabled` for this run. */
+  readonly sandbox?: boolean | undefined
 }
 
 /**
@@ -107,6 +112,8 @@ export interface Prepared {
   readonly scheduling: Footprint.Scheduling
   /** `--tools`: the built-in tools that exist (absent: all of them). */
   readonly builtinTools?: ReadonlyArray<string> | undefined
+  /** The `sandbox` settings, `--sandbox` applied. */
+  readonly sandbox?: SandboxPort.SandboxSettings | undefined
 }
 
 /**
@@ -237,7 +244,8 @@ export const prepare = (
       warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
-    return { cwd, settings, permissions, warnings, mcp, scheduling, builtinTools }
+    const sandbox = options.sandbox === true ? { ...settings.sandbox, enabled: true } : settings.sandbox
+    return { cwd, settings, permissions, warnings, mcp, scheduling, builtinTools, sandbox }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */
@@ -280,6 +288,7 @@ export type Services =
   | Permissions.PermissionPolicy
   | Hooks.Hooks
   | ShellAnalysis.ShellAnalysis
+  | SandboxPort.Sandbox
   | NodeContext.NodeContext
 
 /**
@@ -312,21 +321,69 @@ export const layer = <MO = never, ME = never, MR = never>(
     readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt, never, Tool.ToolPool | Registry.ToolRegistry>
     readonly tools?: ReadonlyArray<Tool.Any> | undefined
   }
-): Layer.Layer<Services | MO, ME, Exclude<MR, NodeContext.NodeContext>> => {
+): Layer.Layer<Services | MO, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<MO, ME, MR>
   const tools = toolsLayer(prepared, options.tools).pipe(
     Layer.provideMerge(Results.layer),
     Layer.provideMerge(model)
   )
   const policy = Layer.unwrapEffect(Effect.map(
-    PermissionChain.make({ projectDir: prepared.cwd }),
+    PermissionChain.make({ projectDir: prepared.cwd, howToAllow: cliHowToAllow }),
     (chain) => Layer.merge(Layer.succeed(Permissions.PermissionPolicy, chain), Layer.succeed(LivePermissions, chain))
   ))
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
   return options.prompt.pipe(
     Layer.provideMerge(Layer.mergeAll(tools, policy, hooks, ShellCommand.layer)),
+    Layer.provideMerge(sandboxLayer(prepared)),
     Layer.provideMerge(NodeContext.layer)
-  ) as Layer.Layer<Services | MO, ME, Exclude<MR, NodeContext.NodeContext>>
+  ) as Layer.Layer<Services | MO, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>>
+}
+
+/**
+ * The bubblewrap sandbox from the settings (and `--sandbox`). The settings
+ * files and the state directory stay read-only inside it. Enabled with
+ * `sandbox.failIfUnavailable` and unusable here, it fails the command with
+ * the reason; enabled and unusable otherwise, one warning and Bash runs
+ * unsandboxed, with prompts.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const sandboxLayer = (prepared: Prepared): Layer.Layer<SandboxPort.Sandbox, CliError.CliError> => {
+  const settings = prepared.sandbox ?? prepared.settings.sandbox
+  const protectedFiles = [
+    ...prepared.settings.sources.map((source) => source.path),
+    nodePath.join(prepared.cwd, ".switchyard", "settings.local.json"),
+    process.env["SWITCHYARD_HOME"] ?? nodePath.join(process.env["HOME"] ?? "/", ".switchyard")
+  ]
+  return Layer.scoped(
+    SandboxPort.Sandbox,
+    Effect.gen(function*() {
+      const service = yield* Sandbox.make({ settings, protectedFiles, permissions: prepared.permissions })
+      if (settings.enabled) {
+        const status = yield* service.status
+        if (!status.available) yield* Output.warn(SandboxPort.describeStatus(status))
+      }
+      return service
+    }).pipe(
+      Effect.provide(Path.layer),
+      Effect.mapError((error) => CliError.failure(error.message))
+    )
+  )
+}
+
+/**
+ * How to allow a call, in the CLI's words: a settings rule, `--allowed-tools`
+ * or `--permission-mode`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const cliHowToAllow = (suggestions: ReadonlyArray<string>): string => {
+  const example = suggestions[0] ?? "Tool(specifier)"
+  return `To allow it, add a rule such as ${JSON.stringify(example)} to permissions.allow in ` +
+    `.switchyard/settings.json, pass --allowed-tools ${JSON.stringify(example)}, ` +
+    `or choose another --permission-mode (acceptEdits, bypassPermissions).`
 }
 
 /**
@@ -363,13 +420,17 @@ export const builtinToolsLayer = Builtins.layer().pipe(
 
 /**
  * What `Speculation.start` needs from the program besides the tools: the
- * model, a result store, shell analysis and the Node platform.
+ * model, a result store, shell analysis, the sandbox (a speculation's Bash
+ * runs only in it; default: bubblewrap with the sandbox settings off) and
+ * the Node platform.
  *
  * @since 0.1.0
  * @category layers
  */
-export const speculationEnvironment = <E>(model: Layer.Layer<Model.LanguageModel, E>) =>
-  Layer.mergeAll(model, Results.layer, ShellCommand.layer).pipe(Layer.provideMerge(NodeContext.layer))
+export const speculationEnvironment = <E, SE = never>(
+  model: Layer.Layer<Model.LanguageModel, E>,
+  sandbox: Layer.Layer<SandboxPort.Sandbox, SE> = Layer.orDie(Sandbox.layer()) as Layer.Layer<SandboxPort.Sandbox, SE>
+) => Layer.mergeAll(model, Results.layer, ShellCommand.layer, sandbox).pipe(Layer.provideMerge(NodeContext.layer))
 
 /**
  * The configured MCP servers as a Layer (the MCP SDK is loaded only when

@@ -15,6 +15,7 @@ import * as EditDistance from "@switchyard/core/EditDistance"
 import * as Execution from "@switchyard/core/Execution"
 import * as Model from "@switchyard/core/Model"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Tool from "@switchyard/core/Tool"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -314,10 +315,11 @@ export const commands: Array<SlashCommand> = [
   },
   {
     name: "status",
-    summary: "Session, model, directory, mode and endpoint",
+    summary: "Session, model, directory, mode, endpoint and sandbox",
     run: (_, state) =>
       Effect.gen(function*() {
         const ctx = yield* Ref.get(state.conversation.context)
+        const sandbox = yield* (yield* SandboxPort.Sandbox).status
         return yield* say(
           state,
           [
@@ -327,7 +329,8 @@ export const commands: Array<SlashCommand> = [
             `model: ${state.model}`,
             `permission mode: ${ctx.permissions.mode}`,
             `endpoint: ${process.env["ANTHROPIC_BASE_URL"] ?? "https://api.anthropic.com"}`,
-            `messages: ${ctx.messages.length}`
+            `messages: ${ctx.messages.length}`,
+            SandboxPort.describeStatus(sandbox)
           ].join("\n")
         )
       })

@@ -112,9 +112,10 @@ export interface Envelope {
 }
 
 /**
- * The `system`/`init` line's facts. Modules that own more facts (the sandbox,
- * MCP server states) add them where the record is built; `extra` fields
- * follow Claude Code's, before the `uuid`.
+ * The `system`/`init` line's facts. Modules that own more facts add them
+ * where the record is built (`LoopRunner.initFacts`: the sandbox's state,
+ * `"sandbox": {"enabled", "available"}`); `extra` fields follow Claude
+ * Code's, before the `uuid`.
  *
  * @since 0.1.0
  * @category run
