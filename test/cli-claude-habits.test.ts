@@ -101,6 +101,42 @@ describe("input (issue 24, 1)", () => {
       expect(server.requests).toHaveLength(3)
     }))
 
+  it.scoped("--add-dir A B and --mcp-config a.json b.json are variadic too, with the prompt before them", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const dir = tempDir()
+      const first = tempDir()
+      const second = tempDir({ "far.txt": "far away\n" })
+      // Servers that exit at once: the init line names each configured one with its state.
+      const config = (name: string) => {
+        const file = path.join(tempDir(), `${name}.json`)
+        fs.writeFileSync(file, JSON.stringify({ mcpServers: { [name]: { command: "false" } } }))
+        return file
+      }
+      server.enqueue(toolCall("toolu_f", "Read", { file_path: path.join(second, "far.txt") }), text("Read it."))
+      const result = yield* Effect.promise(() =>
+        runCli([
+          "-p",
+          "read far.txt",
+          "--add-dir",
+          first,
+          second,
+          "--mcp-config",
+          config("alpha"),
+          config("beta"),
+          "--output-format",
+          "stream-json"
+        ], { env: envFor(server), cwd: dir })
+      )
+      expect(result.code).toBe(0)
+      expect(JSON.stringify(body(server, 0).messages[0])).toContain("read far.txt")
+      // The second directory is a working directory: the read outside the cwd ran without a prompt.
+      expect(lastResult(server, 1)).toContain("far away")
+      const init = jsonLines(result)[0]!
+      const servers = (init["mcp_servers"] as ReadonlyArray<{ name: string }>).map((s) => s.name)
+      expect(servers).toEqual(expect.arrayContaining(["alpha", "beta"]))
+    }))
+
   it.scoped("model aliases resolve from one table; [1m] sends the long-context beta; -v prints the version", () =>
     Effect.gen(function*() {
       const server = yield* Server.start()
@@ -163,7 +199,9 @@ describe("the headless protocol (issue 24, 3)", () => {
       const lines = jsonLines(result)
       const streamed = lines.filter((l) => l["type"] === "stream_event")
       // Every event the API sent but the pings, as sent.
-      expect(streamed.map((l) => l["event"])).toEqual(events.map((e) => e.data).filter((d) => (d as { type: string }).type !== "ping"))
+      expect(streamed.map((l) => l["event"])).toEqual(
+        events.map((e) => e.data).filter((d) => (d as { type: string }).type !== "ping")
+      )
       for (const line of streamed) {
         expect(Object.keys(line)).toEqual(["type", "event", "parent_tool_use_id", "uuid", "session_id"])
         expect(line["parent_tool_use_id"]).toBeNull()
@@ -173,7 +211,9 @@ describe("the headless protocol (issue 24, 3)", () => {
       expect(types.lastIndexOf("stream_event")).toBeLessThan(types.indexOf("assistant"))
       // Without the flag, none.
       server.enqueue(Server.events(events))
-      const plain = yield* Effect.promise(() => runCli(["-p", "hi", "--output-format", "stream-json"], { env: envFor(server) }))
+      const plain = yield* Effect.promise(() =>
+        runCli(["-p", "hi", "--output-format", "stream-json"], { env: envFor(server) })
+      )
       expect(jsonLines(plain).map((l) => l["type"])).toEqual(["system", "assistant", "result"])
     }))
 
@@ -211,13 +251,26 @@ describe("flags (issue 24, 4)", () => {
       const dir = tempDir()
       // 1M input tokens on Sonnet: $3.
       server.enqueue(
-        toolCall("toolu_w", "Write", { file_path: "out.txt", content: "x\n" }, { input_tokens: 1_000_000, output_tokens: 10 }),
+        toolCall("toolu_w", "Write", { file_path: "out.txt", content: "x\n" }, {
+          input_tokens: 1_000_000,
+          output_tokens: 10
+        }),
         text("never sent")
       )
       const result = yield* Effect.promise(() =>
         runCli(
-          ["-p", "go", "--model", "claude-sonnet-4-6", "--max-budget-usd", "1", "--output-format", "json",
-            "--permission-mode", "acceptEdits"],
+          [
+            "-p",
+            "go",
+            "--model",
+            "claude-sonnet-4-6",
+            "--max-budget-usd",
+            "1",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "acceptEdits"
+          ],
           { env: envFor(server), cwd: dir }
         )
       )
@@ -229,7 +282,9 @@ describe("flags (issue 24, 4)", () => {
       expect(json).toMatchObject({ type: "result", subtype: "error_max_budget_usd", is_error: true })
       expect(json.total_cost_usd).toBeGreaterThanOrEqual(1)
       expect(json.errors).toEqual([expect.stringContaining("budget")])
-      const bad = yield* Effect.promise(() => runCli(["-p", "go", "--max-budget-usd", "cheap"], { env: envFor(server) }))
+      const bad = yield* Effect.promise(() =>
+        runCli(["-p", "go", "--max-budget-usd", "cheap"], { env: envFor(server) })
+      )
       expect(bad.code).toBe(2)
     }))
 
@@ -285,7 +340,7 @@ describe("flags (issue 24, 4)", () => {
       expect(tool.input_schema).toEqual(JSON.parse(schema))
       // The invalid answer was an error result naming what was missing; the model tried again.
       expect(lastResult(server, 1)).toContain("temperature")
-      expect(lastResult(server, 1)).toContain('"is_error":true')
+      expect(lastResult(server, 1)).toContain("\"is_error\":true")
       const json = JSON.parse(result.stdout)
       expect(json).toMatchObject({ subtype: "success", structured_output: { city: "Oslo", temperature: 4 } })
 
@@ -297,8 +352,13 @@ describe("flags (issue 24, 4)", () => {
       // One answer and three reminders, then it gives up.
       expect(server.requests).toHaveLength(3 + 4)
       expect(JSON.stringify(body(server, 4).messages.at(-1))).toContain("StructuredOutput")
-      expect(JSON.parse(missing.stdout)).toMatchObject({ subtype: "error_max_structured_output_retries", is_error: true })
-      const invalid = yield* Effect.promise(() => runCli(["-p", "x", "--json-schema", "{not json"], { env: envFor(server) }))
+      expect(JSON.parse(missing.stdout)).toMatchObject({
+        subtype: "error_max_structured_output_retries",
+        is_error: true
+      })
+      const invalid = yield* Effect.promise(() =>
+        runCli(["-p", "x", "--json-schema", "{not json"], { env: envFor(server) })
+      )
       expect(invalid.code).toBe(2)
       expect(invalid.stderr).toContain("--json-schema is not valid JSON")
     }))
@@ -309,10 +369,13 @@ describe("flags (issue 24, 4)", () => {
       const dir = tempDir({ "a.txt": "alpha\n" })
       server.enqueue(toolCall("toolu_b", "Bash", { command: "touch nope.txt" }), text("I could not."))
       const result = yield* Effect.promise(() =>
-        runCli(["-p", "go", "--tools", "Read,Grep", "--dangerously-skip-permissions", "--output-format", "stream-json"], {
-          env: envFor(server),
-          cwd: dir
-        })
+        runCli(
+          ["-p", "go", "--tools", "Read,Grep", "--dangerously-skip-permissions", "--output-format", "stream-json"],
+          {
+            env: envFor(server),
+            cwd: dir
+          }
+        )
       )
       expect(result.code).toBe(0)
       expect(body(server, 0).tools!.map((t) => t.name).sort()).toEqual(["Grep", "Read"])
@@ -341,7 +404,9 @@ describe("flags (issue 24, 4)", () => {
       )
       expect(project.code).toBe(0)
       expect(lastResult(server, 3)).toContain("alpha")
-      const bad = yield* Effect.promise(() => runCli(["-p", "read", "--setting-sources", "team"], { env: envFor(server, home) }))
+      const bad = yield* Effect.promise(() =>
+        runCli(["-p", "read", "--setting-sources", "team"], { env: envFor(server, home) })
+      )
       expect(bad.code).toBe(2)
       expect(bad.stderr).toContain("\"team\" is not a settings source")
     }))
@@ -368,7 +433,16 @@ describe("flags (issue 24, 4)", () => {
       )
       const result = yield* Effect.promise(() =>
         runCli(
-          ["-p", "go", "--mcp-config", config, "--permission-prompt-tool", "mcp__approval__approve", "--output-format", "json"],
+          [
+            "-p",
+            "go",
+            "--mcp-config",
+            config,
+            "--permission-prompt-tool",
+            "mcp__approval__approve",
+            "--output-format",
+            "json"
+          ],
           { env: envFor(server), cwd: dir }
         )
       )
@@ -380,7 +454,11 @@ describe("flags (issue 24, 4)", () => {
       expect(fs.existsSync(path.join(dir, "rewrite-me.txt"))).toBe(false)
       expect(lastResult(server, 2)).toContain("The approver refused Bash: touch refused.txt")
       const asked = fs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))
-      expect(asked[0]).toEqual({ tool_name: "Bash", input: { command: "echo allowed > allowed.txt" }, tool_use_id: "toolu_1" })
+      expect(asked[0]).toEqual({
+        tool_name: "Bash",
+        input: { command: "echo allowed > allowed.txt" },
+        tool_use_id: "toolu_1"
+      })
       expect(asked).toHaveLength(3)
       expect(JSON.parse(result.stdout).permission_denials).toEqual([
         { tool_name: "Bash", tool_use_id: "toolu_2", tool_input: { command: "touch refused.txt" } }
@@ -415,7 +493,9 @@ describe("flags (issue 24, 4)", () => {
       expect(copy).toContain("Forked answer.")
       // The model saw the old conversation.
       expect(JSON.stringify(body(server, 1).messages)).toContain("First answer.")
-      const alone = yield* Effect.promise(() => runCli(["-p", "x", "--fork-session"], { env: envFor(server, home), cwd: dir }))
+      const alone = yield* Effect.promise(() =>
+        runCli(["-p", "x", "--fork-session"], { env: envFor(server, home), cwd: dir })
+      )
       expect(alone.code).toBe(2)
     }))
 })
