@@ -78,3 +78,7 @@ export const isError = (result: unknown): boolean => isObject(result) && result[
 /** The text of content blocks, for an error message. */
 export const text = (blocks: ReadonlyArray<Messages.ToolResultContentBlock>): string =>
   blocks.map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join("\n")
+
+/** The characters of content blocks (an image counts its base64 data). */
+export const size = (blocks: ReadonlyArray<Messages.ToolResultContentBlock>): number =>
+  blocks.reduce((sum, b) => sum + (b.type === "text" ? b.text.length : b.type === "image" && b.source.type === "base64" ? b.source.data.length : 0), 0)
