@@ -30,7 +30,11 @@ const project = () => {
   return { dir, extra }
 }
 
-const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "4000" }
+// The user approves every project server (issue 21: a project's servers start only once approved).
+const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-cli-home-"))
+Fs.writeFileSync(Path.join(home, "settings.json"), JSON.stringify({ enableAllProjectMcpServers: true }))
+
+const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "4000", SWITCHYARD_HOME: home }
 
 describe("switchyard with MCP servers", () => {
   it("mcp list shows every server: connected with its tool count, failed with why; a bad entry names file and field", async () => {
@@ -43,8 +47,8 @@ describe("switchyard with MCP servers", () => {
     expect(String(servers[1]!["error"])).toContain("initialize")
     expect(result.stderr).toContain(`${Path.join(dir, ".mcp.json")}: mcpServers.broken.command`)
     const text = await runCli(["mcp", "list"], { cwd: dir, env, timeoutMs: 60_000 })
-    expect(text.stdout).toMatch(/everything connected · stdio · \d+ tools/)
-    expect(text.stdout).toMatch(/silent failed · stdio · no answer to initialize/)
+    expect(text.stdout).toMatch(/everything connected · stdio · project · \d+ tools/)
+    expect(text.stdout).toMatch(/silent failed · stdio · project · no answer to initialize/)
   })
 
   it("tools list marks MCP tools deferred and lists ToolSearch; --strict-mcp-config uses only --mcp-config", async () => {

@@ -53,6 +53,8 @@ export interface ArgSpec {
   readonly name: string
   readonly description: string
   readonly optional: boolean
+  /** The last argument may take every remaining word (`ARGS...`). */
+  readonly variadic?: boolean
   readonly choices?: ReadonlyArray<string>
   readonly complete?: ValueCompletion
 }
@@ -173,6 +175,25 @@ const outputFormat = (what: string): OptionSpec => ({
   default: "text"
 })
 
+function mcpScope(description: string, withDefault = true): OptionSpec {
+  return {
+    name: "scope",
+    aliases: ["s"],
+    value: "SCOPE",
+    choices: ["local", "project", "user"],
+    description,
+    ...(withDefault ? { default: "local" } : {})
+  }
+}
+
+const mcpCwd: OptionSpec = {
+  name: "cwd",
+  value: "DIR",
+  description: "The project directory",
+  default: "the current directory",
+  complete: "directories"
+}
+
 const maxTurns: OptionSpec = {
   name: "max-turns",
   value: "N",
@@ -260,7 +281,15 @@ export const commands: ReadonlyArray<CommandSpec> = [
     path: ["tools", "list"],
     summary: "List the tools the model sees (deferred tools are marked)",
     args: [],
-    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
+    options: [
+      { name: "json", description: "Print JSON" },
+      {
+        name: "cached",
+        description: "Start no MCP server: list MCP tools as they were when their servers last connected here " +
+          "(what completion scripts use)"
+      },
+      ...engineOptions
+    ]
   },
   {
     path: ["tools", "search"],
@@ -287,16 +316,87 @@ export const commands: ReadonlyArray<CommandSpec> = [
   },
   {
     path: ["mcp"],
-    summary: "MCP servers: list them with their state and tool count",
+    summary: "MCP servers: list, inspect, add and remove them (Claude Code's `claude mcp`)",
     args: [],
     options: [],
     group: true
   },
   {
     path: ["mcp", "list"],
-    summary: "List the configured MCP servers: connected or failed (and why), with their tool count",
+    summary: "List the configured MCP servers with their scope: connected or failed (and why), with their tool count",
+    details: [
+      "A project's .mcp.json servers start only once you approve them; one that is not approved is listed and not",
+      "started."
+    ],
     args: [],
     options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
+  },
+  {
+    path: ["mcp", "get"],
+    summary: "Show one MCP server: its scope, status, transport and command line or URL",
+    args: [{ name: "NAME", description: "The server's name", optional: false }],
+    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
+  },
+  {
+    path: ["mcp", "add"],
+    summary: "Add an MCP server: `mcp add NAME -- COMMAND ARGS…` (stdio) or `mcp add --transport http NAME URL`",
+    details: [
+      "Options come before NAME; put -- before a command whose arguments start with a dash.",
+      "Scopes: local (the default: this project, only you), project (.mcp.json, shared with the project), user",
+      "(all your projects). local and user are stored in $SWITCHYARD_HOME/.switchyard.json (~/.switchyard/.switchyard.json)."
+    ],
+    args: [
+      { name: "NAME", description: "The server's name (letters, digits, - and _)", optional: false },
+      { name: "COMMAND_OR_URL", description: "The command to run (stdio) or the server's URL (http, sse)", optional: false },
+      { name: "ARGS", description: "The command's arguments", optional: true, variadic: true }
+    ],
+    options: [
+      mcpScope("Where to store it"),
+      {
+        name: "transport",
+        aliases: ["t"],
+        value: "TRANSPORT",
+        choices: ["stdio", "http", "sse"],
+        description: "How to reach the server",
+        default: "stdio, or http for a URL"
+      },
+      {
+        name: "env",
+        aliases: ["e"],
+        value: "KEY=VALUE",
+        repeatable: true,
+        description: "An environment variable of the server's process (stdio)"
+      },
+      {
+        name: "header",
+        aliases: ["H"],
+        value: "\"NAME: VALUE\"",
+        repeatable: true,
+        description: "A header sent with every request (http, sse), e.g. \"Authorization: Bearer TOKEN\""
+      },
+      mcpCwd
+    ]
+  },
+  {
+    path: ["mcp", "add-json"],
+    summary: "Add an MCP server given as JSON, as in .mcp.json: `mcp add-json NAME '{\"type\":\"http\",\"url\":…}'`",
+    args: [
+      { name: "NAME", description: "The server's name (letters, digits, - and _)", optional: false },
+      { name: "JSON", description: "The server's entry", optional: false }
+    ],
+    options: [mcpScope("Where to store it"), mcpCwd]
+  },
+  {
+    path: ["mcp", "remove"],
+    summary: "Remove an MCP server",
+    args: [{ name: "NAME", description: "The server's name", optional: false }],
+    options: [mcpScope("The scope to remove it from (needed when the name is in several)", false), mcpCwd]
+  },
+  {
+    path: ["mcp", "reset-project-choices"],
+    summary: "Forget the approvals and rejections of this project's .mcp.json servers (you are asked again)",
+    args: [],
+    options: [mcpCwd]
   },
   {
     path: ["speculate"],
@@ -449,7 +549,10 @@ const table = (rows: ReadonlyArray<readonly [string, string]>): ReadonlyArray<st
 }
 
 const usageLine = (command: CommandSpec): string => {
-  const args = command.args.map((a) => (a.optional ? `[${a.name}]` : a.name)).join(" ")
+  const args = command.args.map((a) => {
+    const name = a.variadic ? `${a.name}...` : a.name
+    return a.optional ? `[${name}]` : name
+  }).join(" ")
   const options = command.options.length > 0 ? " [options]" : ""
   return `switchyard ${command.path.join(" ")}${options}${args === "" ? "" : ` ${args}`}`
 }
@@ -559,7 +662,9 @@ const unknownOption = (command: CommandSpec, token: string): string => {
   const elsewhere = suggestion === undefined
     ? commands.find((c) => c.options.some((o) => o.name === name))
     : undefined
-  const hint = suggestion !== undefined
+  const hint = command.path.join(" ") === "mcp add" && suggestion === undefined
+    ? "options come before NAME; put -- before the server's command (switchyard mcp add NAME -- COMMAND ARGS…)"
+    : suggestion !== undefined
     ? `did you mean --${suggestion}?`
     : elsewhere !== undefined
     ? `it is an option of \`switchyard ${elsewhere.path.join(" ")}\``
@@ -690,7 +795,7 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
     }
     options.push(canonical, value)
   }
-  const maxArgs = command.args.length
+  const maxArgs = command.args.at(-1)?.variadic ? Infinity : command.args.length
   const required = command.args.filter((a) => !a.optional)
   if (path[0] === "run" && positionals.length > 1) {
     // A prompt split by the shell: Claude Code takes the words as one prompt too.

@@ -27,12 +27,15 @@ import * as Builtins from "@switchyard/tools/Builtins"
 import * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as readline from "node:readline/promises"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
+import * as McpToolCache from "./internal/mcpToolCache.js"
+import * as McpSetup from "./McpSetup.js"
 import * as Output from "./Output.js"
 
 /**
@@ -56,6 +59,11 @@ export interface CommonOptions {
   readonly strictMcpConfig?: boolean | undefined
   /** `--scheduling`: overrides the settings' `scheduling` (default `footprints`, SPEC §4.13). */
   readonly scheduling?: Footprint.Scheduling | undefined
+  /**
+   * Unapproved `.mcp.json` servers: `ask` in a terminal (the default), `never`
+   * ask (they stay pending), or `offline`: resolve no MCP server at all.
+   */
+  readonly mcpApproval?: "ask" | "never" | "offline" | undefined
 }
 
 /**
@@ -95,8 +103,12 @@ export interface Prepared {
   readonly permissions: PermissionContext.PermissionContext
   /** One line per settings problem (the rest of the settings still loaded). */
   readonly warnings: ReadonlyArray<string>
-  /** The configured MCP servers (none when absent). */
+  /** The MCP servers to start (none when absent). */
   readonly mcp?: McpConfig.Loaded | undefined
+  /** Every scope's MCP servers and the approval of the project's (`mcp list`, `/mcp`). */
+  readonly mcpSetup?: McpSetup.Loaded | undefined
+  /** The state directory (`$SWITCHYARD_HOME`, else `~/.switchyard`). */
+  readonly stateDir?: string | undefined
   /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
   readonly scheduling: Footprint.Scheduling
 }
@@ -168,7 +180,16 @@ export const prepare = (
         return yield* Effect.fail(CliError.badInput(`MCP config file not found: ${path.resolve(cwd, file)}`))
       }
     }
-    const mcp = yield* McpConfig.load({ cwd, files: mcpFiles, strict: options.strictMcpConfig ?? false })
+    const stateDir = yield* Settings.stateDirectory(yield* Settings.homeDirectory)
+    const mcpSetup = options.mcpApproval === "offline" ? undefined : yield* McpSetup.load({
+      cwd,
+      stateDir,
+      settings,
+      files: mcpFiles,
+      strict: options.strictMcpConfig ?? false,
+      ask: options.mcpApproval ?? "ask"
+    })
+    const mcp: McpConfig.Loaded = { servers: mcpSetup?.servers ?? [], issues: mcpSetup?.warnings ?? [] }
     const warnings = [...settings.issues.map(Settings.formatIssue), ...mcp.issues]
     const configured = settings.values["scheduling"]
     const fromSettings = Schema.decodeUnknownOption(Footprint.Scheduling)(configured)
@@ -176,7 +197,7 @@ export const prepare = (
       warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
-    return { cwd, settings, permissions, warnings, mcp, scheduling }
+    return { cwd, settings, permissions, warnings, mcp, mcpSetup, stateDir, scheduling }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */
@@ -259,12 +280,24 @@ export const layer = <ME = never, MR = never>(
 export const mcpLayer = (
   prepared: Prepared,
   options: { readonly reportFailures?: boolean } = {}
-): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool> =>
-  McpServers.layer(prepared.mcp?.servers ?? [], {
+): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool | FileSystem.FileSystem | Path.Path> => {
+  const servers = prepared.mcp?.servers ?? []
+  const layer = McpServers.layer(servers, {
     onFailure: options.reportFailures === false
       ? undefined
       : (status) => Output.warn(`MCP server "${status.name}" failed to connect: ${status.error ?? "unknown error"}`)
   })
+  const stateDir = prepared.stateDir
+  if (servers.length === 0 || stateDir === undefined) return layer
+  // Remember the tool names for completion scripts, which never start a server.
+  return Layer.tap(layer, (context) =>
+    Effect.flatMap(Context.get(context, McpServers.McpServers).servers, (statuses) =>
+      McpToolCache.write(
+        stateDir,
+        prepared.cwd,
+        Object.fromEntries(statuses.filter((s) => s.state === "connected").map((s) => [s.name, s.tools]))
+      )))
+}
 
 /**
  * A tool pool on its own (for commands that only connect MCP servers).
