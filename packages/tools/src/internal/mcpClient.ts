@@ -69,6 +69,8 @@ export interface Connection {
   readonly inFlight: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Why the connection was closed from our side (its stream broke mid-call), if it was. */
   readonly brokenReason: () => string | undefined
+  /** The server no longer has this session (it restarted or is gone): closing sends no `DELETE`. */
+  readonly markLost: () => void
   /** End the connection and its process (a streamable HTTP session gets `DELETE`). */
   readonly close: Effect.Effect<void>
 }
@@ -104,6 +106,7 @@ export const connect = (
     let stderr = ""
     let closed = false
     let broken: string | undefined
+    let lost = false
     let calls = 0
     let stdio: InstanceType<Modules["StdioClientTransport"]> | undefined
     let http: InstanceType<Modules["StreamableHTTPClientTransport"]> | undefined
@@ -155,6 +158,7 @@ export const connect = (
       const message = error instanceof Error ? error.message : String(error)
       if (!/SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|terminated/i.test(message)) return
       broken = `the connection to ${remote.url} broke (${message})`
+      lost = true
       void client.close().catch(() => undefined)
     }
     let pid: number | undefined
@@ -170,7 +174,7 @@ export const connect = (
       return (target === undefined || target === null
         ? Effect.void
         : McpProcess.terminate(target, Duration.toMillis(options.killGrace))).pipe(
-          Effect.zipRight(closed ? Effect.void : endSession),
+          Effect.zipRight(closed || lost ? Effect.void : endSession),
           Effect.zipRight(
             Effect.promise(() => client.close().catch(() => undefined)).pipe(
               Effect.timeout(options.killGrace),
@@ -223,6 +227,9 @@ export const connect = (
           () => Effect.sync(() => void calls--)
         ),
       brokenReason: () => broken,
+      markLost: () => {
+        lost = true
+      },
       close: Scope.close(scope, Exit.void)
     }
   })

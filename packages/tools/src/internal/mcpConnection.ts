@@ -243,9 +243,13 @@ export const make = (
         error = McpHttp.unauthorizedMessage(config.name, remote.url)
         return { _tag: "Fail", message: `Error: ${error}` }
       }
-      if (failure?.kind === "refused" || failure?.kind === "session-lost") return { _tag: "Retry", why: failure.message }
+      if (failure?.kind === "refused" || failure?.kind === "session-lost") {
+        conn.markLost()
+        return { _tag: "Retry", why: failure.message }
+      }
       const lost = failure?.kind === "reset" || conn.isClosed() || isConnectionClosed(cause)
       if (!lost) return { _tag: "Fail", message: `Error: MCP server "${config.name}" failed ${what}: ${describe(cause)}` }
+      conn.markLost()
       const why = failure?.message ?? conn.brokenReason() ?? "the server closed the connection"
       if (remote !== undefined && repeatable) return { _tag: "Retry", why }
       const tail = conn.stderrTail()
