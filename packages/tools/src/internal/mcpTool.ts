@@ -9,14 +9,19 @@
  * (a string under a key such as `path`, `paths`, `source` or
  * `destination`, and any absolute path) resolved and checked against the
  * server's allowed roots (for a filesystem server its directory arguments,
- * else the working directory). When every path is inside a root, the call
- * reads (read-only tool) or writes those paths; a read-only call without a
- * path reads the roots; anything else — a path outside the roots, a writing
- * call that names no path — writes `*`, a barrier.
+ * else the working directory), a relative one against the server process's
+ * directory. When every path is inside a root, the call reads (read-only
+ * tool) or reads and writes those paths; a read-only call without a path
+ * reads the roots; anything else — a path outside the roots, a writing call
+ * that names no path — writes `*`, a barrier. Over-declaring is safe (an
+ * absolute-looking text is taken as a path); a relative path under a key not
+ * in the list is the risk this heuristic takes, so a server whose tools name
+ * files otherwise should keep `"footprint": "server"` and run with
+ * `--scheduling greedy`.
  *
  * @internal
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Footprint from "@switchyard/core/Footprint"
 import type * as Messages from "@switchyard/core/Messages"
@@ -91,14 +96,17 @@ const rootsOf = (
   Effect.gen(function*() {
     const path = yield* Path.Path
     const transport = config.transport
-    const base = transport._tag === "stdio" && transport.cwd !== undefined ? path.resolve(cwd, transport.cwd) : cwd
+    const base = transport._tag === "stdio" && transport.cwd !== undefined ? path.resolve(process.cwd(), transport.cwd) : process.cwd()
     const candidates = transport._tag === "stdio"
       ? transport.args.filter((arg) => !arg.startsWith("-") && (arg.startsWith("/") || arg.startsWith(".")))
       : []
+    const fs = yield* FileSystem.FileSystem
     const roots: Array<string> = []
     for (const candidate of candidates) {
-      const absolute = path.resolve(base, candidate)
-      roots.push(yield* Footprints.canonical(absolute))
+      const absolute = yield* Footprints.canonical(path.resolve(base, candidate))
+      // Its directory arguments (the script it runs is an argument too).
+      const info = yield* Effect.option(fs.stat(absolute))
+      if (info._tag === "Some" && info.value.type === "Directory") roots.push(absolute)
     }
     return roots.length > 0 ? roots : [yield* Footprints.canonical(cwd)]
   })
@@ -119,9 +127,10 @@ export const workspaceFootprint = (
     const path = yield* Path.Path
     const roots = yield* rootsOf(config, context.cwd)
     const transport = config.transport
+    // A relative path is the server's: its process runs in its `cwd`, else in ours.
     const base = transport._tag === "stdio" && transport.cwd !== undefined
-      ? path.resolve(context.cwd, transport.cwd)
-      : context.cwd
+      ? path.resolve(process.cwd(), transport.cwd)
+      : process.cwd()
     const home = process.env["HOME"] ?? "/"
     const paths: Array<string> = []
     for (const raw of pathArguments(input)) {
@@ -130,10 +139,10 @@ export const workspaceFootprint = (
       if (!roots.some((root) => inside(path, root, resolved))) return Footprint.writesEverything
       paths.push(resolved)
     }
-    const server = Footprint.mcp(config.name)
-    if (readOnly) return { reads: [server, ...(paths.length > 0 ? paths : roots.map(Footprint.subtree))] }
+    // The tree is the server's state: calls on different files need not wait for each other.
+    if (readOnly) return { reads: paths.length > 0 ? paths : roots.map(Footprint.subtree) }
     if (paths.length === 0) return Footprint.writesEverything
-    return { reads: paths, writes: [server, ...paths] }
+    return { reads: paths, writes: paths }
   })
 
 /** The Switchyard tool for one tool of a server. */
