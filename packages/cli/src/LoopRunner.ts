@@ -25,6 +25,7 @@ import * as Stream from "effect/Stream"
 import * as CliError from "./CliError.js"
 import * as Cost from "./Cost.js"
 import * as Dispatch from "./Dispatch.js"
+import * as McpSetup from "./McpSetup.js"
 import * as Output from "./Output.js"
 import * as Render from "./Render.js"
 import type * as Sessions from "./Sessions.js"
@@ -86,7 +87,7 @@ export const initLine = (
       model,
       permissionMode: ctx.permissions.mode,
       tools: env.tools.map((tool) => tool.name),
-      mcp_servers: []
+      mcp_servers: yield* McpSetup.initServers
     }
   })
 

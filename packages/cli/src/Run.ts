@@ -333,7 +333,7 @@ export const run = (options: Options) =>
           }).pipe(
             Effect.scoped,
             Effect.provide(suggestions.generatorLayer),
-            Effect.provide(Runtime.layer(prepared, { model: modelLive, prompt: Terminal.promptLayer(ui) }))
+            Effect.provide(Runtime.layer(prepared, { model: modelLive, prompt: Terminal.promptLayer(ui), modelName: model }))
           ),
         () => Effect.sync(() => ui.close())
       )
@@ -345,6 +345,7 @@ export const run = (options: Options) =>
     const settings = { format, model, verbose: options.verbose }
     const layer = Runtime.layer(prepared, {
       model: modelLive,
+      modelName: model,
       prompt: Runtime.noPrompt(
         "no interactive terminal; allow the call with --allowed-tools, a settings rule, or --permission-mode"
       )

@@ -10,6 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Deferral from "@switchyard/core/Deferral"
 import * as Footprint from "@switchyard/core/Footprint"
 import * as HookRunner from "@switchyard/core/HookRunner"
 import type * as Hooks from "@switchyard/core/Hooks"
@@ -197,6 +198,10 @@ export const prepare = (
       warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
+    const toolSearch = settings.env["ENABLE_TOOL_SEARCH"] ?? process.env["ENABLE_TOOL_SEARCH"]
+    if (toolSearch !== undefined && toolSearch.trim() !== "" && Deferral.parsePolicy(toolSearch) === undefined) {
+      warnings.push(`ENABLE_TOOL_SEARCH="${toolSearch}" is not true, false, auto or auto:N; deferring as for true`)
+    }
     return { cwd, settings, permissions, warnings, mcp, mcpSetup, stateDir, scheduling }
   })
 
@@ -239,6 +244,7 @@ export type Services =
   | Permissions.PermissionPolicy
   | Hooks.Hooks
   | ShellAnalysis.ShellAnalysis
+  | McpServers.McpServers
   | NodeContext.NodeContext
 
 /**
@@ -254,11 +260,13 @@ export const layer = <ME = never, MR = never>(
   options: {
     readonly model?: Layer.Layer<Model.LanguageModel, ME, MR> | undefined
     readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt>
+    /** The model's name, for where tool search is off and for `auto`'s context window (default: the environment's). */
+    readonly modelName?: string | undefined
   }
 ): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
   const tools = Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
-    Layer.provideMerge(Registry.layer()),
+    Layer.provideMerge(Registry.layer(registryOptions(prepared, options.modelName))),
     Layer.provideMerge(Results.layer),
     Layer.provide(FetchHttpClient.layer),
     Layer.provideMerge(model)
@@ -268,6 +276,32 @@ export const layer = <ME = never, MR = never>(
   return Layer.mergeAll(tools, policy, hooks, ShellCommand.layer, options.prompt).pipe(
     Layer.provideMerge(NodeContext.layer)
   ) as Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>>
+}
+
+/**
+ * A variable as the MCP layer and tool search read it: the settings' `env`
+ * first (Claude Code applies it over the environment), then the process's.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const mcpVariable = (prepared: Prepared, name: string): string | undefined =>
+  prepared.settings.env[name] ?? process.env[name]
+
+/**
+ * The registry's deferral (SPEC §4.3): `ENABLE_TOOL_SEARCH` from the
+ * settings' `env` or the environment, off for a model without tool search
+ * and behind a base URL that is not Anthropic's unless that variable says
+ * otherwise; `auto` against the model's context window.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const registryOptions = (prepared: Prepared, modelName: string | undefined): Registry.Options => {
+  const model = modelName ?? [process.env["SWITCHYARD_MODEL"], process.env["ANTHROPIC_MODEL"]].find((m) => m !== undefined && m !== "")
+  const raw = mcpVariable(prepared, "ENABLE_TOOL_SEARCH")
+  const policy = Deferral.resolvePolicy({ raw, model, baseUrl: process.env["ANTHROPIC_BASE_URL"] })
+  return { deferral: policy, contextWindowTokens: Deferral.contextWindow(model) }
 }
 
 /**
@@ -283,6 +317,7 @@ export const mcpLayer = (
 ): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool | FileSystem.FileSystem | Path.Path> => {
   const servers = prepared.mcp?.servers ?? []
   const layer = McpServers.layer(servers, {
+    env: Object.fromEntries(McpServers.VARIABLES.map((name) => [name, prepared.settings.env[name]])),
     onFailure: options.reportFailures === false
       ? undefined
       : (status) => Output.warn(`MCP server "${status.name}" failed to connect: ${status.error ?? "unknown error"}`)
