@@ -15,6 +15,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
 import * as PermissionChain from "@switchyard/core/PermissionChain"
+import type * as Messages from "@switchyard/core/Messages"
 import type * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -26,6 +27,7 @@ import * as Render from "./Render.js"
 import * as Run from "./Run.js"
 import type { Prepared } from "./Runtime.js"
 import type * as Sessions from "./Sessions.js"
+import * as McpSlash from "./McpSlash.js"
 import * as SlashCommands from "./SlashCommands.js"
 import * as SuggestionUi from "./SuggestionUi.js"
 
@@ -408,7 +410,7 @@ export const repl = (
       usage: Cost.zero,
       turns: 0
     }
-    const runTurn = (prompt: string) =>
+    const runTurn = (prompt: string | ReadonlyArray<Messages.ContentBlock>) =>
       Effect.gen(function*() {
         const { session, recorder } = state.conversation
         ui.listenForInterrupt(() => {
@@ -451,6 +453,17 @@ export const repl = (
       if (text === undefined) break
       const prompt = text.trim()
       if (prompt === "") continue
+      // MCP prompts as slash commands and @server:uri mentions (McpSlash.ts).
+      const expanded = yield* McpSlash.expand(prompt)
+      if (expanded._tag === "Say") {
+        ui.line(paint("yellow", expanded.text))
+        continue
+      }
+      if (expanded._tag === "Send") {
+        if (suggestions !== undefined) yield* suggestions.reject
+        yield* runTurn(expanded.prompt)
+        continue
+      }
       if (prompt.startsWith("/")) {
         if (suggestions !== undefined) yield* suggestions.reject
         const next = yield* SlashCommands.run(prompt, state)
