@@ -251,8 +251,10 @@ export interface AddOptions {
 
 const stateDirectory = Effect.flatMap(Settings.homeDirectory, Settings.stateDirectory)
 
-const scopeFailure = (error: McpScopes.McpScopeError) =>
-  CliError.failure(`${error.message}${error.message.includes(error.path) ? "" : ` (${error.path})`}`)
+const scopeFailure = (error: McpScopes.McpScopeError) => {
+  const message = `${error.message}${error.message.includes(error.path) ? "" : ` (${error.path})`}`
+  return error.reason === "io" ? CliError.failure(message) : CliError.badInput(message)
+}
 
 const parsePairs = (
   values: ReadonlyArray<string>,

@@ -56,7 +56,9 @@ export const writableScopes: ReadonlyArray<WritableScope> = ["local", "project",
  */
 export class McpScopeError extends Schema.TaggedError<McpScopeError>()("McpScopeError", {
   path: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  /** `invalid`: the name or entry; `missing`: no such server; `ambiguous`: in several scopes; `io`: the file. */
+  reason: Schema.Literal("invalid", "missing", "ambiguous", "io")
 }) {}
 
 /**
@@ -149,7 +151,7 @@ export const updateJsonFile = <E>(
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const fail = (message: string) => new McpScopeError({ path: file, message })
+    const fail = (message: string) => new McpScopeError({ path: file, message, reason: "io" })
     const current = yield* readJsonFile(file)
     if (current.problem !== undefined) return yield* fail(`${current.problem}; not overwriting it`)
     const next = f(current.json)
@@ -376,13 +378,14 @@ export const add = (
     if (!isValidName(options.name)) {
       return yield* new McpScopeError({
         path: file,
-        message: `"${options.name}" is not a valid server name: use letters, digits, "-" and "_" (at most 64)`
+        message: `"${options.name}" is not a valid server name: use letters, digits, "-" and "_" (at most 64)`,
+        reason: "invalid"
       })
     }
     // Check the entry as it would be read (variables left unexpanded: they are expanded when it is used).
     const checked = McpConfig.parse(JSON.stringify({ mcpServers: { [options.name]: options.entry } }), file, {}, "user")
     const problem = checked.issues.find((issue) => !issue.includes("is not set and has no default"))
-    if (problem !== undefined) return yield* new McpScopeError({ path: file, message: problem })
+    if (problem !== undefined) return yield* new McpScopeError({ path: file, message: problem, reason: "invalid" })
     const written = yield* updateJsonFile(file, (json) => {
       const { put, servers } = serversIn(json, options, path)
       return Either.right(put({ ...servers, [options.name]: options.entry }))
@@ -421,14 +424,16 @@ export const remove = (options: {
         path: where,
         message: `No MCP server named "${options.name}" in ${
           options.scope === undefined ? "the local, project or user scope" : `the ${options.scope} scope`
-        }`
+        }`,
+        reason: "missing"
       })
     }
     if (holding.length > 1) {
       return yield* new McpScopeError({
         path: where,
         message: `MCP server "${options.name}" is in several scopes (${holding.join(", ")}); ` +
-          `say which with --scope ${holding.join("|")}`
+          `say which with --scope ${holding.join("|")}`,
+        reason: "ambiguous"
       })
     }
     const scope = holding[0]!
