@@ -148,6 +148,9 @@ const rowText = (r: Row): string => {
   return `${Output.paint("bold", r.name)} ${stateText(r.status)} · ${r.transport} · ${r.scope} · ${detail}`
 }
 
+const shadowed = (found: ReadonlyArray<McpConfig.ServerConfig>, chosen: McpConfig.ServerConfig) =>
+  found.filter((s) => s !== chosen).map((s) => s.scope ?? "dynamic").join(", ")
+
 const scopeTitle: Record<McpConfig.Scope, string> = {
   local: "Local config (private to you in this project)",
   project: "Project config (shared via .mcp.json)",
@@ -192,7 +195,8 @@ export const get = (options: Options & { readonly name: string }) =>
           name: chosen.name,
           scope,
           source: chosen.source,
-          status: status?.state ?? (setup?.decision.status.get(chosen.name) === "rejected" ? "rejected" : "not-approved"),
+          status: status?.state ??
+            (setup?.decision.status.get(chosen.name) === "rejected" ? "rejected" : "not-approved"),
           error: status?.error ?? null,
           transport: chosen.transport._tag,
           ...(chosen.transport._tag === "stdio"
@@ -220,10 +224,12 @@ export const get = (options: Options & { readonly name: string }) =>
         ]
         : [
           `  URL: ${t.url}`,
-          ...(Object.keys(t.headers).length === 0 ? [] : ["  Headers:", ...Object.keys(t.headers).map((k) => `    ${k}: …`)])
+          ...(Object.keys(t.headers).length === 0
+            ? []
+            : ["  Headers:", ...Object.keys(t.headers).map((k) => `    ${k}: …`)])
         ]),
       ...(found.length > 1
-        ? [`  Also configured in: ${found.filter((s) => s !== chosen).map((s) => s.scope ?? "dynamic").join(", ")} (shadowed)`]
+        ? [`  Also configured in: ${shadowed(found, chosen)} (shadowed)`]
         : []),
       "",
       scope === "dynamic"
@@ -300,18 +306,29 @@ export const add = (options: AddOptions) =>
     }
     if (transport !== "stdio") {
       if (options.args.length > 0) {
-        return yield* Effect.fail(CliError.badInput(`an ${transport} server takes a URL and no arguments (got ${options.args.join(" ")})`))
+        return yield* Effect.fail(
+          CliError.badInput(`an ${transport} server takes a URL and no arguments (got ${options.args.join(" ")})`)
+        )
       }
       if (!looksLikeUrl) {
-        return yield* Effect.fail(CliError.badInput(`--transport ${transport} needs a URL such as https://example.com/mcp, not ${options.commandOrUrl}`))
+        return yield* Effect.fail(CliError.badInput(
+          `--transport ${transport} needs a URL such as https://example.com/mcp, not ${options.commandOrUrl}`
+        ))
       }
-      if (options.env.length > 0) return yield* Effect.fail(CliError.badInput(`--env is for stdio servers, not ${transport}`))
+      if (options.env.length > 0) {
+        return yield* Effect.fail(CliError.badInput(`--env is for stdio servers, not ${transport}`))
+      }
     }
     const entry: Record<string, unknown> = transport === "stdio"
       ? { type: "stdio", command: options.commandOrUrl, args: [...options.args], env }
       : { type: transport, url: options.commandOrUrl, ...(Object.keys(headers).length > 0 ? { headers } : {}) }
-    const file = yield* McpScopes.add({ stateDir: yield* stateDirectory, projectDir: cwd, scope: options.scope, name: options.name, entry })
-      .pipe(Effect.mapError(scopeFailure))
+    const file = yield* McpScopes.add({
+      stateDir: yield* stateDirectory,
+      projectDir: cwd,
+      scope: options.scope,
+      name: options.name,
+      entry
+    }).pipe(Effect.mapError(scopeFailure))
     const what = transport === "stdio"
       ? `with command: ${[options.commandOrUrl, ...options.args].join(" ")}`
       : `with URL: ${options.commandOrUrl}`
@@ -343,7 +360,9 @@ export const addJson = (options: {
       )
     }
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-      return yield* Effect.fail(CliError.badInput(`expected a server object such as {"type":"http","url":"https://…"}`))
+      return yield* Effect.fail(
+        CliError.badInput(`expected a server object such as {"type":"http","url":"https://…"}`)
+      )
     }
     const file = yield* McpScopes.add({
       stateDir: yield* stateDirectory,
@@ -405,7 +424,8 @@ export const resetProjectChoices = (options: { readonly cwd: string }) =>
     const settings = yield* Settings.load({ cwd, stateDir })
     for (const file of settings.files) {
       const approval = file.mcpApproval
-      if (approval === undefined || !(yield* fs.exists(file.source.path).pipe(Effect.orElseSucceed(() => false)))) continue
+      if (approval === undefined) continue
+      if (!(yield* fs.exists(file.source.path).pipe(Effect.orElseSucceed(() => false)))) continue
       const keys = [
         approval.enableAll !== undefined ? "enableAllProjectMcpServers" : undefined,
         approval.enabled !== undefined ? "enabledMcpjsonServers" : undefined,

@@ -113,8 +113,8 @@ export const isTrackedByGit = (file: string): Effect.Effect<boolean, never, File
 const describeServer = (server: McpConfig.ServerConfig): string => {
   const transport = server.transport
   if (transport._tag !== "stdio") return `${transport._tag} ${transport.url}`
-  return [transport.command, ...transport.args].map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : JSON.stringify(part)))
-    .join(" ")
+  const quote = (part: string) => (/^[\w@%+=:,./-]+$/.test(part) ? part : JSON.stringify(part))
+  return [transport.command, ...transport.args].map(quote).join(" ")
 }
 
 /**
@@ -157,7 +157,9 @@ export const terminalPrompt: Layer.Layer<McpApproval.Prompt> = Layer.succeed(Mcp
  * @since 0.1.0
  * @category formatting
  */
-export const initServers: Effect.Effect<ReadonlyArray<{ readonly name: string; readonly status: string }>> = Effect.flatMap(
+export const initServers: Effect.Effect<
+  ReadonlyArray<{ readonly name: string; readonly status: string }>
+> = Effect.flatMap(
   Effect.serviceOption(McpServers.McpServers),
   (service) =>
     service._tag === "None"

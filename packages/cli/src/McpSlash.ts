@@ -49,7 +49,9 @@ export const mcpCommand = (args: string): Effect.Effect<string> =>
       if (status._tag === "Left") return status.left.message
       return `${describe(status.right)}`
     }
-    if (verb !== "") return `Unknown /mcp command "${verb}"; /mcp lists the servers, /mcp reconnect NAME reconnects one.`
+    if (verb !== "") {
+      return `Unknown /mcp command "${verb}"; /mcp lists the servers, /mcp reconnect NAME reconnects one.`
+    }
     const servers = yield* found.value.servers
     if (servers.length === 0) return "No MCP servers configured (.mcp.json, `switchyard mcp add`, or --mcp-config)."
     return [
@@ -93,12 +95,11 @@ const promptCommand = (mcp: McpServers.Service, line: string): Effect.Effect<Exp
         .map((prompt) => ({ server, prompt }))
     )[0]
     if (match === undefined) {
-      const known = servers.flatMap((s) => s.prompts.map((p) => `/mcp__${McpServers.sanitize(s.name)}__${McpServers.sanitize(p.name)}`))
-      return {
-        _tag: "Say",
-        text: `Unknown command /${word}; ${known.length === 0 ? "no MCP server offers prompts" : `MCP prompts: ${known.join(", ")}`}. ` +
-          "Nothing was sent to the model."
-      }
+      const known = servers.flatMap((s) =>
+        s.prompts.map((p) => `/mcp__${McpServers.sanitize(s.name)}__${McpServers.sanitize(p.name)}`)
+      )
+      const offered = known.length === 0 ? "no MCP server offers prompts" : `MCP prompts: ${known.join(", ")}`
+      return { _tag: "Say", text: `Unknown command /${word}; ${offered}. Nothing was sent to the model.` }
     }
     const words = rest.filter((w) => w !== "")
     const params = match.prompt.arguments
@@ -109,11 +110,10 @@ const promptCommand = (mcp: McpServers.Service, line: string): Effect.Effect<Exp
     })
     const missing = params.filter((param) => param.required === true && args[param.name] === undefined)
     if (missing.length > 0) {
-      const usage = params.map((p) => (p.required === true ? p.name.toUpperCase() : `[${p.name.toUpperCase()}]`)).join(" ")
-      return {
-        _tag: "Say",
-        text: `Usage: /${word} ${usage} (missing ${missing.map((p) => p.name).join(", ")}). Nothing was sent to the model.`
-      }
+      const usage = params.map((p) => (p.required === true ? p.name.toUpperCase() : `[${p.name.toUpperCase()}]`))
+        .join(" ")
+      const names = missing.map((p) => p.name).join(", ")
+      return { _tag: "Say", text: `Usage: /${word} ${usage} (missing ${names}). Nothing was sent to the model.` }
     }
     const messages = yield* Effect.either(mcp.getPrompt(match.server.name, match.prompt.name, args))
     if (messages._tag === "Left") return { _tag: "Say", text: `/${word} failed: ${messages.left.message}` }
@@ -137,7 +137,10 @@ const mentions = (mcp: McpServers.Service, line: string): Effect.Effect<Expanded
         problems.push(`@${name}:${uri}: ${content.left.message}`)
         continue
       }
-      attached.push({ type: "text", text: `Contents of the MCP resource @${name}:${uri}:` }, ...content.right as ReadonlyArray<Messages.ContentBlock>)
+      attached.push(
+        { type: "text", text: `Contents of the MCP resource @${name}:${uri}:` },
+        ...content.right as ReadonlyArray<Messages.ContentBlock>
+      )
     }
     if (problems.length > 0) return { _tag: "Say", text: `${problems.join("\n")}\nNothing was sent to the model.` }
     if (attached.length === 0) return { _tag: "Unchanged" }

@@ -333,7 +333,9 @@ export const run = (options: Options) =>
           }).pipe(
             Effect.scoped,
             Effect.provide(suggestions.generatorLayer),
-            Effect.provide(Runtime.layer(prepared, { model: modelLive, prompt: Terminal.promptLayer(ui), modelName: model }))
+            Effect.provide(
+              Runtime.layer(prepared, { model: modelLive, prompt: Terminal.promptLayer(ui), modelName: model })
+            )
           ),
         () => Effect.sync(() => ui.close())
       )

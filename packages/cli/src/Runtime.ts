@@ -298,7 +298,8 @@ export const mcpVariable = (prepared: Prepared, name: string): string | undefine
  * @category config
  */
 export const registryOptions = (prepared: Prepared, modelName: string | undefined): Registry.Options => {
-  const model = modelName ?? [process.env["SWITCHYARD_MODEL"], process.env["ANTHROPIC_MODEL"]].find((m) => m !== undefined && m !== "")
+  const model = modelName ??
+    [process.env["SWITCHYARD_MODEL"], process.env["ANTHROPIC_MODEL"]].find((m) => m !== undefined && m !== "")
   const raw = mcpVariable(prepared, "ENABLE_TOOL_SEARCH")
   const policy = Deferral.resolvePolicy({ raw, model, baseUrl: process.env["ANTHROPIC_BASE_URL"] })
   return { deferral: policy, contextWindowTokens: Deferral.contextWindow(model) }

@@ -90,9 +90,11 @@ const printCached = (tools: ReadonlyArray<Tool.Any>, names: ReadonlyArray<string
     ], null, 2))
     : Effect.zipRight(
       printList(tools, false),
-      Effect.forEach(names, (name) => Output.line(`${Output.paint("bold", name.padEnd(Math.max(14, name.length + 1)))}(cached)`), {
-        discard: true
-      })
+      Effect.forEach(
+        names,
+        (name) => Output.line(`${Output.paint("bold", name.padEnd(Math.max(14, name.length + 1)))}(cached)`),
+        { discard: true }
+      )
     )
 
 /**

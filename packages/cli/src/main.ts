@@ -179,7 +179,11 @@ const tools = Command.make("tools").pipe(
   Command.withSubcommands([
     Command.make(
       "list",
-      { ...engineOptions(["tools", "list"]), json: flag(["tools", "list"], "json"), cached: flag(["tools", "list"], "cached") },
+      {
+        ...engineOptions(["tools", "list"]),
+        json: flag(["tools", "list"], "json"),
+        cached: flag(["tools", "list"], "cached")
+      },
       toolsCommand((args) => ({ _tag: "list", cached: args.cached }))
     ).pipe(Command.withDescription(findCommand(["tools", "list"])!.summary)),
     Command.make(
@@ -245,7 +249,11 @@ const mcp = Command.make("mcp").pipe(
       Effect.flatMap(mcpModule, (Mcp) => Mcp.list({ ...toCommon(args), json: args.json }))).pipe(
         Command.withDescription(findCommand(["mcp", "list"])!.summary)
       ),
-    Command.make("get", { ...engineOptions(["mcp", "get"]), json: flag(["mcp", "get"], "json"), name: mcpName }, (args) =>
+    Command.make("get", {
+      ...engineOptions(["mcp", "get"]),
+      json: flag(["mcp", "get"], "json"),
+      name: mcpName
+    }, (args) =>
       Effect.flatMap(mcpModule, (Mcp) => Mcp.get({ ...toCommon(args), json: args.json, name: args.name }))).pipe(
         Command.withDescription(findCommand(["mcp", "get"])!.summary)
       ),
@@ -289,7 +297,8 @@ const mcp = Command.make("mcp").pipe(
         json: Args.text({ name: "json" }).pipe(Args.withDescription("The server's entry"))
       },
       (args) =>
-        Effect.flatMap(mcpModule, (Mcp) => Mcp.addJson({ cwd: args.cwd, name: args.name, json: args.json, scope: args.scope }))
+        Effect.flatMap(mcpModule, (Mcp) =>
+          Mcp.addJson({ cwd: args.cwd, name: args.name, json: args.json, scope: args.scope }))
     ).pipe(Command.withDescription(findCommand(["mcp", "add-json"])!.summary)),
     Command.make(
       "remove",

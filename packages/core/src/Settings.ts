@@ -283,7 +283,9 @@ export const decode = (
       path: source.path,
       field: "(file)",
       message: `invalid JSON: ${message}${internal.failClosedNote(guards)}` +
-        (mcpApproval === undefined ? "" : "; until it is fixed, no server of a project's .mcp.json is started (fail closed)")
+        (mcpApproval === undefined
+          ? ""
+          : "; until it is fixed, no server of a project's .mcp.json is started (fail closed)")
     })
     if (guards.length === 0 && mcpApproval === undefined) return { file: undefined, issues: [issue] }
     return {

@@ -404,7 +404,10 @@ export class ToolPool extends Context.Tag("@switchyard/core/Tool/ToolPool")<
       tools: Effect.suspend(() =>
         inFlight.size === 0
           ? Effect.sync(() => tools.slice())
-          : Effect.zipRight(Effect.forEach([...inFlight], Deferred.await, { discard: true }), Effect.sync(() => tools.slice()))
+          : Effect.zipRight(
+            Effect.forEach([...inFlight], Deferred.await, { discard: true }),
+            Effect.sync(() => tools.slice())
+          )
       ),
       beginUpdate: () => {
         const done = Deferred.unsafeMake<void>(FiberId.none)

@@ -115,12 +115,14 @@ export const makeSearcher = (
     const exact = tools.find((t) => Tool.hasName(t, trimmed))
     const words = trimmed.split(/\s+/).filter((word) => word.length > 0)
     // `+term`: the tool's name must hold the term; the other words rank.
-    const required = words.filter((word) => word.startsWith("+") && word.length > 1).map((word) => word.slice(1).toLowerCase())
+    const required = words.filter((word) => word.startsWith("+") && word.length > 1)
+      .map((word) => word.slice(1).toLowerCase())
     // `mcp__server`: that server's tools come first.
     const prefixes = words.filter((word) => MCP_PREFIX.test(word)).map((word) => word.replace(/_+$/, "").toLowerCase())
     // A server prefix ranks by the server's name (every tool's name starts with "mcp").
     const terms = Bm25.tokenize(
-      words.map((word) => (word.startsWith("+") ? word.slice(1) : MCP_PREFIX.test(word) ? word.slice(5) : word)).join(" ")
+      words.map((word) => (word.startsWith("+") ? word.slice(1) : MCP_PREFIX.test(word) ? word.slice(5) : word))
+        .join(" ")
     )
     const ranked = Bm25.rank(built, terms, WEIGHTS).map(({ index }) => tools[index]!)
     const ofServer = (tool: Tool.Any) => prefixes.some((prefix) => tool.name.toLowerCase().startsWith(`${prefix}__`))
@@ -159,8 +161,9 @@ export const make = (deferred: ReadonlyArray<Tool.Any>): Tool.Tool<typeof Input.
       "Fetches full schema definitions for deferred tools so they can be called.",
       "Deferred tools appear by name (with a one-line summary) in the system prompt; until fetched, only the name is known.",
       'Query forms: "select:Name1,Name2" for exact names, or keywords (e.g. "github issues") to search by name,',
-      'summary and description; "+slack send" requires "slack" in the name and ranks by the rest; "mcp__github" lists',
-      "that MCP server's tools first. The result lists the matching tools, best first; their definitions are then available."
+      'summary and description; "+slack send" requires "slack" in the name and ranks by the rest; "mcp__github"',
+      "lists that MCP server's tools first. The result lists the matching tools, best first; their definitions are",
+      "then available."
     ].join(" "),
     searchHint: "search and load deferred tools by keyword or exact name",
     input: Input,

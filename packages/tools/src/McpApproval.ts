@@ -284,7 +284,9 @@ export const decide = (options: DecideOptions): Effect.Effect<Decision, never, F
       Either.right(withProjectEntry(json, projectKey, { ...projectEntry(json, projectKey), [CHOICES_KEY]: next }))
     ))
     if (Either.isLeft(written)) {
-      issues.push(`${written.left.path}: cannot remember your MCP choices: ${written.left.message}; you will be asked again`)
+      issues.push(
+        `${written.left.path}: cannot remember your MCP choices: ${written.left.message}; you will be asked again`
+      )
     }
     return { status, reasons, issues }
   })

@@ -141,7 +141,10 @@ export interface ServerConfig {
  * @since 0.1.0
  * @category constants
  */
-export const FILESYSTEM_SERVERS: ReadonlyArray<string> = ["@modelcontextprotocol/server-filesystem", "mcp-server-filesystem"]
+export const FILESYSTEM_SERVERS: ReadonlyArray<string> = [
+  "@modelcontextprotocol/server-filesystem",
+  "mcp-server-filesystem"
+]
 
 /**
  * Whether a stdio command line runs a known filesystem server.

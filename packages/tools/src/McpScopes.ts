@@ -285,7 +285,8 @@ export const merge = (
   // First appearance fixes the order; a later scope's entry replaces it.
   for (const server of ordered) byName.set(server.name, server)
   const winners = [...byName.values()]
-  const rank = (server: McpConfig.ServerConfig) => ["dynamic", "local", "project", "user"].indexOf(server.scope ?? "dynamic")
+  const rank = (server: McpConfig.ServerConfig) =>
+    ["dynamic", "local", "project", "user"].indexOf(server.scope ?? "dynamic")
   const byPrefix = new Map<string, McpConfig.ServerConfig>()
   const issues: Array<string> = []
   for (const server of [...winners].sort((a, b) => rank(a) - rank(b))) {
@@ -357,7 +358,10 @@ const serversIn = (json: Record<string, unknown>, options: WriteOptions, path: P
   const servers = isRecord(project["mcpServers"]) ? project["mcpServers"] : {}
   return {
     servers,
-    put: (next: Record<string, unknown>) => ({ ...json, projects: { ...projects, [key]: { ...project, mcpServers: next } } })
+    put: (next: Record<string, unknown>) => ({
+      ...json,
+      projects: { ...projects, [key]: { ...project, mcpServers: next } }
+    })
   }
 }
 

@@ -85,7 +85,11 @@ export interface ServerStatus {
 export interface PromptInfo {
   readonly name: string
   readonly description: string | undefined
-  readonly arguments: ReadonlyArray<{ readonly name: string; readonly description?: string | undefined; readonly required?: boolean | undefined }>
+  readonly arguments: ReadonlyArray<{
+    readonly name: string
+    readonly description?: string | undefined
+    readonly required?: boolean | undefined
+  }>
 }
 
 /**
@@ -119,7 +123,10 @@ export interface Service {
   /** Every resource of one server, or of all. */
   readonly listResources: (server?: string) => Effect.Effect<ReadonlyArray<ListedResource>, Tool.ToolError>
   /** One resource's contents as content blocks. */
-  readonly readResource: (server: string, uri: string) => Effect.Effect<ReadonlyArray<Messages.ToolResultContentBlock>, Tool.ToolError>
+  readonly readResource: (
+    server: string,
+    uri: string
+  ) => Effect.Effect<ReadonlyArray<Messages.ToolResultContentBlock>, Tool.ToolError>
   /** A prompt's messages for these arguments. */
   readonly getPrompt: (
     server: string,
@@ -145,7 +152,10 @@ export interface Options {
   readonly killGrace?: Duration.DurationInput | undefined
   /** Wall-clock limit of a call when the server sets none; default `MCP_TOOL_TIMEOUT` (ms), else 100 000 000 ms. */
   readonly toolTimeout?: Duration.DurationInput | undefined
-  /** Longest silence between progress notifications; default `MCP_TOOL_IDLE_TIMEOUT` (ms), else the call's wall-clock limit. */
+  /**
+   * Longest silence between progress notifications; default
+   * `MCP_TOOL_IDLE_TIMEOUT` (ms), else the call's wall-clock limit.
+   */
   readonly idleTimeout?: Duration.DurationInput | undefined
   /** Default `MAX_MCP_OUTPUT_TOKENS`, else 25 000. */
   readonly maxOutputTokens?: number | undefined
@@ -214,7 +224,9 @@ export const inputJsonSchema: (schema: unknown) => Tool.JsonObjectSchema = McpTo
 
 const integerSetting = (name: string, env: Readonly<Record<string, string | undefined>> | undefined) => {
   const given = env?.[name]
-  if (given !== undefined && given.trim() !== "" && Number.isInteger(Number(given))) return Effect.succeed(Number(given))
+  if (given !== undefined && given.trim() !== "" && Number.isInteger(Number(given))) {
+    return Effect.succeed(Number(given))
+  }
   return Config.integer(name).pipe(
     Config.option,
     Effect.orElseSucceed(() => Option.none<number>()),
@@ -235,7 +247,8 @@ export const layer = (
 ): Layer.Layer<McpServers, never, Tool.ToolPool> =>
   configs.length === 0 ? Layer.succeed(McpServers, empty) : Layer.scoped(McpServers, make(configs, options))
 
-const notConfigured = (server: string) => new Tool.ToolError({ message: `No MCP server named "${server}" is connected` })
+const notConfigured = (server: string) =>
+  new Tool.ToolError({ message: `No MCP server named "${server}" is connected` })
 
 const empty: Service = {
   servers: Effect.succeed([]),
@@ -274,14 +287,16 @@ const make = (
     const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
     const path = yield* Effect.serviceOption(Path.Path)
     const provide: McpTool.ProvidePlatform | undefined = Option.isSome(fs) && Option.isSome(path)
-      ? (effect) => effect.pipe(Effect.provideService(FileSystem.FileSystem, fs.value), Effect.provideService(Path.Path, path.value))
+      ? (effect) =>
+        effect.pipe(Effect.provideService(FileSystem.FileSystem, fs.value), Effect.provideService(Path.Path, path.value))
       : undefined
     const servers = yield* Effect.forEach(
       configs,
-      (config) => McpConnection.make(config, limits, pool, runtime, provide, () => {}),
+      (config) => McpConnection.make(config, limits, pool, runtime, provide),
       { concurrency: "unbounded" }
     )
-    const withResources = () => servers.filter((server) => server.status().state === "connected" && server.status().resources)
+    const withResources = () =>
+      servers.filter((server) => server.status().state === "connected" && server.status().resources)
     for (const tool of McpResourceTools.make(withResources)) {
       // In the pool while some connected server offers resources.
       yield* pool.register({ ...tool, isEnabled: () => withResources().length > 0 })
@@ -317,7 +332,8 @@ const make = (
           return lists.flat()
         }),
       readResource: (name, uri) =>
-        Effect.flatMap(find(name), (server) => Effect.map(server.readResource(uri), (result) => McpResourceTools.readContent(name, result))),
+        Effect.flatMap(find(name), (server) =>
+          Effect.map(server.readResource(uri), (result) => McpResourceTools.readContent(name, result))),
       getPrompt: (name, prompt, args) =>
         Effect.flatMap(find(name), (server) => Effect.map(server.getPrompt(prompt, args), promptMessages))
     }
@@ -339,6 +355,8 @@ const promptMessages = (result: unknown): ReadonlyArray<PromptMessage> => {
   const messages = isRecord(result) && Array.isArray(result["messages"]) ? result["messages"].filter(isRecord) : []
   return messages.map((message) => ({
     role: message["role"] === "assistant" ? "assistant" : "user",
-    content: McpResult.toContent({ content: Array.isArray(message["content"]) ? message["content"] : [message["content"]] })
+    content: McpResult.toContent({
+      content: Array.isArray(message["content"]) ? message["content"] : [message["content"]]
+    })
   }))
 }

@@ -315,7 +315,9 @@ const decodeMcpApproval = (
     const value = decodeField(schema, json[key], key, problems)
     if (value === undefined) {
       delete values[key]
-      if (note !== "") for (let i = before; i < problems.length; i++) problems[i] = { ...problems[i]!, message: problems[i]!.message + note }
+      for (let i = before; note !== "" && i < problems.length; i++) {
+        problems[i] = { ...problems[i]!, message: problems[i]!.message + note }
+      }
     }
     return value
   }

@@ -31,7 +31,14 @@ export class HttpFailure extends Error {
   }
 }
 
-const REFUSED = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"])
+const REFUSED = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT"
+])
 
 const causeCode = (error: unknown): string | undefined => {
   let current: unknown = error

@@ -65,10 +65,8 @@ export const readContent = (server: string, result: unknown): ReadonlyArray<Mess
     if (mime !== undefined && /^image\/(png|jpeg|gif|webp)$/.test(mime)) {
       return { type: "image", source: { type: "base64", media_type: mime, data: blob } }
     }
-    return {
-      type: "text",
-      text: `[${uri}: ${mime ?? "application/octet-stream"}, ${Math.floor((blob.length * 3) / 4)} bytes of binary data, not shown]`
-    }
+    const bytes = Math.floor((blob.length * 3) / 4)
+    return { type: "text", text: `[${uri}: ${mime ?? "application/octet-stream"}, ${bytes} bytes of binary data, not shown]` }
   })
 }
 

@@ -81,4 +81,7 @@ export const text = (blocks: ReadonlyArray<Messages.ToolResultContentBlock>): st
 
 /** The characters of content blocks (an image counts its base64 data). */
 export const size = (blocks: ReadonlyArray<Messages.ToolResultContentBlock>): number =>
-  blocks.reduce((sum, b) => sum + (b.type === "text" ? b.text.length : b.type === "image" && b.source.type === "base64" ? b.source.data.length : 0), 0)
+  blocks.reduce((sum, b) => sum + blockSize(b), 0)
+
+const blockSize = (b: Messages.ToolResultContentBlock): number =>
+  b.type === "text" ? b.text.length : b.type === "image" && b.source.type === "base64" ? b.source.data.length : 0

@@ -67,7 +67,11 @@ const metaLimit = (meta: Record<string, unknown>): number | undefined => {
 }
 
 /** Keys whose string values (or arrays of strings) are paths. */
-const PATH_KEY = /^(path|paths|file|files|filename|filepath|file_path|dir|dirs|directory|directories|root|source|destination|src|dest|target|from|to|old_path|new_path)$/i
+const PATH_KEY = new RegExp(
+  "^(path|paths|file|files|filename|filepath|file_path|dir|dirs|directory|directories|root|source|destination" +
+    "|src|dest|target|from|to|old_path|new_path)$",
+  "i"
+)
 
 /** Every path-like string of an input: under a path key, or absolute anywhere. */
 export const pathArguments = (input: unknown): ReadonlyArray<string> => {
@@ -96,7 +100,9 @@ const rootsOf = (
   Effect.gen(function*() {
     const path = yield* Path.Path
     const transport = config.transport
-    const base = transport._tag === "stdio" && transport.cwd !== undefined ? path.resolve(process.cwd(), transport.cwd) : process.cwd()
+    const base = transport._tag === "stdio" && transport.cwd !== undefined
+      ? path.resolve(process.cwd(), transport.cwd)
+      : process.cwd()
     const candidates = transport._tag === "stdio"
       ? transport.args.filter((arg) => !arg.startsWith("-") && (arg.startsWith("/") || arg.startsWith(".")))
       : []
@@ -178,7 +184,9 @@ export const make = (
     isDestructive: () => destructive,
     footprint: config.footprint === "workspace"
       ? (input, context) =>
-        provide === undefined ? Footprint.writesEverything : provide(workspaceFootprint(config, readOnly, input, context))
+        provide === undefined
+          ? Footprint.writesEverything
+          : provide(workspaceFootprint(config, readOnly, input, context))
       : () => (readOnly ? { reads: [resource] } : { writes: [resource] }),
     maxResultSizeChars: metaLimit(meta) ?? limits.maxResultChars,
     userFacingName: () => `${config.name} - ${definition.title ?? definition.name} (MCP)`,
