@@ -14,7 +14,6 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type * as Settings from "@switchyard/core/Settings"
 import * as McpApproval from "@switchyard/tools/McpApproval"
-import * as McpServers from "@switchyard/tools/McpServers"
 import type * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpScopes from "@switchyard/tools/McpScopes"
 import * as Effect from "effect/Effect"
@@ -149,20 +148,3 @@ export const terminalPrompt: Layer.Layer<McpApproval.Prompt> = Layer.succeed(Mcp
     })
 })
 
-/**
- * The `mcp_servers` of stream-json's init line, as Claude Code prints it:
- * `[{"name","status"}]`, status `connected`, `failed`, `needs-auth` or
- * `pending`. Empty when no MCP layer runs.
- *
- * @since 0.1.0
- * @category formatting
- */
-export const initServers: Effect.Effect<
-  ReadonlyArray<{ readonly name: string; readonly status: string }>
-> = Effect.flatMap(
-  Effect.serviceOption(McpServers.McpServers),
-  (service) =>
-    service._tag === "None"
-      ? Effect.succeed([])
-      : Effect.map(service.value.servers, (servers) => servers.map((s) => ({ name: s.name, status: s.state })))
-)

@@ -1,8 +1,8 @@
 /**
  * What every command shares: the working directory, the settings files and
  * the permission options, turned into the Layer the engine runs on (built-in
- * tools, registry, result store, permission chain, hooks, shell analysis and
- * the Node platform).
+ * and MCP tools, registry, result store, permission chain, hooks, shell
+ * analysis and the Node platform). Every command's tools come from here.
  *
  * @since 0.1.0
  */
@@ -265,10 +265,8 @@ export const layer = <ME = never, MR = never>(
   }
 ): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
-  const tools = Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
-    Layer.provideMerge(Registry.layer(registryOptions(prepared, options.modelName))),
+  const tools = toolsLayer(prepared, options.modelName).pipe(
     Layer.provideMerge(Results.layer),
-    Layer.provide(FetchHttpClient.layer),
     Layer.provideMerge(model)
   )
   const policy = PermissionChain.layer({ projectDir: prepared.cwd })
@@ -304,6 +302,43 @@ export const registryOptions = (prepared: Prepared, modelName: string | undefine
   const policy = Deferral.resolvePolicy({ raw, model, baseUrl: process.env["ANTHROPIC_BASE_URL"] })
   return { deferral: policy, contextWindowTokens: Deferral.contextWindow(model) }
 }
+
+/**
+ * The tools of every command: the built-ins plus the configured MCP
+ * servers' tools, and the registry that sees them (its deferral per
+ * `registryOptions`, for `modelName` when given).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const toolsLayer = (prepared: Prepared, modelName?: string | undefined) =>
+  Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
+    Layer.provideMerge(Registry.layer(registryOptions(prepared, modelName))),
+    Layer.provide(FetchHttpClient.layer)
+  )
+
+/**
+ * The built-in tools alone and a registry: what a speculation in the
+ * interactive session (and the demo's) runs, built over the overlay's
+ * `FileSystem` that `Speculation.start` provides.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const builtinToolsLayer = Builtins.layer().pipe(
+  Layer.provideMerge(Registry.layer()),
+  Layer.provide(FetchHttpClient.layer)
+)
+
+/**
+ * What `Speculation.start` needs from the program besides the tools: the
+ * model, a result store, shell analysis and the Node platform.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const speculationEnvironment = <E>(model: Layer.Layer<Model.LanguageModel, E>) =>
+  Layer.mergeAll(model, Results.layer, ShellCommand.layer).pipe(Layer.provideMerge(NodeContext.layer))
 
 /**
  * The configured MCP servers as a Layer (the MCP SDK is loaded only when
