@@ -98,6 +98,11 @@ describe.skipIf(!Tmux.hasTmux)("MCP in a terminal (tmux)", () => {
       term.type("/mcp")
       term.send("Enter")
       yield* term.waitFor(/rec · connected · stdio · 1 tool, prompts: review, resources[\s\S]*^> $/m)
+      // Reconnecting starts the server again (a second start in its marker) and it is connected.
+      term.type("/mcp reconnect rec")
+      term.send("Enter")
+      yield* term.waitFor(/> \/mcp reconnect rec\s+rec · connected[\s\S]*^> $/m)
+      expect(started(p.marker)).toEqual(["rec", "rec"])
       term.type("/mcp__rec__review")
       term.send("Enter")
       yield* term.waitFor(/Usage: \/mcp__rec__review FILE \(missing file\)[\s\S]*^> $/m)
