@@ -10,7 +10,7 @@
  */
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as Command from "@effect/platform/Command"
-import * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type * as Settings from "@switchyard/core/Settings"
 import * as McpApproval from "@switchyard/tools/McpApproval"
@@ -147,4 +147,3 @@ export const terminalPrompt: Layer.Layer<McpApproval.Prompt> = Layer.succeed(Mcp
       }
     })
 })
-

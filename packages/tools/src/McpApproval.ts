@@ -30,13 +30,13 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Digest from "@switchyard/core/Digest"
 import type * as Settings from "@switchyard/core/Settings"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Crypto from "node:crypto"
 import type * as McpConfig from "./McpConfig.js"
 import * as McpScopes from "./McpScopes.js"
 import * as McpServers from "./McpServers.js"
@@ -150,7 +150,7 @@ const decodeRemembered = Schema.decodeUnknownOption(Remembered)
 /** The key under `projects[<dir>]` where answers are kept. */
 const CHOICES_KEY = "mcpjsonChoices"
 
-const digestOf = (text: string): string => Crypto.createHash("sha256").update(text).digest("hex")
+const digestOf = (text: string): string => Digest.sha256(text)
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -280,9 +280,13 @@ export const decide = (options: DecideOptions): Effect.Effect<Decision, never, F
       ...(all ? { enableAll: true } : {}),
       files: { ...remembered.files, [digest]: { enabled: [...enabled], disabled: [...disabled] } }
     }
-    const written = yield* Effect.either(McpScopes.updateJsonFile(storePath, (json) =>
-      Either.right(withProjectEntry(json, projectKey, { ...projectEntry(json, projectKey), [CHOICES_KEY]: next }))
-    ))
+    const written = yield* Effect.either(
+      McpScopes.updateJsonFile(
+        storePath,
+        (json) =>
+          Either.right(withProjectEntry(json, projectKey, { ...projectEntry(json, projectKey), [CHOICES_KEY]: next }))
+      )
+    )
     if (Either.isLeft(written)) {
       issues.push(
         `${written.left.path}: cannot remember your MCP choices: ${written.left.message}; you will be asked again`

@@ -218,12 +218,20 @@ export const parse = (
   try {
     json = JSON.parse(text)
   } catch (error) {
-    return { servers: [], issues: [`${source}: not valid JSON (${error instanceof Error ? error.message : String(error)})`] }
+    return {
+      servers: [],
+      issues: [`${source}: not valid JSON (${error instanceof Error ? error.message : String(error)})`]
+    }
   }
   const file = decodeFile(json)
   if (Either.isLeft(file)) {
     const issue = firstIssue(file.left)
-    return { servers: [], issues: [`${source}: ${issue.path || "mcpServers"}: expected an object of servers ("mcpServers": {"name": {...}})`] }
+    return {
+      servers: [],
+      issues: [
+        `${source}: ${issue.path || "mcpServers"}: expected an object of servers ("mcpServers": {"name": {...}})`
+      ]
+    }
   }
   const servers: Array<ServerConfig> = []
   const issues: Array<string> = []

@@ -45,7 +45,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import type * as McpConfig from "./McpConfig.js"
 import * as McpConnection from "./internal/mcpConnection.js"
 import * as McpResourceTools from "./internal/mcpResourceTools.js"
@@ -288,7 +288,10 @@ const make = (
     const path = yield* Effect.serviceOption(Path.Path)
     const provide: McpTool.ProvidePlatform | undefined = Option.isSome(fs) && Option.isSome(path)
       ? (effect) =>
-        effect.pipe(Effect.provideService(FileSystem.FileSystem, fs.value), Effect.provideService(Path.Path, path.value))
+        effect.pipe(
+          Effect.provideService(FileSystem.FileSystem, fs.value),
+          Effect.provideService(Path.Path, path.value)
+        )
       : undefined
     const servers = yield* Effect.forEach(
       configs,
@@ -335,7 +338,8 @@ const make = (
         Effect.flatMap(find(name), (server) =>
           Effect.map(server.readResource(uri), (result) => McpResourceTools.readContent(name, result))),
       getPrompt: (name, prompt, args) =>
-        Effect.flatMap(find(name), (server) => Effect.map(server.getPrompt(prompt, args), promptMessages))
+        Effect.flatMap(find(name), (server) =>
+          Effect.map(server.getPrompt(prompt, args), promptMessages))
     }
   })
 

@@ -115,5 +115,5 @@ export const commands = (
     summary: "Forget the approvals and rejections of this project's .mcp.json servers (you are asked again)",
     args: [],
     options: [mcpCwd]
-  },
+  }
 ]

@@ -185,7 +185,8 @@ export const connect = (
     })
     yield* Scope.addFinalizer(scope, close)
     const connected = yield* Effect.tryPromise({
-      try: (signal) => client.connect(transport, { signal, timeout: Duration.toMillis(options.connectTimeout) + 1_000 }),
+      try: (signal) =>
+        client.connect(transport, { signal, timeout: Duration.toMillis(options.connectTimeout) + 1_000 }),
       catch: (error): ConnectError => {
         const failure = McpHttp.failureOf(error)
         return failure?.kind === "unauthorized" && remote !== undefined

@@ -21,7 +21,7 @@
  */
 import type * as Messages from "@switchyard/core/Messages"
 import * as Tool from "@switchyard/core/Tool"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Queue from "effect/Queue"
@@ -185,50 +185,57 @@ const classify = (
 }
 
 /** A tool call: progress streamed, the idle and wall-clock limits, the result as content, the size warning. */
-const makeCall = (config: McpConfig.ServerConfig, limits: Limits, request: Request): McpTool.CallTool =>
-(toolNameOnServer, qualified, input, context, repeatable) =>
-  Effect.gen(function*() {
-    const pings = yield* Queue.unbounded<Progress>()
-    const sent = request(qualified, repeatable, (conn, signal) =>
-      conn.client.callTool({ name: toolNameOnServer, arguments: input as Record<string, unknown> }, {
-        signal,
-        // Our own timers bound the call; the SDK's must never fire first.
-        timeout: 2_147_483_647,
-        onprogress: (progress) => Queue.unsafeOffer(pings, progress)
-      }))
-    const server = `MCP tool ${qualified} (server "${config.name}")`
-    const wallMs = config.timeoutMs ?? limits.toolTimeoutMs
-    const idleMs = limits.idleTimeoutMs
-    // The idle limit matters only when it is shorter than the wall-clock one.
-    const next: Effect.Effect<Progress, Tool.ToolError> = idleMs === undefined || idleMs >= wallMs
-      ? Queue.take(pings)
-      : Queue.take(pings).pipe(Effect.timeoutFail({
-        duration: idleMs,
-        onTimeout: () =>
-          toolError(`Error: ${server} sent no progress for ${idleMs} ms (MCP_TOOL_IDLE_TIMEOUT) and was cancelled`)
-      }))
-    const watchProgress = next.pipe(Effect.flatMap((progress) => context.progress(progress)), Effect.forever)
-    const limit = config.timeoutMs !== undefined ? "the server's timeout" : "MCP_TOOL_TIMEOUT"
-    const result = yield* Effect.raceFirst(sent, watchProgress).pipe(
-      Effect.timeoutFail({
-        duration: wallMs,
-        onTimeout: () => toolError(`Error: ${server} timed out after ${wallMs} ms (${limit}) and was cancelled`)
-      })
-    )
-    // Progress that arrived with the result still reaches the stream.
-    for (const progress of yield* Queue.takeAll(pings)) yield* context.progress(progress)
-    const content = McpResult.toContent(result)
-    if (McpResult.isError(result)) {
-      return yield* Effect.fail(toolError(McpResult.text(content) || `Error: ${qualified} failed`))
-    }
-    const chars = McpResult.size(content)
-    if (chars > limits.warnChars) {
-      const message = `Large MCP response from ${qualified} (~${Math.round(chars / 4 / 1000)}k tokens); ` +
-        "this can fill up the context quickly"
-      yield* context.progress({ warning: message, output: message })
-    }
-    return content as ReadonlyArray<Messages.ToolResultContentBlock>
-  })
+const makeCall =
+  (config: McpConfig.ServerConfig, limits: Limits, request: Request): McpTool.CallTool =>
+  (toolNameOnServer, qualified, input, context, repeatable) =>
+    Effect.gen(function*() {
+      const pings = yield* Queue.unbounded<Progress>()
+      const sent = request(qualified, repeatable, (conn, signal) =>
+        conn.client.callTool({ name: toolNameOnServer, arguments: input as Record<string, unknown> }, {
+          signal,
+          // Our own timers bound the call; the SDK's must never fire first.
+          timeout: 2_147_483_647,
+          onprogress: (progress) =>
+            Queue.unsafeOffer(pings, progress)
+        }))
+      const server = `MCP tool ${qualified} (server "${config.name}")`
+      const wallMs = config.timeoutMs ?? limits.toolTimeoutMs
+      const idleMs = limits.idleTimeoutMs
+      // The idle limit matters only when it is shorter than the wall-clock one.
+      const next: Effect.Effect<Progress, Tool.ToolError> = idleMs === undefined || idleMs >= wallMs
+        ? Queue.take(pings)
+        : Queue.take(pings).pipe(Effect.timeoutFail({
+          duration: idleMs,
+          onTimeout: () =>
+            toolError(`Error: ${server} sent no progress for ${idleMs} ms (MCP_TOOL_IDLE_TIMEOUT) and was cancelled`)
+        }))
+      const watchProgress = next.pipe(
+        Effect.flatMap((progress) =>
+          context.progress(progress)
+        ),
+        Effect.forever
+      )
+      const limit = config.timeoutMs !== undefined ? "the server's timeout" : "MCP_TOOL_TIMEOUT"
+      const result = yield* Effect.raceFirst(sent, watchProgress).pipe(
+        Effect.timeoutFail({
+          duration: wallMs,
+          onTimeout: () => toolError(`Error: ${server} timed out after ${wallMs} ms (${limit}) and was cancelled`)
+        })
+      )
+      // Progress that arrived with the result still reaches the stream.
+      for (const progress of yield* Queue.takeAll(pings)) yield* context.progress(progress)
+      const content = McpResult.toContent(result)
+      if (McpResult.isError(result)) {
+        return yield* Effect.fail(toolError(McpResult.text(content) || `Error: ${qualified} failed`))
+      }
+      const chars = McpResult.size(content)
+      if (chars > limits.warnChars) {
+        const message = `Large MCP response from ${qualified} (~${Math.round(chars / 4 / 1000)}k tokens); ` +
+          "this can fill up the context quickly"
+        yield* context.progress({ warning: message, output: message })
+      }
+      return content as ReadonlyArray<Messages.ToolResultContentBlock>
+    })
 
 /**
  * Start one server (its first connection is made here; a failure leaves it
@@ -401,7 +408,10 @@ export const make = (
       readResource: (uri) =>
         request(`resources/read ${uri}`, true, (conn, signal) => conn.client.readResource({ uri }, { signal })),
       getPrompt: (name, args) =>
-        request(`prompts/get ${name}`, true, (conn, signal) =>
-          conn.client.getPrompt({ name, arguments: { ...args } }, { signal }))
+        request(
+          `prompts/get ${name}`,
+          true,
+          (conn, signal) => conn.client.getPrompt({ name, arguments: { ...args } }, { signal })
+        )
     }
   })

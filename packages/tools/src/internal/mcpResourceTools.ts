@@ -66,7 +66,10 @@ export const readContent = (server: string, result: unknown): ReadonlyArray<Mess
       return { type: "image", source: { type: "base64", media_type: mime, data: blob } }
     }
     const bytes = Math.floor((blob.length * 3) / 4)
-    return { type: "text", text: `[${uri}: ${mime ?? "application/octet-stream"}, ${bytes} bytes of binary data, not shown]` }
+    return {
+      type: "text",
+      text: `[${uri}: ${mime ?? "application/octet-stream"}, ${bytes} bytes of binary data, not shown]`
+    }
   })
 }
 
@@ -74,7 +77,7 @@ export const readContent = (server: string, result: unknown): ReadonlyArray<Mess
 export const make = (servers: () => ReadonlyArray<McpConnection.Server>): ReadonlyArray<Tool.Any> => [
   Tool.make(LIST, {
     description: "Lists the resources that the configured MCP servers offer (files, records, documents…). " +
-      'Each entry has its uri, name, mimeType and a "server" field naming the server it comes from; read one with ' +
+      "Each entry has its uri, name, mimeType and a \"server\" field naming the server it comes from; read one with " +
       `${READ}. Give "server" to list only that server's resources.`,
     searchHint: "list the resources MCP servers offer",
     input: Schema.Struct({

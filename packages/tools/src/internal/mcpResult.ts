@@ -48,7 +48,9 @@ const block = (item: Json): Messages.ToolResultContentBlock => {
       const mime = str(item["mimeType"])
       return {
         type: "text",
-        text: `[Resource link: ${name}] ${uri}${mime !== undefined ? ` (${mime})` : ""}${description !== undefined ? ` — ${description}` : ""}`
+        text: `[Resource link: ${name}] ${uri}${mime !== undefined ? ` (${mime})` : ""}${
+          description !== undefined ? ` — ${description}` : ""
+        }`
       }
     }
     default:

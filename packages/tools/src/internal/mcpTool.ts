@@ -86,7 +86,11 @@ export const pathArguments = (input: unknown): ReadonlyArray<string> => {
       for (const item of value) visit(item, underPathKey, depth + 1)
       return
     }
-    if (isRecord(value)) for (const [key, child] of Object.entries(value)) visit(child, PATH_KEY.test(key), depth + 1)
+    if (isRecord(value)) {
+      for (const [key, child] of Object.entries(value)) {
+        visit(child, PATH_KEY.test(key), depth + 1)
+      }
+    }
   }
   visit(input, false, 0)
   return out
