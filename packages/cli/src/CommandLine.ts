@@ -14,6 +14,7 @@
  */
 import * as EditDistance from "@switchyard/core/EditDistance"
 import * as HelpText from "./internal/helpText.js"
+import * as McpCommandLine from "./internal/mcpCommandLine.js"
 
 /**
  * What a shell completes for a value (besides `choices`): file or directory
@@ -64,6 +65,8 @@ export interface ArgSpec {
   readonly name: string
   readonly description: string
   readonly optional: boolean
+  /** The last argument may take every remaining word (`ARGS...`). */
+  readonly variadic?: boolean
   readonly choices?: ReadonlyArray<string>
   readonly complete?: ValueCompletion
 }
@@ -123,7 +126,7 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     value: "RULES",
     repeatable: true,
     variadic: true,
-    description: 'Permission rules to allow, e.g. "Bash(git log *)" Edit (commas also separate them)'
+    description: "Permission rules to allow, e.g. \"Bash(git log *)\" Edit (commas also separate them)"
   },
   {
     name: "disallowed-tools",
@@ -148,7 +151,7 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     variadic: true,
     allowEmpty: true,
     description:
-      'Which built-in tools exist, e.g. "Bash,Edit,Read" ("" for none, default for all); MCP tools are not affected',
+      "Which built-in tools exist, e.g. \"Bash,Edit,Read\" (\"\" for none, default for all); MCP tools are not affected",
     default: "default"
   },
   {
@@ -171,7 +174,10 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     description: "MCP servers to connect, in Claude Code's .mcp.json format (files or inline JSON)",
     complete: "files"
   },
-  { name: "strict-mcp-config", description: "Use only the --mcp-config servers, not the working directory's .mcp.json" },
+  {
+    name: "strict-mcp-config",
+    description: "Use only the --mcp-config servers, not the working directory's .mcp.json"
+  },
   {
     name: "scheduling",
     value: "SCHEDULE",
@@ -229,8 +235,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
         name: "input-format",
         value: "FORMAT",
         choices: ["text", "stream-json"],
-        description:
-          "With -p: stream-json reads user messages as JSON lines on stdin, one turn each, until stdin ends",
+        description: "With -p: stream-json reads user messages as JSON lines on stdin, one turn each, until stdin ends",
         default: "text"
       },
       {
@@ -318,7 +323,15 @@ export const commands: ReadonlyArray<CommandSpec> = [
     path: ["tools", "list"],
     summary: "List the tools the model sees (deferred tools are marked)",
     args: [],
-    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
+    options: [
+      { name: "json", description: "Print JSON" },
+      {
+        name: "cached",
+        description: "Start no MCP server: list MCP tools as they were when their servers last connected here " +
+          "(what completion scripts use)"
+      },
+      ...engineOptions
+    ]
   },
   {
     path: ["tools", "search"],
@@ -343,19 +356,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       ...engineOptions
     ]
   },
-  {
-    path: ["mcp"],
-    summary: "MCP servers: list them with their state and tool count",
-    args: [],
-    options: [],
-    group: true
-  },
-  {
-    path: ["mcp", "list"],
-    summary: "List the configured MCP servers: connected or failed (and why), with their tool count",
-    args: [],
-    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
-  },
+  ...McpCommandLine.commands(engineOptions),
   {
     path: ["speculate"],
     summary: "Run a prompt in a copy-on-write overlay and report what it would change",
@@ -523,7 +524,9 @@ const unknownOption = (command: CommandSpec, token: string): string => {
   const elsewhere = suggestion === undefined
     ? commands.find((c) => c.options.some((o) => o.name === name))
     : undefined
-  const hint = suggestion !== undefined
+  const hint = command.path.join(" ") === "mcp add" && suggestion === undefined
+    ? "options come before NAME; put -- before the server's command (switchyard mcp add NAME -- COMMAND ARGS…)"
+    : suggestion !== undefined
     ? `did you mean --${suggestion}?`
     : elsewhere !== undefined
     ? `it is an option of \`switchyard ${elsewhere.path.join(" ")}\``
@@ -593,8 +596,14 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
         return {
           _tag: "UsageError",
           message: next.startsWith("-")
-            ? `\`switchyard ${first}\` needs a command first: ${subcommands.join(", ")} (e.g. switchyard ${first} ${subcommands[0]} ${next})`
-            : `unknown command \`${first} ${next}\`; ${suggestion === undefined ? `the commands are ${subcommands.join(", ")}` : `did you mean \`${first} ${suggestion}\`?`}`
+            ? `\`switchyard ${first}\` needs a command first: ${subcommands.join(", ")} (e.g. switchyard ${first} ${
+              subcommands[0]
+            } ${next})`
+            : `unknown command \`${first} ${next}\`; ${
+              suggestion === undefined
+                ? `the commands are ${subcommands.join(", ")}`
+                : `did you mean \`${first} ${suggestion}\`?`
+            }`
         }
       }
       path.push(next)
@@ -670,7 +679,7 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
       options.push(canonical, each === "" && option.allowEmpty ? "," : each)
     }
   }
-  const maxArgs = command.args.length
+  const maxArgs = command.args.at(-1)?.variadic ? Infinity : command.args.length
   const required = command.args.filter((a) => !a.optional)
   if (path[0] === "run" && positionals.length > 1) {
     // A prompt split by the shell: Claude Code takes the words as one prompt too.
@@ -687,7 +696,9 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
     const missing = required[positionals.length]!
     return {
       _tag: "UsageError",
-      message: `\`switchyard ${path.join(" ")}\` needs ${missing.name}: ${missing.description.toLowerCase()} (usage: ${HelpText.usageLine(command)})`
+      message: `\`switchyard ${path.join(" ")}\` needs ${missing.name}: ${missing.description.toLowerCase()} (usage: ${
+        HelpText.usageLine(command)
+      })`
     }
   }
   for (const [index, arg] of command.args.entries()) {
@@ -696,12 +707,18 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
     const suggestion = closest(value, arg.choices)
     return {
       _tag: "UsageError",
-      message: `${arg.name} of \`switchyard ${path.join(" ")}\` must be one of ${arg.choices.join(", ")}, not '${value}'` +
+      message:
+        `${arg.name} of \`switchyard ${path.join(" ")}\` must be one of ${arg.choices.join(", ")}, not '${value}'` +
         (suggestion === undefined ? "" : `; did you mean ${suggestion}?`)
     }
   }
-  if (path[0] === "completions") return { _tag: "Completions", shell: positionals[0] as (typeof completionShells)[number] }
-  return { _tag: "Run", argv: [node, script, ...path, ...options, ...(positionals.length > 0 ? ["--", ...positionals] : [])] }
+  if (path[0] === "completions") {
+    return { _tag: "Completions", shell: positionals[0] as (typeof completionShells)[number] }
+  }
+  return {
+    _tag: "Run",
+    argv: [node, script, ...path, ...options, ...(positionals.length > 0 ? ["--", ...positionals] : [])]
+  }
 }
 
 /**

@@ -95,6 +95,7 @@ export const run = (options: Conversation.Options) =>
     }
     const layer = Runtime.layer(prepared, {
       model: modelLive,
+      modelName: model,
       prompt: options.permissionPromptTool !== undefined
         ? PermissionPromptTool.layer(options.permissionPromptTool)
         : Runtime.noPrompt(

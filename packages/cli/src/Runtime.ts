@@ -10,6 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Deferral from "@switchyard/core/Deferral"
 import * as EditDistance from "@switchyard/core/EditDistance"
 import * as Footprint from "@switchyard/core/Footprint"
 import * as HookRunner from "@switchyard/core/HookRunner"
@@ -26,7 +27,7 @@ import * as Settings from "@switchyard/core/Settings"
 import * as Tool from "@switchyard/core/Tool"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Builtins from "@switchyard/tools/Builtins"
-import * as McpConfig from "@switchyard/tools/McpConfig"
+import type * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as Sandbox from "@switchyard/tools/Sandbox"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
@@ -38,6 +39,8 @@ import * as readline from "node:readline/promises"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
+import * as McpToolCache from "./internal/mcpToolCache.js"
+import * as McpSetup from "./McpSetup.js"
 import * as Output from "./Output.js"
 
 /**
@@ -67,6 +70,11 @@ export interface CommonOptions {
   readonly scheduling?: Footprint.Scheduling | undefined
   /** `--sandbox`: `sandbox.enabled` for this run. */
   readonly sandbox?: boolean | undefined
+  /**
+   * Unapproved `.mcp.json` servers: `ask` in a terminal (the default), `never`
+   * ask (they stay pending), or `offline`: resolve no MCP server at all.
+   */
+  readonly mcpApproval?: "ask" | "never" | "offline" | undefined
 }
 
 /**
@@ -106,8 +114,12 @@ export interface Prepared {
   readonly permissions: PermissionContext.PermissionContext
   /** One line per settings problem (the rest of the settings still loaded). */
   readonly warnings: ReadonlyArray<string>
-  /** The configured MCP servers (none when absent). */
+  /** The MCP servers to start (none when absent). */
   readonly mcp?: McpConfig.Loaded | undefined
+  /** Every scope's MCP servers and the approval of the project's (`mcp list`, `/mcp`). */
+  readonly mcpSetup?: McpSetup.Loaded | undefined
+  /** The state directory (`$SWITCHYARD_HOME`, else `~/.switchyard`). */
+  readonly stateDir?: string | undefined
   /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
   readonly scheduling: Footprint.Scheduling
   /** `--tools`: the built-in tools that exist (absent: all of them). */
@@ -200,10 +212,12 @@ export const prepare = (
       ? Effect.provideService(load, Settings.ModeConfirmation, terminalModeConfirmation)
       : load)
     const cliRules: Array<PermissionContext.PermissionRule> = []
-    for (const [values, behavior, flag] of [
-      [options.allowedTools, "allow", "--allowed-tools"],
-      [options.disallowedTools, "deny", "--disallowed-tools"]
-    ] as const) {
+    for (
+      const [values, behavior, flag] of [
+        [options.allowedTools, "allow", "--allowed-tools"],
+        [options.disallowedTools, "deny", "--disallowed-tools"]
+      ] as const
+    ) {
       for (const raw of values.flatMap(splitRuleList)) {
         const rule = PermissionContext.parseRule(raw, behavior, flag, cwd)
         if (rule === undefined) {
@@ -236,16 +250,31 @@ export const prepare = (
         return yield* Effect.fail(CliError.badInput(`MCP config file not found: ${path.resolve(cwd, file)}`))
       }
     }
-    const mcp = yield* McpConfig.load({ cwd, files: mcpFiles, strict: options.strictMcpConfig ?? false })
+    const stateDir = yield* Settings.stateDirectory(yield* Settings.homeDirectory)
+    const mcpSetup = options.mcpApproval === "offline" ? undefined : yield* McpSetup.load({
+      cwd,
+      stateDir,
+      settings,
+      files: mcpFiles,
+      strict: options.strictMcpConfig ?? false,
+      ask: options.mcpApproval ?? "ask"
+    })
+    const mcp: McpConfig.Loaded = { servers: mcpSetup?.servers ?? [], issues: mcpSetup?.warnings ?? [] }
     const warnings = [...settings.issues.map(Settings.formatIssue), ...mcp.issues]
     const configured = settings.values["scheduling"]
     const fromSettings = Schema.decodeUnknownOption(Footprint.Scheduling)(configured)
     if (configured !== undefined && Option.isNone(fromSettings)) {
-      warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
+      warnings.push(
+        `settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`
+      )
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
+    const toolSearch = settings.env["ENABLE_TOOL_SEARCH"] ?? process.env["ENABLE_TOOL_SEARCH"]
+    if (toolSearch !== undefined && toolSearch.trim() !== "" && Deferral.parsePolicy(toolSearch) === undefined) {
+      warnings.push(`ENABLE_TOOL_SEARCH="${toolSearch}" is not true, false, auto or auto:N; deferring as for true`)
+    }
     const sandbox = options.sandbox === true ? { ...settings.sandbox, enabled: true } : settings.sandbox
-    return { cwd, settings, permissions, warnings, mcp, scheduling, builtinTools, sandbox }
+    return { cwd, settings, permissions, warnings, mcp, mcpSetup, stateDir, scheduling, builtinTools, sandbox }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */
@@ -289,6 +318,7 @@ export type Services =
   | Hooks.Hooks
   | ShellAnalysis.ShellAnalysis
   | SandboxPort.Sandbox
+  | McpServers.McpServers
   | NodeContext.NodeContext
 
 /**
@@ -319,11 +349,13 @@ export const layer = <MO = never, ME = never, MR = never>(
   options: {
     readonly model?: Layer.Layer<MO, ME, MR> | undefined
     readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt, never, Tool.ToolPool | Registry.ToolRegistry>
+    /** The model's name, for where tool search is off and for `auto`'s context window (default: the environment's). */
+    readonly modelName?: string | undefined
     readonly tools?: ReadonlyArray<Tool.Any> | undefined
   }
 ): Layer.Layer<Services | MO, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<MO, ME, MR>
-  const tools = toolsLayer(prepared, options.tools).pipe(
+  const tools = toolsLayer(prepared, options.modelName, options.tools).pipe(
     Layer.provideMerge(Results.layer),
     Layer.provideMerge(model)
   )
@@ -387,23 +419,54 @@ export const cliHowToAllow = (suggestions: ReadonlyArray<string>): string => {
 }
 
 /**
+ * A variable as the MCP layer and tool search read it: the settings' `env`
+ * first (Claude Code applies it over the environment), then the process's.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const mcpVariable = (prepared: Prepared, name: string): string | undefined =>
+  prepared.settings.env[name] ?? process.env[name]
+
+/**
+ * The registry's deferral (SPEC §4.3): `ENABLE_TOOL_SEARCH` from the
+ * settings' `env` or the environment, off for a model without tool search
+ * and behind a base URL that is not Anthropic's unless that variable says
+ * otherwise; `auto` against the model's context window.
+ * With `--tools`, the built-ins left out are never offered.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const registryOptions = (prepared: Prepared, modelName: string | undefined): Registry.Options => {
+  const model = modelName ??
+    [process.env["SWITCHYARD_MODEL"], process.env["ANTHROPIC_MODEL"]].find((m) => m !== undefined && m !== "")
+  const raw = mcpVariable(prepared, "ENABLE_TOOL_SEARCH")
+  const policy = Deferral.resolvePolicy({ raw, model, baseUrl: process.env["ANTHROPIC_BASE_URL"] })
+  // `--tools`: the built-ins left out exist for nobody (the registry's special tools are never offered).
+  const specialTools = prepared.builtinTools === undefined
+    ? {}
+    : { specialTools: Builtins.names.filter((name) => !prepared.builtinTools!.includes(name)) }
+  return { deferral: policy, contextWindowTokens: Deferral.contextWindow(model), ...specialTools }
+}
+
+/**
  * The tools of every command: the built-ins plus the configured MCP
- * servers' tools, and the registry that sees them.
+ * servers' tools, and the registry that sees them (its deferral per
+ * `registryOptions`, for `modelName` when given).
  *
  * @since 0.1.0
  * @category layers
  */
-export const toolsLayer = (prepared: Prepared, own: ReadonlyArray<Tool.Any> = []) =>
+export const toolsLayer = (
+  prepared: Prepared,
+  modelName?: string | undefined,
+  own: ReadonlyArray<Tool.Any> = []
+) =>
   Layer.mergeAll(Builtins.layer(), mcpLayer(prepared), ...own.map((tool) => Tool.layer(tool))).pipe(
-    Layer.provideMerge(Registry.layer(registryOptions(prepared))),
+    Layer.provideMerge(Registry.layer(registryOptions(prepared, modelName))),
     Layer.provide(FetchHttpClient.layer)
   )
-
-/** `--tools`: the built-ins left out exist for nobody (the registry's special tools are never offered). */
-const registryOptions = (prepared: Prepared): Registry.Options =>
-  prepared.builtinTools === undefined
-    ? {}
-    : { specialTools: Builtins.names.filter((name) => !prepared.builtinTools!.includes(name)) }
 
 /**
  * The built-in tools alone and a registry: what a speculation in the
@@ -442,12 +505,28 @@ export const speculationEnvironment = <E, SE = never>(
 export const mcpLayer = (
   prepared: Prepared,
   options: { readonly reportFailures?: boolean } = {}
-): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool> =>
-  McpServers.layer(prepared.mcp?.servers ?? [], {
+): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool | FileSystem.FileSystem | Path.Path> => {
+  const servers = prepared.mcp?.servers ?? []
+  const layer = McpServers.layer(servers, {
+    env: Object.fromEntries(McpServers.VARIABLES.map((name) => [name, prepared.settings.env[name]])),
     onFailure: options.reportFailures === false
       ? undefined
       : (status) => Output.warn(`MCP server "${status.name}" failed to connect: ${status.error ?? "unknown error"}`)
   })
+  const stateDir = prepared.stateDir
+  if (servers.length === 0 || stateDir === undefined) return layer
+  // Remember the tool names for completion scripts, which never start a server.
+  return Layer.tap(
+    layer,
+    (context) =>
+      Effect.flatMap(Context.get(context, McpServers.McpServers).servers, (statuses) =>
+        McpToolCache.write(
+          stateDir,
+          prepared.cwd,
+          Object.fromEntries(statuses.filter((s) => s.state === "connected").map((s) => [s.name, s.tools]))
+        ))
+  )
+}
 
 /**
  * A tool pool on its own (for commands that only connect MCP servers).

@@ -1,8 +1,9 @@
 /**
  * The interactive session's slash commands: `/help`, `/clear`, `/exit`,
- * `/model`, `/cost`, `/memory`, `/compact`, `/permissions`, `/resume`,
- * `/status`; and `# note` (added to a memory file). A line starting with `/`
- * never reaches the model; an unknown command says so.
+ * `/model`, `/cost`, `/memory`, `/compact`, `/permissions`, `/resume`, `/mcp`,
+ * `/status` (and each MCP server prompt as `/mcp__<server>__<prompt>`,
+ * McpSlash.ts); and `# note` (added to a memory file). A line starting with
+ * `/` never reaches the model; an unknown command says so.
  *
  * Adding a command is one entry in `commands` (a name, a summary and an
  * effect on the session's `State`).
@@ -26,6 +27,7 @@ import type * as CliError from "./CliError.js"
 import * as Compact from "./Compact.js"
 import * as Conversation from "./Conversation.js"
 import * as Cost from "./Cost.js"
+import * as McpSlash from "./McpSlash.js"
 import * as Memory from "./Memory.js"
 import * as ModelLayer from "./ModelLayer.js"
 import { paint } from "./Output.js"
@@ -134,10 +136,13 @@ export const pickMemoryFile = (state: State, title: string) =>
     const targets = yield* Memory.targets(state.prepared.cwd)
     const fs = yield* FileSystem.FileSystem
     const choices = yield* Effect.forEach(targets, (target) =>
-      Effect.map(fs.exists(target.path).pipe(Effect.orElseSucceed(() => false)), (exists) => ({
-        label: `${kindLabel[target.kind]}  ${paint("gray", `${target.path}${exists ? "" : " (new)"}`)}`,
-        value: target.path
-      })))
+      Effect.map(
+        fs.exists(target.path).pipe(Effect.orElseSucceed(() => false)),
+        (exists) => ({
+          label: `${kindLabel[target.kind]}  ${paint("gray", `${target.path}${exists ? "" : " (new)"}`)}`,
+          value: target.path
+        })
+      ))
     return yield* Effect.promise(() => state.ui.select(paint("bold", title), choices))
   })
 
@@ -314,6 +319,12 @@ export const commands: Array<SlashCommand> = [
       })
   },
   {
+    name: "mcp",
+    args: "[reconnect NAME]",
+    summary: "MCP servers: their status, tools and prompts; reconnect one",
+    run: (args, state) => Effect.flatMap(McpSlash.mcpCommand(args), (text) => say(state, text))
+  },
+  {
     name: "status",
     summary: "Session, model, directory, mode, endpoint and sandbox",
     run: (_, state) =>
@@ -371,7 +382,12 @@ export const run = (line: string, state: State): Effect.Effect<"continue" | "exi
       .sort((a, b) => a[1] - b[1])[0]?.[0]
     return say(
       state,
-      paint("yellow", `Unknown command /${word}${guess === undefined ? "" : ` (did you mean /${guess}?)`}; /help lists them. Nothing was sent to the model.`)
+      paint(
+        "yellow",
+        `Unknown command /${word}${
+          guess === undefined ? "" : ` (did you mean /${guess}?)`
+        }; /help lists them. Nothing was sent to the model.`
+      )
     )
   }
   return command.run(rest.join(" ").trim(), state).pipe(

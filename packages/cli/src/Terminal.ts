@@ -29,6 +29,7 @@ import * as ModelLayer from "./ModelLayer.js"
 import { paint } from "./Output.js"
 import type { Prepared } from "./Runtime.js"
 import * as CliRuntime from "./Runtime.js"
+import * as McpSlash from "./McpSlash.js"
 import * as SlashCommands from "./SlashCommands.js"
 import * as SuggestionUi from "./SuggestionUi.js"
 import * as TerminalUi from "./TerminalUi.js"
@@ -70,7 +71,9 @@ export const run = (
         }).pipe(
           Effect.scoped,
           Effect.provide(suggestionsOn ? ModelLayer.interactiveSuggestions : Layer.empty),
-          Effect.provide(CliRuntime.layer(prepared, { model: modelLive, prompt: TerminalUi.promptLayer(ui) }))
+          Effect.provide(
+            CliRuntime.layer(prepared, { model: modelLive, prompt: TerminalUi.promptLayer(ui), modelName: model })
+          )
         ),
       () => Effect.sync(() => ui.close())
     )
@@ -156,7 +159,8 @@ export const repl = (
       suggestions: options.suggestions
     }
     const cwd = options.prepared.cwd
-    const runTurn = (prompt: string) =>
+    /** `typed`: the line as typed, for its `@file` mentions (when `prompt` is already expanded). */
+    const runTurn = (prompt: string | ReadonlyArray<Messages.ContentBlock>, typed?: string) =>
       Effect.gen(function*() {
         const { session, recorder } = state.conversation
         ui.listenForInterrupt(() => {
@@ -164,10 +168,12 @@ export const repl = (
           Runtime.runFork(runtime)(session.interrupt("user_interrupt"))
         })
         // `@file` mentions carry the files' content, as Claude Code attaches it.
-        const attached = yield* Mentions.attachments(prompt, cwd)
+        const text = typeof prompt === "string" ? prompt : typed
+        const attached = text === undefined ? [] : yield* Mentions.attachments(text, cwd)
+        const blocks = typeof prompt === "string" ? [Messages.text(prompt)] : prompt
         const events: Array<QueryLoop.LoopEvent> = []
         let stopped: QueryLoop.StopReason | undefined
-        yield* session.run(attached.length === 0 ? prompt : [Messages.text(prompt), ...attached]).pipe(
+        yield* session.run(attached.length === 0 ? prompt : [...blocks, ...attached]).pipe(
           Stream.runForEach((event) =>
             Effect.gen(function*() {
               events.push(event)
@@ -241,6 +247,17 @@ export const repl = (
       }
       const prompt = input.text.trim()
       if (prompt === "") continue
+      // MCP prompts as slash commands and @server:uri mentions (McpSlash.ts).
+      const expanded = yield* McpSlash.expand(prompt)
+      if (expanded._tag === "Say") {
+        ui.line(paint("yellow", expanded.text))
+        continue
+      }
+      if (expanded._tag === "Send") {
+        if (suggestions !== undefined) yield* suggestions.reject
+        yield* runTurn(expanded.prompt, prompt)
+        continue
+      }
       if (prompt.startsWith("/") || prompt.startsWith("#") || prompt.startsWith("!")) {
         if (suggestions !== undefined) yield* suggestions.reject
       }

@@ -50,7 +50,10 @@ const table = (rows: ReadonlyArray<readonly [string, string]>): ReadonlyArray<st
 }
 
 export const usageLine = (command: CommandSpec): string => {
-  const args = command.args.map((a) => (a.optional ? `[${a.name}]` : a.name)).join(" ")
+  const args = command.args.map((a) => {
+    const name = a.variadic ? `${a.name}...` : a.name
+    return a.optional ? `[${name}]` : name
+  }).join(" ")
   const options = command.options.length > 0 ? " [options]" : ""
   return `switchyard ${command.path.join(" ")}${options}${args === "" ? "" : ` ${args}`}`
 }
@@ -87,7 +90,6 @@ export const render = (
   lines.push("Options:", ...table([...command.options, builtIns[0]!].map((o) => [flagText(o), optionHelp(o)])))
   return `${lines.join("\n")}\n`
 }
-
 
 const rootHelp = (commands: ReadonlyArray<CommandSpec>, builtIns: ReadonlyArray<OptionSpec>): string => {
   const run = commands.find((c) => c.path.length === 1 && c.path[0] === "run")!
