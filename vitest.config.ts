@@ -6,8 +6,8 @@ const src = (pkg: string) => path.join(__dirname, "packages", pkg, "src")
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@switchyard\/(core|tools|cli)$/, replacement: path.join(__dirname, "packages/$1/src/index.ts") },
-      { find: /^@switchyard\/(core|tools|cli)\/(.*)$/, replacement: path.join(__dirname, "packages/$1/src/$2.ts") }
+      { find: /^@switchyard\/(core|tools|durable|cli)$/, replacement: path.join(__dirname, "packages/$1/src/index.ts") },
+      { find: /^@switchyard\/(core|tools|durable|cli)\/(.*)$/, replacement: path.join(__dirname, "packages/$1/src/$2.ts") }
     ]
   },
   test: {

@@ -1,0 +1,9 @@
+/**
+ * @switchyard/durable — durable sessions (SPEC §4.14) on `@effect/workflow`
+ * and `@effect/cluster`.
+ *
+ * @since 0.1.0
+ */
+export * as DurableJournal from "./DurableJournal.js"
+export * as SqlWorkflowEngine from "./SqlWorkflowEngine.js"
+export * as JournalDatabase from "./JournalDatabase.js"
