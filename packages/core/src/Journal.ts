@@ -156,13 +156,14 @@ export class Current extends Context.Reference<Current>()("@switchyard/core/Jour
  * The idempotency key of the call being run, when a journal runs it: the
  * same on every run of the same call (`Activity.idempotencyKey`), so a tool
  * that declares itself idempotent can pass it on (an MCP tool sends it in
- * `_meta`) and let the other side drop a repeat.
+ * `_meta`) and let the other side drop a repeat. Made when asked for (it is a
+ * hash).
  *
  * @since 0.1.0
  * @category services
  */
 export class IdempotencyKey extends Context.Reference<IdempotencyKey>()("@switchyard/core/Journal/IdempotencyKey", {
-  defaultValue: (): Option.Option<string> => Option.none()
+  defaultValue: (): Option.Option<Effect.Effect<string>> => Option.none()
 }) {}
 
 /**
@@ -171,4 +172,7 @@ export class IdempotencyKey extends Context.Reference<IdempotencyKey>()("@switch
  * @since 0.1.0
  * @category getters
  */
-export const currentIdempotencyKey: Effect.Effect<Option.Option<string>> = IdempotencyKey
+export const currentIdempotencyKey: Effect.Effect<Option.Option<string>> = Effect.flatMap(
+  IdempotencyKey,
+  Option.match({ onNone: () => Effect.succeedNone, onSome: (key) => Effect.asSome(key) })
+)

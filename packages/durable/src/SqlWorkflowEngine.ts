@@ -26,6 +26,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -187,21 +188,18 @@ export const make: Effect.Effect<WorkflowEngine.WorkflowEngine["Type"], never, S
           }
           const recorded = results.get(key)
           if (recorded !== undefined) return new Workflow.Complete({ exit: decodeExit(recorded) })
-          const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, instance.executionId)
-          activityInstance.interrupted = instance.interrupted
-          const result = yield* activity.executeEncoded.pipe(
-            Workflow.intoResult,
-            Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance)
-          )
-          if (result._tag === "Complete") {
-            const text = encodeExit(result.exit)
-            const now = yield* Clock.currentTimeMillis
-            yield* sql`
-              INSERT INTO switchyard_activities (execution_id, name, attempt, result, created_at)
-              VALUES (${instance.executionId}, ${activity.name}, ${attempt}, ${text}, ${now})
-            `.pipe(orDieJournal(`record the activity ${activity.name}`))
-            results.set(key, text)
-          }
+          // In place, in the workflow's instance. Interrupted from outside, it records nothing:
+          // a later run of the workflow finds it not done.
+          const exit = yield* Effect.exit(activity.executeEncoded as Effect.Effect<unknown, unknown>)
+          if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+          const result = new Workflow.Complete({ exit })
+          const text = encodeExit(exit)
+          const now = yield* Clock.currentTimeMillis
+          yield* sql`
+            INSERT INTO switchyard_activities (execution_id, name, attempt, result, created_at)
+            VALUES (${instance.executionId}, ${activity.name}, ${attempt}, ${text}, ${now})
+          `.pipe(orDieJournal(`record the activity ${activity.name}`))
+          results.set(key, text)
           return result
         }),
 

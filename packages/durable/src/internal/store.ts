@@ -48,6 +48,7 @@ const tables: ReadonlyArray<string> = [
     execution_id TEXT NOT NULL,
     name TEXT NOT NULL,
     state TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
     started_at BIGINT NOT NULL,
     progress TEXT,
     PRIMARY KEY (execution_id, name)
@@ -110,8 +111,7 @@ export const migrate: Effect.Effect<FormatCheck, SqlError, SqlClient.SqlClient> 
     ON CONFLICT (key) DO UPDATE SET value = ${String(FORMAT)}
   `
   return { _tag: "Ready" } as const
-}).pipe(Effect.flatMap((check) => Effect.succeed(check)), (effect) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(effect)))
+}).pipe((effect) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(effect)))
 
 // -----------------------------------------------------------------------------
 // sessions and turns
@@ -282,38 +282,54 @@ export const heartbeat = (owner: string, now: number) =>
 // call markers
 // -----------------------------------------------------------------------------
 
-/** A call's marker: written as it starts, so a later run can tell it was in flight. */
+/**
+ * A call's marker: written as it starts, before anything runs, so a later run
+ * can tell it was in flight. A tool call's marker holds its `tool_use` block
+ * (`progress`), in the order the calls started (`ordinal`); the model call's
+ * holds the response once it is complete.
+ */
 export interface CallMarker {
   readonly name: string
   /** `running`, or `asking` while a permission question was open (nothing ran yet). */
   readonly state: string
+  readonly ordinal: number
   readonly startedAt: number
   readonly progress: string | undefined
 }
 
-/** The markers of one execution (a turn). */
+/** The markers of one execution (a turn), in the order they started. */
 export const markers = (executionId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<Record<string, unknown>>`
-      SELECT name, state, started_at, progress FROM switchyard_calls WHERE execution_id = ${executionId}
+      SELECT name, state, ordinal, started_at, progress FROM switchyard_calls
+      WHERE execution_id = ${executionId} ORDER BY ordinal
     `.pipe(Effect.map((rows) =>
       new Map(rows.map((row): [string, CallMarker] => [String(row["name"]), {
         name: String(row["name"]),
         state: String(row["state"]),
+        ordinal: toNumber(row["ordinal"]),
         startedAt: toNumber(row["started_at"]),
         progress: row["progress"] === null || row["progress"] === undefined ? undefined : String(row["progress"])
       }]))
     )))
 
 /** Write (or restart) a call's marker. */
-export const mark = (executionId: string, name: string, state: string, startedAt: number) =>
+export const mark = (options: {
+  readonly executionId: string
+  readonly name: string
+  readonly state: string
+  readonly ordinal: number
+  readonly startedAt: number
+  readonly progress: string | null
+}) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
-      INSERT INTO switchyard_calls (execution_id, name, state, started_at) VALUES (${executionId}, ${name}, ${state}, ${startedAt})
-      ON CONFLICT (execution_id, name) DO UPDATE SET state = ${state}
+      INSERT INTO switchyard_calls (execution_id, name, state, ordinal, started_at, progress)
+      VALUES (${options.executionId}, ${options.name}, ${options.state}, ${options.ordinal}, ${options.startedAt}, ${options.progress})
+      ON CONFLICT (execution_id, name) DO UPDATE SET state = ${options.state}
     `)
 
-/** What a call has produced so far (the blocks of a response as they close). */
+/** What a call has produced (the model call's complete response). */
 export const progress = (executionId: string, name: string, value: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`UPDATE switchyard_calls SET progress = ${value} WHERE execution_id = ${executionId} AND name = ${name}`)
