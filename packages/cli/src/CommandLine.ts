@@ -334,6 +334,21 @@ export const commands: ReadonlyArray<CommandSpec> = [
     ]
   },
   {
+    path: ["sessions"],
+    summary: "List the recorded sessions: state (running, interrupted, done), turns and last activity",
+    details: [
+      "The sessions of this directory, the most recent first (--all: every directory's), from the journal",
+      "(SPEC §4.14: journal.db in the state directory, or $SWITCHYARD_JOURNAL_URL) and the transcripts.",
+      "interrupted: the process stopped in a turn; `switchyard --resume ID` finishes it before the next prompt."
+    ],
+    args: [],
+    options: [
+      { name: "all", description: "List the sessions of every directory" },
+      { name: "json", description: "Print JSON" },
+      ...engineOptions
+    ]
+  },
+  {
     path: ["demo"],
     summary: "The offline demo: a replayed session on a sample project, with a summary",
     args: [],

@@ -11,6 +11,7 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import type * as Journal from "@switchyard/core/Journal"
 import type * as Messages from "@switchyard/core/Messages"
 import type * as Model from "@switchyard/core/Model"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
@@ -19,10 +20,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
+import * as Journaling from "./Journaling.js"
 import * as LoopRunner from "./LoopRunner.js"
 import * as Output from "./Output.js"
 import * as Runtime from "./Runtime.js"
@@ -213,7 +216,7 @@ export const startingPoint = (
           CliError.badInput(`--session-id ${options.sessionId}: use letters, digits, '-', '_' or '.' (e.g. a UUID)`)
         )
       }
-      const existing = yield* Effect.either(Sessions.load(cwd, options.sessionId))
+      const existing = yield* Effect.either(load(cwd, options.sessionId))
       if (Either.isRight(existing)) {
         return yield* Effect.fail(
           CliError.badInput(`--session-id ${options.sessionId}: that session exists already; continue it with --resume ${options.sessionId}`)
@@ -222,14 +225,14 @@ export const startingPoint = (
       return { id: options.sessionId, messages: [], repaired: false }
     }
     if (options.continue) {
-      const recent = (yield* Sessions.list(cwd))[0]
-      if (recent === undefined) {
+      const recent = yield* Journaling.mostRecent(cwd)
+      if (Option.isNone(recent)) {
         return yield* Effect.fail(CliError.badInput(`--continue: no earlier session in ${cwd}; start one without --continue`))
       }
-      return yield* Sessions.load(cwd, recent.id)
+      return yield* load(cwd, recent.value)
     }
     if (options.resume === undefined) return undefined
-    if (options.resume !== "") return yield* Sessions.load(cwd, options.resume)
+    if (options.resume !== "") return yield* load(cwd, options.resume)
     if (pick === undefined) {
       return yield* Effect.fail(
         CliError.badInput("--resume needs a session id when there is no terminal to pick one in (or use --continue)")
@@ -241,8 +244,15 @@ export const startingPoint = (
     }
     const id = yield* pick(sessions)
     if (id === undefined) return yield* Effect.fail(new CliError.CliError({ message: "no session picked", exitCode: 1, detail: "quiet" }))
-    return yield* Sessions.load(cwd, id)
+    return yield* load(cwd, id)
   })
+
+/** A session by id: the journal's record of it (SPEC §4.14), else its transcript. */
+const load = (cwd: string, id: string) =>
+  Effect.flatMap(
+    Sessions.isValidId(id) ? Journaling.load(id) : Effect.succeedNone,
+    Option.match({ onNone: () => Sessions.load(cwd, id), onSome: Effect.succeed })
+  )
 
 /**
  * A conversation ready to run: its context, the loop session and the
@@ -255,6 +265,8 @@ export interface Conversation {
   readonly context: Ref.Ref<ToolUseContext.ToolUseContext>
   readonly session: QueryLoop.Session
   readonly recorder: Sessions.Recorder
+  /** The journal the session's turns go to (SPEC §4.14), when the run journals. */
+  readonly journal?: Journal.Journal | undefined
 }
 
 /**
@@ -280,8 +292,9 @@ export const openConversation = (
       transcriptPath: file
     }))
     const recorder = yield* Sessions.recorder(file, context, { rewrite: start?.repaired ?? false })
-    const session = yield* QueryLoop.makeSession(context, loopOptions)
-    return { context, session, recorder }
+    const journal = Option.getOrUndefined(yield* Effect.serviceOption(Journaling.Current))
+    const session = yield* QueryLoop.makeSession(context, { ...loopOptions, journal })
+    return { context, session, recorder, journal }
   })
 
 /**
@@ -289,7 +302,7 @@ export const openConversation = (
  * @category running
  */
 export const run = (options: Options) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const inputFormat = options.inputFormat ?? "text"
     const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true
     const interactive = !options.print && inputFormat === "text" && terminal
@@ -306,6 +319,12 @@ export const run = (options: Options) =>
     if (options.verbose) {
       for (const line of Runtime.settingsSummary(prepared)) yield* Output.error(line)
     }
+    const journal = yield* Journaling.open(prepared)
+    return yield* runWith(options, prepared, inputFormat, interactive).pipe(Effect.provide(Journaling.layer(journal)))
+  }))
+
+const runWith = (options: Options, prepared: Runtime.Prepared, inputFormat: "text" | "stream-json", interactive: boolean) =>
+  Effect.gen(function*() {
     const model = yield* modelName(options.model)
     const system = [options.systemPrompt ?? defaultSystemPrompt(prepared.cwd), options.appendSystemPrompt]
       .filter((part): part is string => part !== undefined && part !== "")
@@ -340,6 +359,8 @@ export const run = (options: Options) =>
     }
 
     const start = yield* startingPoint(options, prepared.cwd, undefined)
+    // A resumed session is taken for this process now, so that one run elsewhere is a clear error.
+    if (start !== undefined) yield* Journaling.attach(start.id, prepared.cwd)
     const modelLive = yield* modelLayer(options.model)
     const format: LoopRunner.Format = options.outputFormat === "text" ? "final" : options.outputFormat
     const settings = { format, model, verbose: options.verbose }

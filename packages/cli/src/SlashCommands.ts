@@ -127,7 +127,10 @@ export const commands: Array<SlashCommand> = [
         state.loopOptions = { ...state.loopOptions, model: args }
         state.conversation = {
           ...state.conversation,
-          session: yield* QueryLoop.makeSession(state.conversation.context, state.loopOptions)
+          session: yield* QueryLoop.makeSession(state.conversation.context, {
+            ...state.loopOptions,
+            journal: state.conversation.journal
+          })
         }
         return yield* say(state, `Model: ${args} from the next turn on.`)
       })

@@ -265,9 +265,17 @@ const speculate = Command.make(
       }))
 ).pipe(Command.withDescription(findCommand(["speculate"])!.summary))
 
+const sessions = Command.make(
+  "sessions",
+  { ...engineOptions(["sessions"]), all: flag(["sessions"], "all"), json: flag(["sessions"], "json") },
+  (args) =>
+    Effect.flatMap(Effect.promise(() => import("./Journaling.js")), (Journaling) =>
+      Journaling.list({ ...toCommon(args), all: args.all, json: args.json }))
+).pipe(Command.withDescription(findCommand(["sessions"])!.summary))
+
 const switchyard = Command.make("switchyard").pipe(
   Command.withDescription("Switchyard — an Effect-based tool-dispatch runtime for LLM agents"),
-  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp, speculate])
+  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp, speculate, sessions])
 )
 
 const cli = Command.run(switchyard, { name: "switchyard", version })

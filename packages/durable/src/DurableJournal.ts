@@ -47,6 +47,7 @@ import * as Owner from "./internal/owner.js"
 import * as Recovery from "./internal/recovery.js"
 import * as Store from "./internal/store.js"
 import * as ToolStep from "./internal/toolStep.js"
+import * as SessionIndex from "./SessionIndex.js"
 
 /**
  * The turn workflow: one per turn of a session.
@@ -57,6 +58,9 @@ import * as ToolStep from "./internal/toolStep.js"
 export const TurnWorkflow = Workflow.make({
   name: "switchyard/Turn",
   payload: { sessionId: Schema.String, seq: Schema.Number },
+  // The messages the turn added: recorded with the workflow's end, so a crash right after it
+  // loses none of them.
+  success: Schema.Array(Messages.Message),
   idempotencyKey: ({ seq, sessionId }) => `${sessionId}/${seq}`
 })
 
@@ -80,6 +84,8 @@ export interface DurableJournal extends Journal.Journal {
   readonly claim: (sessionId: string, cwd: string) => Effect.Effect<void, Journal.JournalError>
   /** The conversation the journal holds for a session (none when it has no turn of it). */
   readonly messages: (sessionId: string) => Effect.Effect<Option.Option<ReadonlyArray<Messages.Message>>, Journal.JournalError>
+  /** The session index: a working directory's sessions (all of them when `cwd` is undefined). */
+  readonly sessions: (cwd: string | undefined) => Effect.Effect<ReadonlyArray<SessionIndex.Entry>, Journal.JournalError>
 }
 
 /** One session as this process journals it. */
@@ -121,7 +127,7 @@ export const make = (options: { readonly location: string }): Effect.Effect<
       Effect.mapError(Effect.provide(effect, sqlContext), Recovery.journalError(what, options.location))
     const sessions = new Map<string, SessionState>()
     /** The bodies of the turns being run in this process, by execution id. */
-    const bodies = new Map<string, Effect.Effect<void, never, WorkflowEngine.WorkflowInstance>>()
+    const bodies = new Map<string, Effect.Effect<ReadonlyArray<Messages.Message>, never, WorkflowEngine.WorkflowInstance>>()
 
     const engine = yield* WorkflowEngine.WorkflowEngine
     yield* engine.register(TurnWorkflow, (_payload, executionId) => {
@@ -142,6 +148,24 @@ export const make = (options: { readonly location: string }): Effect.Effect<
         discard: true
       })
     )
+
+    /** The messages of a turn whose workflow ended (none while it has not). */
+    const finishedOutput = (sessionId: string, seq: number) =>
+      Effect.gen(function*() {
+        const executionId = yield* TurnWorkflow.executionId({ sessionId, seq })
+        const result = yield* TurnWorkflow.poll(executionId).pipe(Effect.provide(sqlContext))
+        return result !== undefined && result._tag === "Complete" && result.exit._tag === "Success"
+          ? Option.some(result.exit.value)
+          : Option.none()
+      })
+
+    const finishTurn = (sessionId: string, state: SessionState, seq: number, output: ReadonlyArray<Messages.Message>) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        yield* onStore("record the end of a turn", Store.endTurn({ sessionId, seq, output: encodeMessages(output), now }))
+        state.recorded += output.length
+        state.open = undefined
+      })
 
     const claimed = (sessionId: string, cwd: string, title: string): Effect.Effect<SessionState, Journal.JournalError> =>
       Effect.suspend(() => {
@@ -184,6 +208,12 @@ export const make = (options: { readonly location: string }): Effect.Effect<
             recorded,
             open: last !== undefined && last.endedAt === undefined ? last.seq : undefined,
             previousSeenAt: Option.getOrUndefined(Option.flatMap(before, (row) => Option.fromNullable(row.heartbeatAt)))
+          }
+          // The process stopped after the turn's workflow ended but before the turn did: its
+          // messages are in the workflow's result.
+          if (state.open !== undefined) {
+            const output = yield* finishedOutput(sessionId, state.open)
+            if (Option.isSome(output)) yield* finishTurn(sessionId, state, state.open, output.value)
           }
           sessions.set(sessionId, state)
           return state
@@ -237,11 +267,14 @@ export const make = (options: { readonly location: string }): Effect.Effect<
               Effect.provide(context),
               Effect.provideService(Live.CurrentTurn, live),
               Effect.exit,
-              Effect.map((e) => void (exit = e))
-            ) as Effect.Effect<void, never, WorkflowEngine.WorkflowInstance>
+              Effect.flatMap((e) => {
+                exit = e
+                return Effect.map(Ref.get(step.context), (after) => after.messages.slice(state.recorded))
+              })
+            ) as Effect.Effect<ReadonlyArray<Messages.Message>, never, WorkflowEngine.WorkflowInstance>
           })
         )
-        yield* TurnWorkflow.execute({ sessionId, seq }).pipe(
+        const output = yield* TurnWorkflow.execute({ sessionId, seq }).pipe(
           Effect.provide(sqlContext),
           Effect.ensuring(Effect.sync(() => bodies.delete(executionId)))
         )
@@ -250,12 +283,7 @@ export const make = (options: { readonly location: string }): Effect.Effect<
             new Journal.JournalError({ message: `The turn ${seq} of ${sessionId} was recorded as finished already`, path: options.location })
           )
         }
-        const after = yield* Ref.get(step.context)
-        const output = after.messages.slice(state.recorded)
-        const ended = yield* Clock.currentTimeMillis
-        yield* onStore("record the end of a turn", Store.endTurn({ sessionId, seq, output: encodeMessages(output), now: ended }))
-        state.recorded = after.messages.length
-        state.open = undefined
+        yield* finishTurn(sessionId, state, seq, output)
         const failure = (live as Live.LiveTurn | undefined)?.failure
         if (failure !== undefined) return yield* Effect.fail(failure)
         return yield* exit
@@ -295,6 +323,7 @@ export const make = (options: { readonly location: string }): Effect.Effect<
           if (row.reset) out = []
           out.push(...input.right)
           if (output !== undefined && output._tag === "Right") out.push(...output.right)
+          else if (output === undefined) out.push(...Option.getOrElse(yield* finishedOutput(sessionId, row.seq), () => []))
         }
         return Option.some(out)
       })
@@ -306,6 +335,7 @@ export const make = (options: { readonly location: string }): Effect.Effect<
       tool: ToolStep.make(steps),
       unfinished,
       claim: (sessionId, cwd) => Effect.asVoid(claimed(sessionId, cwd, "")),
-      messages
+      messages,
+      sessions: (cwd) => Effect.provide(SessionIndex.list(cwd), sqlContext)
     }
   })

@@ -13,7 +13,6 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import * as Journal from "@switchyard/core/Journal"
@@ -130,13 +129,15 @@ const fileClient = (path: string): Layer.Layer<SqlClient.SqlClient, Journal.Jour
     return Sqlite.layer(handle)
   }))
 
+// `pg` is loaded only for a PostgreSQL journal.
 const postgresClient = (url: string): Layer.Layer<SqlClient.SqlClient, Journal.JournalError> =>
-  PgClient.layer({
-    url: Redacted.make(url),
-    connectTimeout: Duration.seconds(5),
-    applicationName: "switchyard",
-    maxConnections: 4
-  }).pipe(
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("@effect/sql-pg/PgClient")), (PgClient) =>
+    PgClient.layer({
+      url: Redacted.make(url),
+      connectTimeout: Duration.seconds(5),
+      applicationName: "switchyard",
+      maxConnections: 4
+    }))).pipe(
     Layer.mapError((error) => {
       const cause = error.cause instanceof Error ? error.cause.message : String(error.cause ?? error.message)
       return new Journal.JournalError({

@@ -7,3 +7,4 @@
 export * as DurableJournal from "./DurableJournal.js"
 export * as SqlWorkflowEngine from "./SqlWorkflowEngine.js"
 export * as JournalDatabase from "./JournalDatabase.js"
+export * as SessionIndex from "./SessionIndex.js"

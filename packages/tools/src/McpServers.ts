@@ -23,6 +23,7 @@
  * @since 0.1.0
  */
 import * as Footprint from "@switchyard/core/Footprint"
+import * as Journal from "@switchyard/core/Journal"
 import * as Tool from "@switchyard/core/Tool"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -255,13 +256,19 @@ const makeServer = (
       return reopened.right
     }))
 
-    const call: CallTool = (toolNameOnServer, qualified, input, context) =>
+    const call: CallTool = (toolNameOnServer, qualified, input, context, idempotent) =>
       Effect.gen(function*() {
         const conn = yield* live
+        // An idempotent tool gets the journal's idempotency key (SPEC §4.14): the same on every run of the call.
+        const key = idempotent ? yield* Journal.currentIdempotencyKey : Option.none<string>()
         const pings = yield* Queue.unbounded<{ readonly progress: number; readonly total?: number | undefined; readonly message?: string | undefined }>()
         const request = Effect.tryPromise({
           try: (signal) =>
-            conn.client.callTool({ name: toolNameOnServer, arguments: input as Record<string, unknown> }, {
+            conn.client.callTool({
+              name: toolNameOnServer,
+              arguments: input as Record<string, unknown>,
+              ...(key._tag === "Some" ? { _meta: { [IDEMPOTENCY_KEY_META]: key.value } } : {})
+            }, {
               signal,
               // Our own timers bound the call; the SDK's must never fire first.
               timeout: 2_147_483_647,
@@ -324,7 +331,8 @@ type CallTool = (
   toolNameOnServer: string,
   qualified: string,
   input: unknown,
-  context: Tool.CallContext<unknown>
+  context: Tool.CallContext<unknown>,
+  idempotent: boolean
 ) => Effect.Effect<ReadonlyArray<Messages.ToolResultContentBlock>, Tool.ToolError>
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
@@ -335,6 +343,15 @@ const isConnectionClosed = (error: unknown): boolean =>
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const MAX_DESCRIPTION = 2_048
+
+/**
+ * The `_meta` key of a `tools/call` that carries the journal's idempotency
+ * key (SPEC §4.14): a server can drop a repeat of a call it already did.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const IDEMPOTENCY_KEY_META = "io.switchyard/idempotency-key"
 
 /**
  * The JSON Schema sent to the API: the server's, as a plain object schema.
@@ -375,6 +392,8 @@ const makeTool = (
     isConcurrencySafe: () => readOnly,
     isReadOnly: () => readOnly,
     isDestructive: () => destructive,
+    // A durable session (SPEC §4.14) runs an idempotent call again after a crash, with the same key.
+    isIdempotent: () => annotations.idempotentHint === true,
     // The server is the resource (SPEC §4.13): calls to one server keep their order around its
     // writes, and calls to different servers, or to files, need not wait for each other.
     footprint: () => readOnly ? { reads: [resource] } : { writes: [resource] },
@@ -382,7 +401,7 @@ const makeTool = (
     userFacingName: () => `${config.name} - ${definition.title ?? definition.name} (MCP)`,
     // MCP tools are judged by their own rules (mcp__server…), not as file paths.
     getPath: () => undefined,
-    call: (input, context) => call(definition.name, name, input, context),
+    call: (input, context) => call(definition.name, name, input, context, annotations.idempotentHint === true),
     mapResult: (content: ReadonlyArray<Messages.ToolResultContentBlock>) => content
   }) as Tool.Any
 }

@@ -206,7 +206,8 @@ export const beginTurn = (options: {
       sql`
         INSERT INTO switchyard_sessions (id, cwd, title, created_at, updated_at, turns)
         VALUES (${options.sessionId}, ${options.cwd}, ${options.title}, ${options.now}, ${options.now}, 0)
-        ON CONFLICT (id) DO UPDATE SET updated_at = ${options.now}
+        ON CONFLICT (id) DO UPDATE SET updated_at = ${options.now},
+          title = CASE WHEN switchyard_sessions.title = '' THEN ${options.title} ELSE switchyard_sessions.title END
       `,
       sql`
         INSERT INTO switchyard_turns (session_id, seq, reset, input, started_at)
