@@ -126,7 +126,11 @@ const fileClient = (path: string): Layer.Layer<SqlClient.SqlClient, Journal.Jour
       Effect.mapError((error) => new Journal.JournalError({ message: `Cannot make ${paths.dirname(path)}: ${error.message}`, path }))
     )
     const handle = yield* Effect.mapError(Sqlite.open({ filename: path }), sqliteFailure(path))
-    return Sqlite.layer(handle)
+    // The format is checked before anything is written, so a newer journal stays as it is.
+    const client = Sqlite.layer(handle)
+    return Layer.effectDiscard(
+      prepare(path, sqliteFailure(path)).pipe(Effect.zipRight(Effect.mapError(Sqlite.useWal(handle), sqliteFailure(path))))
+    ).pipe(Layer.provideMerge(client))
   }))
 
 // `pg` is loaded only for a PostgreSQL journal.
@@ -157,14 +161,14 @@ const postgresClient = (url: string): Layer.Layer<SqlClient.SqlClient, Journal.J
 export const layerClient = (
   location: Location
 ): Layer.Layer<SqlClient.SqlClient, Journal.JournalError, FileSystem.FileSystem | Path.Path> => {
+  if (location._tag === "File") return fileClient(location.path)
   const where = describe(location)
-  const client = location._tag === "File" ? fileClient(location.path) : postgresClient(location.url)
-  const failure = location._tag === "File" ? sqliteFailure(location.path) : (error: unknown) =>
+  const failure = (error: unknown) =>
     new Journal.JournalError({
       message: `The journal at ${where} could not be prepared: ${error instanceof Error ? error.message : String(error)}`,
       path: where
     })
-  return Layer.effectDiscard(prepare(where, failure)).pipe(Layer.provideMerge(client))
+  return Layer.effectDiscard(prepare(where, failure)).pipe(Layer.provideMerge(postgresClient(location.url)))
 }
 
 /**

@@ -45,7 +45,7 @@ const PREPARED_CACHE_SIZE = 256
 
 const failure = (message: string) => (cause: unknown) => new SqlError({ cause, message })
 
-/** Open (and create) the file; WAL, so readers (`switchyard sessions`) do not wait for the runner's writes. */
+/** Open (and create) the file. It is left as it is until `useWal`. */
 /** @internal */
 export const open = (options: Options): Effect.Effect<SqliteHandle, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
@@ -54,11 +54,6 @@ export const open = (options: Options): Effect.Effect<SqliteHandle, SqlError, Sc
         const db = new Database(options.filename, { readonly: options.readonly ?? false })
         try {
           db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5_000}`)
-          if (options.readonly !== true) {
-            db.pragma("journal_mode = WAL")
-            // WAL with NORMAL sync survives a process crash (SIGKILL) with every committed transaction.
-            db.pragma("synchronous = NORMAL")
-          }
           db.defaultSafeIntegers(true)
         } catch (error) {
           db.close()
@@ -70,6 +65,21 @@ export const open = (options: Options): Effect.Effect<SqliteHandle, SqlError, Sc
     }),
     (handle) => Effect.sync(() => handle.db.close())
   )
+
+/**
+ * Switch the file to WAL, so readers (`switchyard sessions`) do not wait for
+ * the writer, with NORMAL sync: a process crash (SIGKILL) loses no committed
+ * transaction.
+ */
+/** @internal */
+export const useWal = (handle: SqliteHandle): Effect.Effect<void, SqlError> =>
+  Effect.try({
+    try: () => {
+      handle.db.pragma("journal_mode = WAL")
+      handle.db.pragma("synchronous = NORMAL")
+    },
+    catch: failure(`Cannot switch the journal database ${handle.filename} to WAL`)
+  })
 
 /** A client over an open handle. */
 /** @internal */
@@ -93,6 +103,9 @@ export const make = (handle: SqliteHandle): Effect.Effect<SqlClient.SqlClient, n
     const run = (sql: string, params: ReadonlyArray<unknown>, mode: "rows" | "raw" | "values") =>
       Effect.try({
         try: () => {
+          // A BEGIN that failed (the file busy or not a database) left nothing to roll back;
+          // @effect/sql rolls back anyway, and a failed ROLLBACK would be a defect.
+          if (sql === "ROLLBACK" && !db.inTransaction) return []
           const statement = prepare(sql)
           if (!statement.reader) {
             const result = statement.run(...params)
