@@ -7,10 +7,14 @@
  * be reached is a clear error before anything runs.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Messages } from "@switchyard/core"
 import * as Effect from "effect/Effect"
+import { spawn } from "node:child_process"
+import * as net from "node:net"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { bin as cli } from "./support/cli.js"
 import * as Crash from "./support/crash.js"
 import * as EffectsServer from "./support/effectsServer.js"
 import * as Postgres from "./support/postgres.js"
@@ -75,6 +79,102 @@ describe.skipIf(bin === undefined)("durable sessions on PostgreSQL (SPEC §4.14)
       expect(JSON.stringify(last[last.length - 1])).toContain("continue")
       fs.rmSync(dir, { recursive: true, force: true })
     }), 120_000)
+
+  it.scopedLive("two runners: one is killed while its prompts run, the other takes them over and finishes every session", () =>
+    Effect.gen(function*() {
+      const server = yield* Postgres.start(bin!)
+      const dir = tempDir()
+      // Each session: one turn of a read and a write long enough to be cut off, then "done".
+      const plan: Crash.Plan = [[{ kind: "probe", ms: 2_500 }, { kind: "mutate", ms: 2_500 }]]
+      const h = yield* Crash.harness(dir, plan, { journalUrl: server.url })
+      const m = h.machine("client")
+      // The runner a call came from, in the effects log (each runner expands ${SWITCHYARD_TEST_RUNNER}).
+      const mcp = JSON.stringify({
+        mcpServers: { fx: { type: "http", url: h.effectsUrl, headers: { "x-runner": "${SWITCHYARD_TEST_RUNNER}" } } }
+      })
+      const started = (name: string, port: number) =>
+        Effect.acquireRelease(
+          Effect.async<{ readonly kill: () => void; readonly exited: Promise<void> }>((resume) => {
+            const child = spawn(process.execPath, [cli, "runner", "--port", String(port), "--cwd", m.cwd], {
+              env: { ...h.env, SWITCHYARD_HOME: path.join(dir, name), SWITCHYARD_TEST_RUNNER: name, SWITCHYARD_RUNNER_HEALTH_CHECK_MS: "1000" },
+              stdio: ["ignore", "pipe", "pipe"]
+            })
+            const exited = new Promise<void>((done) => child.on("close", () => done()))
+            let out = ""
+            child.stdout.setEncoding("utf8").on("data", (d: string) => {
+              out += d
+              if (out.includes("serving on")) resume(Effect.succeed({ kill: () => child.kill("SIGKILL"), exited }))
+            })
+            child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d))
+            child.on("close", () => resume(Effect.die(new Error(`runner ${name} ended:\n${out}`))))
+          }),
+          (runner) => Effect.promise(() => (runner.kill(), runner.exited))
+        )
+      const freePort = () =>
+        Effect.promise(() =>
+          new Promise<number>((resolve) => {
+            const probe = net.createServer().listen(0, "127.0.0.1", () => {
+              const port = (probe.address() as net.AddressInfo).port
+              probe.close(() => resolve(port))
+            })
+          })
+        )
+      const runners = { a: yield* started("a", yield* freePort()), b: yield* started("b", yield* freePort()) }
+
+      // Three sessions, each submitted by a client that waits for its outcome.
+      const ids = ["s1", "s2", "s3"]
+      const clients = ids.map((id) =>
+        new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [
+            cli, "submit", `start ${id}`, "--session-id", id, "--wait", "--output-format", "json",
+            "--mcp-config", mcp, "--allowed-tools", "mcp__fx", "--cwd", m.cwd
+          ], { env: { ...h.env, SWITCHYARD_HOME: m.home }, stdio: ["ignore", "pipe", "pipe"] })
+          let stdout = ""
+          let stderr = ""
+          child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+          child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+          child.on("close", (code) => resolve({ code, stdout, stderr }))
+        })
+      )
+      // The runner that starts the first call is killed while that call runs.
+      const killed = yield* Effect.promise(() =>
+        new Promise<"a" | "b">((resolve) => {
+          const watcher = fs.watch(path.dirname(h.log), () => {
+            const first = EffectsServer.readLog(h.log).find((l) => l.event === "start")
+            if (first?.via === "a" || first?.via === "b") {
+              watcher.close()
+              runners[first.via].kill()
+              resolve(first.via)
+            }
+          })
+        })
+      )
+      const outcomes = yield* Effect.promise(() => Promise.all(clients))
+      for (const outcome of outcomes) {
+        expect(outcome.code, outcome.stderr).toBe(0)
+        expect(JSON.parse(outcome.stdout)).toMatchObject({ stop_reason: "end_turn", result: "done" })
+      }
+      const log = EffectsServer.readLog(h.log)
+      // The other runner finished what the killed one had started.
+      const cutOff = log.filter((l) => l.via === killed && l.event !== "end")
+      expect(cutOff.length).toBeGreaterThan(0)
+      const survivor = killed === "a" ? "b" : "a"
+      for (const line of cutOff) {
+        if (line.tool === "probe") expect(log.some((l) => l.key === line.key && l.via === survivor && l.event === "end")).toBe(true)
+      }
+      for (const id of ids) {
+        const journaled = yield* Crash.journaledAt({ _tag: "Postgres", url: server.url }, id)
+        const uses = journaled.flatMap((msg) => msg.role === "assistant" ? Messages.toolUses(msg) : [])
+        const results = journaled.flatMap((msg) => Messages.blocks(msg)).filter((b) => b.type === "tool_result")
+        expect(results.map((b) => b.type === "tool_result" ? b.tool_use_id : "")).toEqual(uses.map((u) => u.id))
+      }
+      // No write ran twice (a cut-off one is answered "effect unknown"); every session is done.
+      const writes = log.filter((l) => l.tool === "mutate" && l.event === "start").map((l) => l.key)
+      expect(writes.sort()).toEqual(ids.map((id) => `${id}-${Crash.keyOf(0, 1)}`).sort())
+      const listed = (yield* sessions(h, m)).filter((s) => ids.includes(s.id))
+      expect(listed.map((s) => s.state)).toEqual(ids.map(() => "done"))
+      fs.rmSync(dir, { recursive: true, force: true })
+    }), 180_000)
 
   it.scopedLive("an unreachable server is a clear error before anything runs", () =>
     Effect.gen(function*() {

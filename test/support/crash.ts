@@ -47,17 +47,27 @@ export type Plan = ReadonlyArray<ReadonlyArray<PlannedCall>>
 export const keyOf = (turn: number, index: number) => `t${turn}c${index}`
 export const idOf = (turn: number, index: number) => `toolu_${keyOf(turn, index)}`
 
-/** The model's response to a request: by how many turns the conversation has. */
+/**
+ * The model's response to a request: by how many turns the conversation has.
+ * A first prompt `start NAME` names the session's calls `NAME-t0c0`, … (for
+ * several sessions against one effects log).
+ */
 const respond = (plan: Plan) => (body: unknown): MessagesServer.ScriptedResponse => {
-  const messages = (body as { readonly messages: ReadonlyArray<{ readonly role: string }> }).messages
+  const messages = (body as { readonly messages: ReadonlyArray<Messages.Message> }).messages
   const turn = messages.filter((m) => m.role === "assistant").length
+  const first = messages[0] === undefined ? "" : JSON.stringify(messages[0].content)
+  const named = /start ([A-Za-z0-9]+)/.exec(first)
+  const prefix = named === null ? "" : `${named[1]}-`
   const calls = plan[turn]
   const blocks: ReadonlyArray<ReplayModel.Turn["blocks"][number]> = calls === undefined
     ? [{ block: Messages.text("done"), delayMs: 20 }]
     : [
       { block: Messages.text(`Turn ${turn}.`), delayMs: 30 },
       ...calls.map((call, i) => ({
-        block: Messages.toolUse(idOf(turn, i), `mcp__fx__${call.kind}`, { key: keyOf(turn, i), ms: call.ms }),
+        block: Messages.toolUse(`toolu_${prefix}${keyOf(turn, i)}`, `mcp__fx__${call.kind}`, {
+          key: `${prefix}${keyOf(turn, i)}`,
+          ms: call.ms
+        }),
         delayMs: 40
       }))
     ]
@@ -97,6 +107,9 @@ export interface Harness {
   readonly run: (machine: Machine, args: ReadonlyArray<string>, point: KillPoint | undefined) => Effect.Effect<RunRecord>
   /** The arguments every run takes (output, the effects server, permissions, cwd). */
   readonly common: (machine: Machine) => ReadonlyArray<string>
+  /** The effects server's MCP endpoint and the environment of the runs. */
+  readonly effectsUrl: string
+  readonly env: Readonly<Record<string, string>>
 }
 
 /** Start the model and effects servers for `plan`; runs journal to `journalUrl` (default: journal.db). */
@@ -128,7 +141,7 @@ export const harness = (
     const common = (machine: Machine) =>
       ["--output-format", "json", "--mcp-config", mcp, "--allowed-tools", "mcp__fx", "--cwd", machine.cwd]
     const msOf = (key: string) => {
-      const [, turn, index] = /^t(\d+)c(\d+)$/.exec(key) ?? []
+      const [, turn, index] = /t(\d+)c(\d+)$/.exec(key) ?? []
       return plan[Number(turn)]?.[Number(index)]?.ms ?? 0
     }
     const machine = (name: string): Machine => {
@@ -194,7 +207,7 @@ export const harness = (
           resume(Effect.succeed({ killed, point, code, stdout, stderr }))
         })
       })
-    return { log, requests: model.requests, machine, run, common }
+    return { log, requests: model.requests, machine, run, common, effectsUrl: effects.url, env: baseEnv }
   })
 
 /** Whether a run ended the session (the model's last answer). */

@@ -22,6 +22,8 @@ export interface EffectLine {
   readonly tool: string
   readonly key: string
   readonly idempotencyKey?: string | undefined
+  /** The caller's `x-runner` header, when it sent one. */
+  readonly via?: string | undefined
   readonly at: number
 }
 
@@ -126,17 +128,18 @@ export const start = async (log: string, onStart: (line: EffectLine) => void = (
           const idempotencyKey = typeof meta["io.switchyard/idempotency-key"] === "string"
             ? String(meta["io.switchyard/idempotency-key"])
             : undefined
-          record({ event: "start", tool, key, idempotencyKey, at: Date.now() })
+          const via = typeof req.headers["x-runner"] === "string" ? req.headers["x-runner"] : undefined
+          record({ event: "start", tool, key, idempotencyKey, via, at: Date.now() })
           let done = false
           const timer = setTimeout(() => {
             done = true
             const sent = reply({ content: [{ type: "text", text: `${tool} ${key} ok` }] })
-            record({ event: sent ? "end" : "aborted", tool, key, at: Date.now() })
+            record({ event: sent ? "end" : "aborted", tool, key, via, at: Date.now() })
           }, args.ms ?? 0)
           res.on("close", () => {
             if (done) return
             clearTimeout(timer)
-            record({ event: "aborted", tool, key, at: Date.now() })
+            record({ event: "aborted", tool, key, via, at: Date.now() })
           })
           return
         }

@@ -280,9 +280,11 @@ const loop = (
       first = 2
     }
 
-    // UserPromptSubmit: may block the prompt, stop, or add context.
+    // UserPromptSubmit: may block the prompt, stop, or add context. No prompt (an empty
+    // array): the loop goes on from the conversation as it is.
     let userContent: Array<Messages.ContentBlock> = typeof prompt === "string" ? [Messages.text(prompt)] : [...prompt]
-    if (hooks.has("UserPromptSubmit")) {
+    const noPrompt = typeof prompt !== "string" && prompt.length === 0
+    if (hooks.has("UserPromptSubmit") && !noPrompt) {
       const promptText = typeof prompt === "string"
         ? prompt
         : prompt.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n")
@@ -292,7 +294,7 @@ const loop = (
       if (outcome.stop !== undefined) return yield* stopped("hook_stop", 0, outcome.stop)
       userContent = [...userContent, ...outcome.additionalContext.map(Messages.text)]
     }
-    yield* appendMessages(contextRef, [{ role: "user", content: userContent }])
+    if (!noPrompt) yield* appendMessages(contextRef, [{ role: "user", content: userContent }])
 
     let stopHookActive = false
     for (let turn = first;; turn++) {

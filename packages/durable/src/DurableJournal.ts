@@ -82,6 +82,8 @@ export interface DurableJournal extends Journal.Journal {
    * live process holds it.
    */
   readonly claim: (sessionId: string, cwd: string) => Effect.Effect<void, Journal.JournalError>
+  /** Let a session go (a runner, after its prompt). */
+  readonly release: (sessionId: string) => Effect.Effect<void>
   /** The conversation the journal holds for a session (none when it has no turn of it). */
   readonly messages: (sessionId: string) => Effect.Effect<Option.Option<ReadonlyArray<Messages.Message>>, Journal.JournalError>
   /** The session index: a working directory's sessions (all of them when `cwd` is undefined). */
@@ -116,7 +118,15 @@ const titleOf = (messages: ReadonlyArray<Messages.Message>): string => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: { readonly location: string }): Effect.Effect<
+export const make = (options: {
+  readonly location: string
+  /**
+   * `workflow` (default): each turn is a workflow of its own. `inline`: the
+   * turns run inside the workflow that runs the loop (a runner's prompt, see
+   * `Runner`), their activities named by turn (`3/toolu_…`).
+   */
+  readonly turns?: "workflow" | "inline" | undefined
+}): Effect.Effect<
   DurableJournal,
   never,
   SqlClient.SqlClient | WorkflowEngine.WorkflowEngine | Scope.Scope
@@ -130,11 +140,14 @@ export const make = (options: { readonly location: string }): Effect.Effect<
     const bodies = new Map<string, Effect.Effect<ReadonlyArray<Messages.Message>, never, WorkflowEngine.WorkflowInstance>>()
 
     const engine = yield* WorkflowEngine.WorkflowEngine
-    yield* engine.register(TurnWorkflow, (_payload, executionId) => {
-      const body = bodies.get(executionId)
-      // An execution this process did not start has no body here: it waits for its own.
-      return body ?? Effect.flatMap(WorkflowEngine.WorkflowInstance, Workflow.suspend)
-    })
+    const inline = options.turns === "inline"
+    if (!inline) {
+      yield* engine.register(TurnWorkflow, (_payload, executionId) => {
+        const body = bodies.get(executionId)
+        // An execution this process did not start has no body here: it waits for its own.
+        return body ?? Effect.flatMap(WorkflowEngine.WorkflowInstance, Workflow.suspend)
+      })
+    }
     const steps: Live.Steps = { location: options.location, engine, onStore }
 
     // The heartbeat of the sessions this process holds; they are let go when it ends.
@@ -149,9 +162,17 @@ export const make = (options: { readonly location: string }): Effect.Effect<
       })
     )
 
-    /** The messages of a turn whose workflow ended (none while it has not). */
+    /** The key of a turn's markers. */
+    const markerKey = (sessionId: string, seq: number) =>
+      inline
+        ? Effect.map(Effect.serviceOption(WorkflowEngine.WorkflowInstance), (outer) =>
+          `${Option.match(outer, { onNone: () => sessionId, onSome: (o) => o.executionId })}/${seq}`)
+        : TurnWorkflow.executionId({ sessionId, seq })
+
+    /** The messages of a turn whose workflow ended (none while it has not; inline turns have none). */
     const finishedOutput = (sessionId: string, seq: number) =>
       Effect.gen(function*() {
+        if (inline) return Option.none<ReadonlyArray<Messages.Message>>()
         const executionId = yield* TurnWorkflow.executionId({ sessionId, seq })
         const result = yield* TurnWorkflow.poll(executionId).pipe(Effect.provide(sqlContext))
         return result !== undefined && result._tag === "Complete" && result.exit._tag === "Success"
@@ -224,6 +245,40 @@ export const make = (options: { readonly location: string }): Effect.Effect<
       Effect.flatMap(Ref.get(context), (ctx) =>
         Effect.map(claimed(ctx.sessionId, ctx.cwd, titleOf(ctx.messages)), (state) => ({ ctx, state })))
 
+    /** A turn inside the workflow that runs the loop: its activities are that workflow's. */
+    const inlineTurn = <A, E, R>(
+      step: Journal.TurnStep,
+      run: Effect.Effect<A, E, R>,
+      sessionId: string,
+      state: SessionState,
+      seq: number,
+      resumed: boolean
+    ) =>
+      Effect.gen(function*() {
+        const outer = yield* Effect.serviceOption(WorkflowEngine.WorkflowInstance)
+        if (Option.isNone(outer)) {
+          return yield* Effect.fail(
+            new Journal.JournalError({ message: "A journal with inline turns runs inside a workflow", path: options.location })
+          )
+        }
+        const executionId = `${outer.value.executionId}/${seq}`
+        const markers = resumed ? yield* onStore("read a turn's calls", Store.markers(executionId)) : new Map()
+        const live: Live.LiveTurn = {
+          executionId,
+          activity: (name) => `${seq}/${name}`,
+          instance: outer.value,
+          markers,
+          previousSeenAt: state.previousSeenAt,
+          ordinal: Math.max(0, ...[...markers.values()].map((m) => m.ordinal)),
+          failure: undefined
+        }
+        const exit = yield* run.pipe(Effect.provideService(Live.CurrentTurn, live), Effect.exit)
+        const after = yield* Ref.get(step.context)
+        yield* finishTurn(sessionId, state, seq, after.messages.slice(state.recorded))
+        if (live.failure !== undefined) return yield* Effect.fail(live.failure)
+        return yield* exit
+      })
+
     const turn: Journal.Journal["turn"] = <A, E, R>(step: Journal.TurnStep, run: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
         const { ctx, state } = yield* stateOf(step.context)
@@ -246,6 +301,7 @@ export const make = (options: { readonly location: string }): Effect.Effect<
           state.open = seq
           state.recorded = ctx.messages.length
         }
+        if (inline) return yield* inlineTurn(step, run, sessionId, state, seq, resumed)
         const executionId = yield* TurnWorkflow.executionId({ sessionId, seq })
         // A turn begun here has no calls yet; one finished from an earlier run has what it left.
         const markers = resumed ? yield* onStore("read a turn's calls", Store.markers(executionId)) : new Map()
@@ -257,6 +313,7 @@ export const make = (options: { readonly location: string }): Effect.Effect<
           Effect.flatMap(WorkflowEngine.WorkflowInstance, (instance) => {
             live = {
               executionId,
+              activity: (name) => name,
               instance,
               markers,
               previousSeenAt: state.previousSeenAt,
@@ -293,7 +350,7 @@ export const make = (options: { readonly location: string }): Effect.Effect<
       Effect.gen(function*() {
         const { ctx, state } = yield* stateOf(context)
         if (state.open === undefined) return false
-        const executionId = yield* TurnWorkflow.executionId({ sessionId: ctx.sessionId, seq: state.open })
+        const executionId = yield* markerKey(ctx.sessionId, state.open)
         const marks = yield* onStore("read a turn's calls", Store.markers(executionId))
         if (ModelStep.hasCalls(ModelStep.leftOver(marks))) return true
         // Nothing to finish (the response made no call before the process stopped): the turn
@@ -335,6 +392,11 @@ export const make = (options: { readonly location: string }): Effect.Effect<
       tool: ToolStep.make(steps),
       unfinished,
       claim: (sessionId, cwd) => Effect.asVoid(claimed(sessionId, cwd, "")),
+      release: (sessionId) =>
+        Effect.suspend(() => {
+          if (!sessions.delete(sessionId)) return Effect.void
+          return Effect.ignore(onStore("let a session go", Store.releaseSession(sessionId, Owner.self)))
+        }),
       messages,
       sessions: (cwd) => Effect.provide(SessionIndex.list(cwd), sqlContext)
     }

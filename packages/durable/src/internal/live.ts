@@ -25,7 +25,10 @@ export interface Steps {
 
 /** One run of a turn's workflow in this process. */
 export interface LiveTurn {
+  /** The key of the turn's markers (its workflow execution, or the workflow's own and the turn). */
   readonly executionId: string
+  /** The name of a call's activity: its own (a turn's workflow), or prefixed by the turn (inside another workflow). */
+  readonly activity: (name: string) => string
   readonly instance: WorkflowEngine.WorkflowInstance["Type"]
   /** The calls an earlier run of this turn started (none for a turn begun here). */
   readonly markers: ReadonlyMap<string, Store.CallMarker>

@@ -230,7 +230,7 @@ export const make = (steps: Live.Steps): Journal.Journal["model"] => <E, R>(
       const earlier = live.markers.has(MODEL) ? leftOver(live.markers) : Option.none()
       return Option.isSome(earlier) && (earlier.value.complete || hasCalls(earlier)) ? Effect.succeed(earlier.value) : runLive
     })
-    yield* Effect.exit(Live.inTurn(steps, live, Activities.execute<RecordedResponse>(Activities.make(responseKind, MODEL, body))))
+    yield* Effect.exit(Live.inTurn(steps, live, Activities.execute<RecordedResponse>(Activities.make(responseKind, live.activity(MODEL), body))))
       .pipe(
         Effect.flatMap((exit) => {
           if (Exit.isSuccess(exit)) {

@@ -134,13 +134,13 @@ export const make = (steps: Live.Steps): Journal.Journal["tool"] => (step, emit,
         outcome = yield* errorAnswer(`Error: ${marked.left.message}; the call was not run.`, startedAt)
         return recordOf(outcome)
       }
-      const key = Live.inTurn(steps, live, Activity.idempotencyKey(block.id))
+      const key = Live.inTurn(steps, live, Activity.idempotencyKey(live.activity(block.id)))
       outcome = yield* run(observed).pipe(Effect.provideService(Journal.IdempotencyKey, Option.some(key)))
       return recordOf(outcome)
     })
 
     const exit = yield* Effect.exit(
-      Live.inTurn(steps, live, Activities.execute<RecordedCall>(Activities.make(callKind, block.id, body)))
+      Live.inTurn(steps, live, Activities.execute<RecordedCall>(Activities.make(callKind, live.activity(block.id), body)))
     )
     if (Exit.isSuccess(exit)) {
       // Ran here, or completed in an earlier run: then its result is replayed, nothing runs.
