@@ -331,7 +331,8 @@ export const make = (options: {
             ) as Effect.Effect<ReadonlyArray<Messages.Message>, never, WorkflowEngine.WorkflowInstance>
           })
         )
-        const output = yield* TurnWorkflow.execute({ sessionId, seq }).pipe(
+        // The engine directly: `TurnWorkflow.execute` would hash the execution id again.
+        const output = yield* engine.execute(TurnWorkflow, { executionId, payload: TurnWorkflow.payloadSchema.make({ sessionId, seq }) }).pipe(
           Effect.provide(sqlContext),
           Effect.ensuring(Effect.sync(() => bodies.delete(executionId)))
         )
