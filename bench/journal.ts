@@ -55,7 +55,7 @@ const noopCalls = Array.from({ length: CALLS }, (_, i) => ({ block: Messages.too
 
 let session = 0
 /** One prompt's loop; with a journal at `location` when given. */
-const runPrompt = (env: Layer.Layer<never, never, never> | Layer.Layer<any>, location: JournalDatabase.Location | undefined) =>
+const runPrompt = (env: Layer.Layer<QueryLoop.Requirements>, location: JournalDatabase.Location | undefined) =>
   Effect.scoped(Effect.gen(function*() {
     const journal = location === undefined
       ? undefined
@@ -67,7 +67,7 @@ const runPrompt = (env: Layer.Layer<never, never, never> | Layer.Layer<any>, loc
     yield* QueryLoop.collect(loop.run("go"))
     const used = process.cpuUsage(cpu)
     return { wallMs: performance.now() - start, cpuMs: (used.user + used.system) / 1000 }
-  })).pipe(Effect.provide(env as Layer.Layer<never>))
+  })).pipe(Effect.provide(env))
 
 /** Per-call overhead of each journal against no journal: interleaved rounds, medians. */
 const overhead = async (
