@@ -25,7 +25,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as CliError from "./CliError.js"
 import * as Output from "./Output.js"
-import type * as Runtime from "./Runtime.js"
+import * as Runtime from "./Runtime.js"
 import * as Sessions from "./Sessions.js"
 
 /**
@@ -192,7 +192,6 @@ export const list = (options: ListOptions) =>
   Effect.scoped(Effect.gen(function*() {
     const path = yield* Path.Path
     const cwd = path.resolve(options.cwd)
-    const Runtime = yield* Effect.promise(() => import("./Runtime.js"))
     const prepared = yield* Runtime.prepare(options)
     for (const warning of prepared.warnings) yield* Output.warn(warning)
     const where = yield* location(prepared)

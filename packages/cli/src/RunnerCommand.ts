@@ -28,7 +28,8 @@ import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
 import * as Journaling from "./Journaling.js"
 import * as Output from "./Output.js"
-import * as Run from "./Run.js"
+import * as Conversation from "./Conversation.js"
+import * as ModelLayer from "./ModelLayer.js"
 import * as Runtime from "./Runtime.js"
 import * as Sessions from "./Sessions.js"
 
@@ -72,7 +73,7 @@ const loop = (
   options: typeof PromptOptions.Type
 ) =>
   Effect.gen(function*() {
-    const system = [options.systemPrompt ?? Run.defaultSystemPrompt(prepared.cwd), options.appendSystemPrompt]
+    const system = [options.systemPrompt ?? Conversation.defaultSystemPrompt(prepared.cwd), options.appendSystemPrompt]
       .filter((part): part is string => part !== undefined && part !== "")
       .join("\n\n")
     // A runner that died may still be seen holding the session for a few seconds.
@@ -120,7 +121,7 @@ const host = (prompt: Runner.Prompt, journal: DurableJournal.DurableJournal) =>
       verbose: false,
       mcpConfigFiles: options.mcpConfig ?? []
     })
-    const model = yield* Run.modelLayer(options.model)
+    const model = yield* ModelLayer.layer(options.model)
     const runtime = Runtime.layer(prepared, {
       model,
       prompt: Runtime.noPrompt("a runner cannot ask; allow the call with the prompt's --allowed-tools or a settings rule")

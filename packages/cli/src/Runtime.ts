@@ -1,8 +1,8 @@
 /**
  * What every command shares: the working directory, the settings files and
  * the permission options, turned into the Layer the engine runs on (built-in
- * tools, registry, result store, permission chain, hooks, shell analysis and
- * the Node platform).
+ * and MCP tools, registry, result store, permission chain, hooks, shell
+ * analysis and the Node platform). Every command's tools come from here.
  *
  * @since 0.1.0
  */
@@ -236,10 +236,8 @@ export const layer = <ME = never, MR = never>(
   }
 ): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
-  const tools = Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
-    Layer.provideMerge(Registry.layer()),
+  const tools = toolsLayer(prepared).pipe(
     Layer.provideMerge(Results.layer),
-    Layer.provide(FetchHttpClient.layer),
     Layer.provideMerge(model)
   )
   const policy = PermissionChain.layer({ projectDir: prepared.cwd })
@@ -248,6 +246,42 @@ export const layer = <ME = never, MR = never>(
     Layer.provideMerge(NodeContext.layer)
   ) as Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>>
 }
+
+/**
+ * The tools of every command: the built-ins plus the configured MCP
+ * servers' tools, and the registry that sees them.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const toolsLayer = (prepared: Prepared) =>
+  Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
+    Layer.provideMerge(Registry.layer()),
+    Layer.provide(FetchHttpClient.layer)
+  )
+
+/**
+ * The built-in tools alone and a registry: what a speculation in the
+ * interactive session (and the demo's) runs, built over the overlay's
+ * `FileSystem` that `Speculation.start` provides.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const builtinToolsLayer = Builtins.layer().pipe(
+  Layer.provideMerge(Registry.layer()),
+  Layer.provide(FetchHttpClient.layer)
+)
+
+/**
+ * What `Speculation.start` needs from the program besides the tools: the
+ * model, a result store, shell analysis and the Node platform.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const speculationEnvironment = <E>(model: Layer.Layer<Model.LanguageModel, E>) =>
+  Layer.mergeAll(model, Results.layer, ShellCommand.layer).pipe(Layer.provideMerge(NodeContext.layer))
 
 /**
  * The configured MCP servers as a Layer (the MCP SDK is loaded only when

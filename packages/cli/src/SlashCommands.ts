@@ -14,13 +14,13 @@ import * as EditDistance from "@switchyard/core/EditDistance"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import * as CliError from "./CliError.js"
+import type * as CliError from "./CliError.js"
+import * as Conversation from "./Conversation.js"
 import * as Cost from "./Cost.js"
 import { paint } from "./Output.js"
-import * as Run from "./Run.js"
 import * as Runtime from "./Runtime.js"
 import * as Sessions from "./Sessions.js"
-import type * as Terminal from "./Terminal.js"
+import * as TerminalUi from "./TerminalUi.js"
 
 /**
  * The interactive session, as the commands see and change it.
@@ -29,11 +29,11 @@ import type * as Terminal from "./Terminal.js"
  * @category models
  */
 export interface State {
-  readonly ui: Terminal.TerminalUi
+  readonly ui: TerminalUi.TerminalUi
   readonly prepared: Runtime.Prepared
   model: string
   loopOptions: QueryLoop.Options
-  conversation: Run.Conversation
+  conversation: Conversation.Conversation
   /** Tokens used since the session started (or was cleared). */
   usage: Cost.Usage
   turns: number
@@ -63,9 +63,9 @@ export interface SlashCommand {
 
 const say = (state: State, text: string) => Effect.as(Effect.sync(() => state.ui.line(text)), "continue" as const)
 
-const reopen = (state: State, start: Run.Start | undefined) =>
+const reopen = (state: State, start: Conversation.Start | undefined) =>
   Effect.gen(function*() {
-    state.conversation = yield* Run.openConversation(state.prepared, start, state.loopOptions)
+    state.conversation = yield* Conversation.open(state.prepared, start, state.loopOptions)
     state.usage = Cost.zero
     state.turns = 0
   })
@@ -163,10 +163,9 @@ export const commands: Array<SlashCommand> = [
         const current = (yield* Ref.get(state.conversation.context)).sessionId
         const others = sessions.filter((s) => s.id !== current)
         if (args === "" && others.length === 0) return yield* say(state, "No earlier session in this directory.")
-        const { pickSession } = yield* Effect.promise(() => import("./Terminal.js"))
-        const id = args !== "" ? args : yield* pickSession(state.ui, others)
+        const id = args !== "" ? args : yield* TerminalUi.pickSession(state.ui, others)
         if (id === undefined) return "continue" as const
-        const loaded = yield* Effect.either(Sessions.load(state.prepared.cwd, id))
+        const loaded = yield* Effect.either(Conversation.load(state.prepared.cwd, id))
         if (loaded._tag === "Left") return yield* say(state, paint("red", loaded.left.message))
         yield* reopen(state, loaded.right)
         return yield* say(state, paint("gray", `(resumed session ${id}: ${loaded.right.messages.length} messages)`))
