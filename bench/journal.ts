@@ -46,7 +46,9 @@ const model = (blocks: ReplayModel.Turn["blocks"]) =>
   Layer.succeed(Model.LanguageModel, {
     stream: (request) =>
       Stream.suspend(() => {
-        const turn: ReplayModel.Turn = request.messages.length === 1 ? { blocks } : { blocks: [{ block: Messages.text("done") }] }
+        const turn: ReplayModel.Turn = request.messages.length === 1
+          ? { blocks }
+          : { blocks: [{ block: Messages.text("done") }] }
         return Stream.fromIterable(ReplayModel.turnEvents(turn, { messageId: "m" }).map((e) => e.event))
       })
   })
@@ -203,7 +205,8 @@ export const run = async () => {
     const results = yield* Effect.promise(() => overhead(locations, 5))
     for (const [name, r] of Object.entries(results)) {
       const goal = name === "embedded" ? 2 : 5
-      recordStats(SUITE, `journal overhead per call, ${CALLS} no-op calls in one turn, ${name}: wall`, r.wall, "ms", `goal ≤ ${goal} ms`)
+      const what = `journal overhead per call, ${CALLS} no-op calls in one turn, ${name}: wall`
+      recordStats(SUITE, what, r.wall, "ms", `goal ≤ ${goal} ms`)
       recordStats(SUITE, `journal overhead per call, ${name}: CPU`, r.cpu, "ms")
     }
 
@@ -223,20 +226,22 @@ export const run = async () => {
   note(
     SUITE,
     [
-      "Why the embedded journal is `SqlWorkflowEngine` (`@switchyard/durable`) on one SQLite connection (the `libsql`",
-      "binding `@libsql/client` loads), and not `ClusterWorkflowEngine` + `SingleRunner` on `@effect/sql-libsql`: the issue's",
-      "probe measured 12–17 ms of CPU per activity there. Profiled with `node --cpu-prof`, three costs stood out, and only",
-      "the first is the store's: (1) `@effect/sql-libsql` runs each transaction through `@libsql/client`'s `transaction()`,",
-      "which hands the open connection to the transaction and opens a new one for the next statement (the file is opened",
-      "and its schema read again every time) — fixed by a client that keeps one connection and runs `BEGIN IMMEDIATE …",
-      "COMMIT` on it; (2) `Activity.make` builds a fresh `Schema.ExitFromSelf` per activity and Effect compiles a decoder",
-      "for every new one on first use (≈4 ms: it rebuilds the `Cause` schema), ≈2 ms more to build it — fixed by building",
-      "activities from schemas made once per kind (`internal/activity.ts`); (3) the cluster engine sends every activity",
-      "through the sharding as a persisted request and reply (two transactions and ≈9 statements, msgpack and Schema",
-      "encodings, spans): ≈10 ms of CPU per activity remained with (1) fixed. `SqlWorkflowEngine` implements the same",
-      "`WorkflowEngine` interface in place: an activity is one insert, its marker another. Runners (`switchyard runner`)",
-      "keep `ClusterWorkflowEngine`: sharding and taking over a dead runner's workflows are what it is for, and there a",
-      "model call dwarfs the per-call cost. The rows below are those candidates measured side by side."
+      "Why the embedded journal is `SqlWorkflowEngine` (`@switchyard/durable`) on one SQLite connection (the",
+      "`libsql` binding `@libsql/client` loads), and not `ClusterWorkflowEngine` + `SingleRunner` on",
+      "`@effect/sql-libsql`: the issue's probe measured 12–17 ms of CPU per activity there. Profiled with `node",
+      "--cpu-prof`, three costs stood out, and only the first is the store's: (1) `@effect/sql-libsql` runs",
+      "each transaction through `@libsql/client`'s `transaction()`, which hands the open connection to the",
+      "transaction and opens a new one for the next statement (the file is opened and its schema read again",
+      "every time) — fixed by a client that keeps one connection and runs `BEGIN IMMEDIATE … COMMIT` on it; (2)",
+      "`Activity.make` builds a fresh `Schema.ExitFromSelf` per activity and Effect compiles a decoder for",
+      "every new one on first use (≈4 ms: it rebuilds the `Cause` schema), ≈2 ms more to build it — fixed by",
+      "building activities from schemas made once per kind (`internal/activity.ts`); (3) the cluster engine",
+      "sends every activity through the sharding as a persisted request and reply (two transactions and ≈9",
+      "statements, msgpack and Schema encodings, spans): ≈10 ms of CPU per activity remained with (1) fixed.",
+      "`SqlWorkflowEngine` implements the same `WorkflowEngine` interface in place: an activity is one insert,",
+      "its marker another. Runners (`switchyard runner`) keep `ClusterWorkflowEngine`: sharding and taking over",
+      "a dead runner's workflows are what it is for, and there a model call dwarfs the per-call cost. The rows",
+      "below are those candidates measured side by side."
     ].join(" ")
   )
   void fmt

@@ -34,7 +34,10 @@ import * as Sessions from "./Sessions.js"
  * @since 0.1.0
  * @category services
  */
-export class Current extends Context.Tag("@switchyard/cli/Journaling/Current")<Current, DurableJournal.DurableJournal>() {}
+export class Current extends Context.Tag("@switchyard/cli/Journaling/Current")<
+  Current,
+  DurableJournal.DurableJournal
+>() {}
 
 const durable = Effect.promise(() => import("@switchyard/durable/JournalDatabase"))
 
@@ -53,7 +56,9 @@ export const location = (
     const fromEnv = process.env[JournalDatabase.URL_VARIABLE]
     const setting = prepared.settings.values["journalUrl"]
     if (fromEnv === undefined && setting !== undefined && typeof setting !== "string") {
-      yield* Output.warn(`settings: "journalUrl" must be a string (got ${JSON.stringify(setting)}); using the default journal`)
+      yield* Output.warn(
+        `settings: "journalUrl" must be a string (got ${JSON.stringify(setting)}); using the default journal`
+      )
     }
     const url = fromEnv ?? (typeof setting === "string" ? setting : undefined)
     const stateDirectory = yield* Settings.stateDirectory(yield* Settings.homeDirectory)
@@ -72,7 +77,11 @@ export const location = (
  */
 export const open = (
   prepared: Runtime.Prepared
-): Effect.Effect<Option.Option<DurableJournal.DurableJournal>, CliError.CliError, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
+): Effect.Effect<
+  Option.Option<DurableJournal.DurableJournal>,
+  CliError.CliError,
+  FileSystem.FileSystem | Path.Path | Scope.Scope
+> =>
   Effect.gen(function*() {
     const where = yield* location(prepared)
     if (Option.isNone(where)) return Option.none()
@@ -96,6 +105,18 @@ export const layer = (journal: Option.Option<DurableJournal.DurableJournal>): La
   })
 
 /**
+ * A session the journal holds, read back: as `Conversation.Start` has it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Loaded {
+  readonly id: string
+  readonly messages: ReadonlyArray<Messages.Message>
+  readonly repaired: boolean
+}
+
+/**
  * A conversation the journal holds, read back: its messages, and whether
  * the transcript must be rewritten to match (always, so the transcript says
  * what the journal says).
@@ -105,7 +126,7 @@ export const layer = (journal: Option.Option<DurableJournal.DurableJournal>): La
  */
 export const load = (
   id: string
-): Effect.Effect<Option.Option<{ readonly id: string; readonly messages: ReadonlyArray<Messages.Message>; readonly repaired: boolean }>, CliError.CliError> =>
+): Effect.Effect<Option.Option<Loaded>, CliError.CliError> =>
   Effect.gen(function*() {
     const journal = yield* Effect.serviceOption(Current)
     if (Option.isNone(journal)) return Option.none()
@@ -143,7 +164,10 @@ const indexOf = (journal: DurableJournal.DurableJournal, cwd: string | undefined
  * @since 0.1.0
  * @category sessions
  */
-export const attach = (id: string, cwd: string): Effect.Effect<Option.Option<DurableJournal.DurableJournal>, CliError.CliError> =>
+export const attach = (
+  id: string,
+  cwd: string
+): Effect.Effect<Option.Option<DurableJournal.DurableJournal>, CliError.CliError> =>
   Effect.gen(function*() {
     const journal = yield* Effect.serviceOption(Current)
     if (Option.isNone(journal)) return Option.none()

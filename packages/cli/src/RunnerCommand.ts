@@ -83,7 +83,11 @@ const loop = (
     const messages = Option.getOrElse(yield* journal.messages(prompt.sessionId), () => [])
     // How long the conversation was when the prompt came, recorded: executed again (the runner
     // died), the prompt is in the conversation already, and the loop goes on from there.
-    const before = yield* Activity.make({ name: "prompt", success: Schema.Number, execute: Effect.succeed(messages.length) })
+    const before = yield* Activity.make({
+      name: "prompt",
+      success: Schema.Number,
+      execute: Effect.succeed(messages.length)
+    })
     const context = yield* Ref.make(ToolUseContext.make({
       cwd: prepared.cwd,
       sessionId: prompt.sessionId,
@@ -124,7 +128,9 @@ const host = (prompt: Runner.Prompt, journal: DurableJournal.DurableJournal) =>
     const model = yield* ModelLayer.layer(options.model)
     const runtime = Runtime.layer(prepared, {
       model,
-      prompt: Runtime.noPrompt("a runner cannot ask; allow the call with the prompt's --allowed-tools or a settings rule")
+      prompt: Runtime.noPrompt(
+        "a runner cannot ask; allow the call with the prompt's --allowed-tools or a settings rule"
+      )
     })
     return yield* Effect.scoped(loop(prompt, journal, prepared, options).pipe(Effect.provide(runtime))).pipe(
       // The prompt is done: the session is free for whoever continues it.
@@ -169,7 +175,9 @@ export const serve = (options: ServeOptions) =>
     const JournalDatabase = yield* Effect.promise(() => import("@switchyard/durable/JournalDatabase"))
     yield* Effect.scoped(Effect.gen(function*() {
       yield* Layer.build(layer)
-      yield* Output.line(`switchyard runner: serving on ${options.host}:${options.port}, journal ${JournalDatabase.describe(location)}`)
+      yield* Output.line(
+        `switchyard runner: serving on ${options.host}:${options.port}, journal ${JournalDatabase.describe(location)}`
+      )
       return yield* Effect.never
     })).pipe(Effect.mapError((error) => CliError.failure(error.message)))
   })
@@ -203,7 +211,9 @@ export const submit = (options: SubmitOptions) =>
     for (const warning of prepared.warnings) yield* Output.warn(warning)
     const location = yield* postgres(prepared, "switchyard submit")
     if (options.sessionId !== undefined && options.resume !== undefined) {
-      return yield* Effect.fail(CliError.badInput("--session-id and --resume cannot be used together; give one of them"))
+      return yield* Effect.fail(
+        CliError.badInput("--session-id and --resume cannot be used together; give one of them")
+      )
     }
     const sessionId = options.resume ?? options.sessionId ?? crypto.randomUUID()
     if (!Sessions.isValidId(sessionId)) return yield* Effect.fail(CliError.badInput(`${sessionId}: not a session id`))
@@ -244,6 +254,8 @@ export const submit = (options: SubmitOptions) =>
       yield* Output.line(Option.isSome(outcome) ? outcome.value.text : sessionId)
     }
     if (Option.isSome(outcome) && outcome.value.stopReason !== "end_turn") {
-      return yield* Effect.fail(CliError.failure(`stopped: ${outcome.value.stopReason} (${outcome.value.detail ?? ""})`))
+      return yield* Effect.fail(
+        CliError.failure(`stopped: ${outcome.value.stopReason} (${outcome.value.detail ?? ""})`)
+      )
     }
   })

@@ -85,7 +85,9 @@ export interface DurableJournal extends Journal.Journal {
   /** Let a session go (a runner, after its prompt). */
   readonly release: (sessionId: string) => Effect.Effect<void>
   /** The conversation the journal holds for a session (none when it has no turn of it). */
-  readonly messages: (sessionId: string) => Effect.Effect<Option.Option<ReadonlyArray<Messages.Message>>, Journal.JournalError>
+  readonly messages: (
+    sessionId: string
+  ) => Effect.Effect<Option.Option<ReadonlyArray<Messages.Message>>, Journal.JournalError>
   /** The session index: a working directory's sessions (all of them when `cwd` is undefined). */
   readonly sessions: (cwd: string | undefined) => Effect.Effect<ReadonlyArray<SessionIndex.Entry>, Journal.JournalError>
 }
@@ -137,7 +139,10 @@ export const make = (options: {
       Effect.mapError(Effect.provide(effect, sqlContext), Recovery.journalError(what, options.location))
     const sessions = new Map<string, SessionState>()
     /** The bodies of the turns being run in this process, by execution id. */
-    const bodies = new Map<string, Effect.Effect<ReadonlyArray<Messages.Message>, never, WorkflowEngine.WorkflowInstance>>()
+    const bodies = new Map<
+      string,
+      Effect.Effect<ReadonlyArray<Messages.Message>, never, WorkflowEngine.WorkflowInstance>
+    >()
 
     const engine = yield* WorkflowEngine.WorkflowEngine
     const inline = options.turns === "inline"
@@ -157,9 +162,11 @@ export const make = (options: {
       yield* Effect.ignore(onStore("record a heartbeat", Store.heartbeat(Owner.self, now)))
     }).pipe(Effect.repeat(Schedule.spaced(Owner.HEARTBEAT_MS)), Effect.forkScoped)
     yield* Effect.addFinalizer(() =>
-      Effect.forEach(sessions.keys(), (id) => Effect.ignore(onStore("let a session go", Store.releaseSession(id, Owner.self))), {
-        discard: true
-      })
+      Effect.forEach(
+        sessions.keys(),
+        (id) => Effect.ignore(onStore("let a session go", Store.releaseSession(id, Owner.self))),
+        { discard: true }
+      )
     )
 
     /** The key of a turn's markers. */
@@ -183,12 +190,19 @@ export const make = (options: {
     const finishTurn = (sessionId: string, state: SessionState, seq: number, output: ReadonlyArray<Messages.Message>) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        yield* onStore("record the end of a turn", Store.endTurn({ sessionId, seq, output: encodeMessages(output), now }))
+        yield* onStore(
+          "record the end of a turn",
+          Store.endTurn({ sessionId, seq, output: encodeMessages(output), now })
+        )
         state.recorded += output.length
         state.open = undefined
       })
 
-    const claimed = (sessionId: string, cwd: string, title: string): Effect.Effect<SessionState, Journal.JournalError> =>
+    const claimed = (
+      sessionId: string,
+      cwd: string,
+      title: string
+    ): Effect.Effect<SessionState, Journal.JournalError> =>
       Effect.suspend(() => {
         const known = sessions.get(sessionId)
         if (known !== undefined) return Effect.succeed(known)
@@ -258,7 +272,10 @@ export const make = (options: {
         const outer = yield* Effect.serviceOption(WorkflowEngine.WorkflowInstance)
         if (Option.isNone(outer)) {
           return yield* Effect.fail(
-            new Journal.JournalError({ message: "A journal with inline turns runs inside a workflow", path: options.location })
+            new Journal.JournalError({
+              message: "A journal with inline turns runs inside a workflow",
+              path: options.location
+            })
           )
         }
         const executionId = `${outer.value.executionId}/${seq}`
@@ -295,7 +312,15 @@ export const make = (options: {
           const input = reset ? ctx.messages : ctx.messages.slice(state.recorded)
           yield* onStore(
             "record the start of a turn",
-            Store.beginTurn({ sessionId, cwd: ctx.cwd, title: titleOf(ctx.messages), seq, reset, input: encodeMessages(input), now })
+            Store.beginTurn({
+              sessionId,
+              cwd: ctx.cwd,
+              title: titleOf(ctx.messages),
+              seq,
+              reset,
+              input: encodeMessages(input),
+              now
+            })
           )
           state.seq = seq
           state.open = seq
@@ -332,13 +357,17 @@ export const make = (options: {
           })
         )
         // The engine directly: `TurnWorkflow.execute` would hash the execution id again.
-        const output = yield* engine.execute(TurnWorkflow, { executionId, payload: TurnWorkflow.payloadSchema.make({ sessionId, seq }) }).pipe(
+        const payload = TurnWorkflow.payloadSchema.make({ sessionId, seq })
+        const output = yield* engine.execute(TurnWorkflow, { executionId, payload }).pipe(
           Effect.provide(sqlContext),
           Effect.ensuring(Effect.sync(() => bodies.delete(executionId)))
         )
         if (exit === undefined) {
           return yield* Effect.fail(
-            new Journal.JournalError({ message: `The turn ${seq} of ${sessionId} was recorded as finished already`, path: options.location })
+            new Journal.JournalError({
+              message: `The turn ${seq} of ${sessionId} was recorded as finished already`,
+              path: options.location
+            })
           )
         }
         yield* finishTurn(sessionId, state, seq, output)
@@ -357,7 +386,10 @@ export const make = (options: {
         // Nothing to finish (the response made no call before the process stopped): the turn
         // ends with what it has, and the next prompt follows its input.
         const now = yield* Clock.currentTimeMillis
-        yield* onStore("record the end of a turn", Store.endTurn({ sessionId: ctx.sessionId, seq: state.open, output: "[]", now }))
+        yield* onStore(
+          "record the end of a turn",
+          Store.endTurn({ sessionId: ctx.sessionId, seq: state.open, output: "[]", now })
+        )
         state.open = undefined
         return false
       })
@@ -381,7 +413,9 @@ export const make = (options: {
           if (row.reset) out = []
           out.push(...input.right)
           if (output !== undefined && output._tag === "Right") out.push(...output.right)
-          else if (output === undefined) out.push(...Option.getOrElse(yield* finishedOutput(sessionId, row.seq), () => []))
+          else if (output === undefined) {
+            out.push(...Option.getOrElse(yield* finishedOutput(sessionId, row.seq), () => []))
+          }
         }
         return Option.some(out)
       })

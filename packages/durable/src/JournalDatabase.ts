@@ -78,7 +78,8 @@ export const resolve = (options: {
       })
     )
   }
-  return Either.right(Option.some({ _tag: "File", path: url.startsWith("file://") ? url.slice("file://".length) : url }))
+  const path = url.startsWith("file://") ? url.slice("file://".length) : url
+  return Either.right(Option.some({ _tag: "File", path }))
 }
 
 /** A URL as it may be shown: without its password. */
@@ -108,7 +109,8 @@ const sqliteFailure = (path: string) => (error: unknown): Journal.JournalError =
 
 const newer = (where: string, format: number) =>
   new Journal.JournalError({
-    message: `The journal ${where} was written by a newer Switchyard (format ${format}; this one reads format ${Store.FORMAT}); ` +
+    message: `The journal ${where} was written by a newer Switchyard ` +
+      `(format ${format}; this one reads format ${Store.FORMAT}); ` +
       `it was left as it is. Upgrade Switchyard, or set ${URL_VARIABLE} to another journal`,
     path: where
   })
@@ -118,18 +120,24 @@ const prepare = (where: string, failure: (error: unknown) => Journal.JournalErro
   Effect.flatMap(Effect.mapError(Store.migrate, failure), (check) =>
     check._tag === "Newer" ? Effect.fail(newer(where, check.format)) : Effect.void)
 
-const fileClient = (path: string): Layer.Layer<SqlClient.SqlClient, Journal.JournalError, FileSystem.FileSystem | Path.Path> =>
+const fileClient = (
+  path: string
+): Layer.Layer<SqlClient.SqlClient, Journal.JournalError, FileSystem.FileSystem | Path.Path> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const paths = yield* Path.Path
     yield* fs.makeDirectory(paths.dirname(path), { recursive: true }).pipe(
-      Effect.mapError((error) => new Journal.JournalError({ message: `Cannot make ${paths.dirname(path)}: ${error.message}`, path }))
+      Effect.mapError((error) =>
+        new Journal.JournalError({ message: `Cannot make ${paths.dirname(path)}: ${error.message}`, path })
+      )
     )
     const handle = yield* Effect.mapError(Sqlite.open({ filename: path }), sqliteFailure(path))
     // The format is checked before anything is written, so a newer journal stays as it is.
     const client = Sqlite.layer(handle)
     return Layer.effectDiscard(
-      prepare(path, sqliteFailure(path)).pipe(Effect.zipRight(Effect.mapError(Sqlite.useWal(handle), sqliteFailure(path))))
+      prepare(path, sqliteFailure(path)).pipe(
+        Effect.zipRight(Effect.mapError(Sqlite.useWal(handle), sqliteFailure(path)))
+      )
     ).pipe(Layer.provideMerge(client))
   }))
 
@@ -165,7 +173,9 @@ export const layerClient = (
   const where = describe(location)
   const failure = (error: unknown) =>
     new Journal.JournalError({
-      message: `The journal at ${where} could not be prepared: ${error instanceof Error ? error.message : String(error)}`,
+      message: `The journal at ${where} could not be prepared: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
       path: where
     })
   return Layer.effectDiscard(prepare(where, failure)).pipe(Layer.provideMerge(postgresClient(location.url)))
@@ -179,7 +189,11 @@ export const layerClient = (
  */
 export const layer = (
   location: Location
-): Layer.Layer<SqlClient.SqlClient | WorkflowEngine.WorkflowEngine, Journal.JournalError, FileSystem.FileSystem | Path.Path> =>
+): Layer.Layer<
+  SqlClient.SqlClient | WorkflowEngine.WorkflowEngine,
+  Journal.JournalError,
+  FileSystem.FileSystem | Path.Path
+> =>
   SqlWorkflowEngine.layer.pipe(Layer.provideMerge(layerClient(location)))
 
 /**
@@ -190,6 +204,10 @@ export const layer = (
  */
 export const open = (
   location: Location
-): Effect.Effect<DurableJournal.DurableJournal, Journal.JournalError, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
+): Effect.Effect<
+  DurableJournal.DurableJournal,
+  Journal.JournalError,
+  FileSystem.FileSystem | Path.Path | Scope.Scope
+> =>
   Effect.flatMap(Layer.build(layer(location)), (context) =>
     DurableJournal.make({ location: describe(location) }).pipe(Effect.provide(context)))

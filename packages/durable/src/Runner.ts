@@ -149,7 +149,9 @@ export const layer = (
   options: Options
 ): Layer.Layer<WorkflowEngine.WorkflowEngine, Journal.JournalError, PromptHost | FileSystem.FileSystem | Path.Path> => {
   const cluster = SocketRunner.layer.pipe(
-    Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))),
+    Layer.provide(
+      RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))
+    ),
     Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
     Layer.provideMerge(clusterStorage),
     Layer.provide(ShardingConfig.layer(sharding(options))),
@@ -181,7 +183,11 @@ export const layer = (
  */
 export const layerClient = (
   location: JournalDatabase.Location
-): Layer.Layer<WorkflowEngine.WorkflowEngine | SqlClient.SqlClient, Journal.JournalError, FileSystem.FileSystem | Path.Path> =>
+): Layer.Layer<
+  WorkflowEngine.WorkflowEngine | SqlClient.SqlClient,
+  Journal.JournalError,
+  FileSystem.FileSystem | Path.Path
+> =>
   ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(SocketRunner.layerClientOnly),
     Layer.provide(NodeClusterSocket.layerClientProtocol),

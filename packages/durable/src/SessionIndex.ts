@@ -44,11 +44,15 @@ export interface Entry {
  * @since 0.1.0
  * @category reading
  */
-export const list = (cwd: string | undefined): Effect.Effect<ReadonlyArray<Entry>, Journal.JournalError, SqlClient.SqlClient> =>
+export const list = (
+  cwd: string | undefined
+): Effect.Effect<ReadonlyArray<Entry>, Journal.JournalError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const rows = yield* Store.listSessions(cwd).pipe(
-      Effect.mapError((error) => new Journal.JournalError({ message: `The journal's sessions cannot be read: ${error.message}` }))
+      Effect.mapError((error) =>
+        new Journal.JournalError({ message: `The journal's sessions cannot be read: ${error.message}` })
+      )
     )
     return rows.map((row): Entry => {
       const running = row.owner !== undefined && !Owner.isGone(row.owner, row.heartbeatAt, now)

@@ -50,7 +50,10 @@ const orDieJournal = <A, R>(what: string) => (effect: Effect.Effect<A, unknown, 
 
 interface Registered {
   readonly workflow: Workflow.Any
-  readonly execute: (payload: object, executionId: string) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowInstance | WorkflowEngine.WorkflowEngine>
+  readonly execute: (
+    payload: object,
+    executionId: string
+  ) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowInstance | WorkflowEngine.WorkflowEngine>
   /** `Workflow.Result` of this workflow, to and from JSON. */
   readonly encodeResult: (result: Workflow.Result<unknown, unknown>) => string
   readonly decodeResult: (text: string) => Workflow.Result<unknown, unknown>
@@ -64,17 +67,26 @@ interface Registered {
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<WorkflowEngine.WorkflowEngine["Type"], never, SqlClient.SqlClient | Scope.Scope> = Effect
+export const make: Effect.Effect<
+  WorkflowEngine.WorkflowEngine["Type"],
+  never,
+  SqlClient.SqlClient | Scope.Scope
+> = Effect
   .gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const workflows = new Map<string, Registered>()
     /** Each execution's stored activity results (`name/attempt` → exit JSON), loaded when it starts. */
     const activityResults = new Map<string, Map<string, string>>()
-    const running = new Map<string, { readonly instance: WorkflowEngine.WorkflowInstance["Type"]; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
+    const running = new Map<string, {
+      readonly instance: WorkflowEngine.WorkflowInstance["Type"]
+      readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+    }>()
     const clocks = yield* FiberMap.make<string>()
 
     const storedResult = (executionId: string) =>
-      sql<{ readonly result: string | null }>`SELECT result FROM switchyard_workflows WHERE execution_id = ${executionId}`
+      sql<{ readonly result: string | null }>`
+        SELECT result FROM switchyard_workflows WHERE execution_id = ${executionId}
+      `
         .pipe(orDieJournal("read a workflow"))
 
     const loadActivities = (executionId: string) =>
@@ -207,7 +219,8 @@ export const make: Effect.Effect<WorkflowEngine.WorkflowEngine["Type"], never, S
         Effect.gen(function*() {
           const instance = yield* WorkflowEngine.WorkflowInstance
           const rows = yield* sql<{ readonly exit: string }>`
-            SELECT exit FROM switchyard_deferreds WHERE execution_id = ${instance.executionId} AND name = ${deferred.name}
+            SELECT exit FROM switchyard_deferreds
+            WHERE execution_id = ${instance.executionId} AND name = ${deferred.name}
           `.pipe(orDieJournal("read a deferred result"))
           return rows[0] === undefined ? undefined : decodeExit(rows[0].exit)
         }),

@@ -55,7 +55,9 @@ export const make = <A, I, R>(
 }) as unknown as Activity.Any
 
 /** Run an activity in the current workflow: its recorded result, or its effect (then recorded). */
-export const execute = <A>(activity: Activity.Any): Effect.Effect<A, never, WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance> =>
+export const execute = <A>(
+  activity: Activity.Any
+): Effect.Effect<A, never, WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance> =>
   Effect.gen(function*() {
     const engine = yield* WorkflowEngine.WorkflowEngine
     const instance = yield* WorkflowEngine.WorkflowInstance

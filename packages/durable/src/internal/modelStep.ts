@@ -40,7 +40,8 @@ const responseKind = Activities.kind(RecordedResponse)
 const encodeResponse = Schema.encodeSync(Schema.parseJson(RecordedResponse))
 const decodeResponse = Schema.decodeUnknownOption(Schema.parseJson(RecordedResponse))
 
-const hasToolUse = (content: ReadonlyArray<Messages.ContentBlock>): boolean => content.some((b) => b.type === "tool_use")
+const hasToolUse = (content: ReadonlyArray<Messages.ContentBlock>): boolean =>
+  content.some((b) => b.type === "tool_use")
 
 /**
  * What an earlier run of the turn left of its response: the complete
@@ -80,7 +81,11 @@ export const replayEvents = (response: RecordedResponse, turn: number): Readonly
         break
       case "thinking":
         events.push(
-          { type: "content_block_start", index, content_block: { type: "thinking", thinking: block.thinking, signature: "" } },
+          {
+            type: "content_block_start",
+            index,
+            content_block: { type: "thinking", thinking: block.thinking, signature: "" }
+          },
           { type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } }
         )
         break
@@ -95,7 +100,8 @@ export const replayEvents = (response: RecordedResponse, turn: number): Readonly
   if (!response.complete) {
     const error = response.error ?? {
       reason: "process_stopped",
-      message: "The process stopped while this response was streaming; the calls it had started are finished from the journal"
+      message: "The process stopped while this response was streaming; " +
+        "the calls it had started are finished from the journal"
     }
     events.push({ type: "error", error: { type: error.reason, message: error.message } })
     return events
@@ -204,7 +210,14 @@ export const make = (steps: Live.Steps): Journal.Journal["model"] => <E, R>(
       const now = yield* Clock.currentTimeMillis
       yield* steps.onStore(
         "record the start of a response",
-        Store.mark({ executionId: live.executionId, name: MODEL, state: "running", ordinal: 0, startedAt: now, progress: null })
+        Store.mark({
+          executionId: live.executionId,
+          name: MODEL,
+          state: "running",
+          ordinal: 0,
+          startedAt: now,
+          progress: null
+        })
       ).pipe(Effect.catchAll((error) => Live.failed(live, error)))
       const blocks = tracker()
       const streamed = yield* stream.pipe(
@@ -228,9 +241,12 @@ export const make = (steps: Live.Steps): Journal.Journal["model"] => <E, R>(
     const body = Effect.suspend(() => {
       // Run before and cut off after it had started calls: finished as it was.
       const earlier = live.markers.has(MODEL) ? leftOver(live.markers) : Option.none()
-      return Option.isSome(earlier) && (earlier.value.complete || hasCalls(earlier)) ? Effect.succeed(earlier.value) : runLive
+      return Option.isSome(earlier) && (earlier.value.complete || hasCalls(earlier))
+        ? Effect.succeed(earlier.value)
+        : runLive
     })
-    yield* Effect.exit(Live.inTurn(steps, live, Activities.execute<RecordedResponse>(Activities.make(responseKind, live.activity(MODEL), body))))
+    const activity = Activities.make(responseKind, live.activity(MODEL), body)
+    yield* Effect.exit(Live.inTurn(steps, live, Activities.execute<RecordedResponse>(activity)))
       .pipe(
         Effect.flatMap((exit) => {
           if (Exit.isSuccess(exit)) {

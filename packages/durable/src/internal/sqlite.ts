@@ -83,7 +83,9 @@ export const useWal = (handle: SqliteHandle): Effect.Effect<void, SqlError> =>
 
 /** A client over an open handle. */
 /** @internal */
-export const make = (handle: SqliteHandle): Effect.Effect<SqlClient.SqlClient, never, Scope.Scope | Reactivity.Reactivity> =>
+export const make = (
+  handle: SqliteHandle
+): Effect.Effect<SqlClient.SqlClient, never, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const db = handle.db
     const prepared = new Map<string, Database.Statement>()
@@ -127,7 +129,8 @@ export const make = (handle: SqliteHandle): Effect.Effect<SqlClient.SqlClient, n
           ? run(sql, params, "rows")
           : Effect.map(run(sql, params, "rows"), (rows) => transformRows(rows as ReadonlyArray<object>)),
       executeRaw: (sql, params) => run(sql, params, "raw"),
-      executeValues: (sql, params) => run(sql, params, "values") as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>,
+      executeValues: (sql, params) =>
+        run(sql, params, "values") as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>,
       executeUnprepared: (sql, params, transformRows) => connection.execute(sql, params, transformRows),
       executeStream: () => Effect.dieMessage("executeStream is not supported by the journal's SQLite client") as never
     }

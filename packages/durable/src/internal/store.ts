@@ -79,7 +79,11 @@ const tables: ReadonlyArray<string> = [
 
 /** SQLite gives `bigint` (safe integers), PostgreSQL's BIGINT a string. */
 export const toNumber = (value: unknown): number =>
-  typeof value === "number" ? value : typeof value === "bigint" || typeof value === "string" ? Number(value) : Number.NaN
+  typeof value === "number"
+    ? value
+    : typeof value === "bigint" || typeof value === "string"
+    ? Number(value)
+    : Number.NaN
 
 const toOptionalNumber = (value: unknown): number | undefined =>
   value === null || value === undefined ? undefined : toNumber(value)
@@ -326,7 +330,10 @@ export const mark = (options: {
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
       INSERT INTO switchyard_calls (execution_id, name, state, ordinal, started_at, progress)
-      VALUES (${options.executionId}, ${options.name}, ${options.state}, ${options.ordinal}, ${options.startedAt}, ${options.progress})
+      VALUES (
+        ${options.executionId}, ${options.name}, ${options.state}, ${options.ordinal}, ${options.startedAt},
+        ${options.progress}
+      )
       ON CONFLICT (execution_id, name) DO UPDATE SET state = ${options.state}
     `)
 

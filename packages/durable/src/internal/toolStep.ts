@@ -67,7 +67,9 @@ export const make = (steps: Live.Steps): Journal.Journal["tool"] => (step, emit,
           startedAt: recorded.startedAt,
           endedAt: recorded.endedAt
         })
-        yield* emit(DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: recorded.startedAt }))
+        yield* emit(
+          DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: recorded.startedAt })
+        )
         yield* emit(result)
         return {
           result,
@@ -140,7 +142,11 @@ export const make = (steps: Live.Steps): Journal.Journal["tool"] => (step, emit,
     })
 
     const exit = yield* Effect.exit(
-      Live.inTurn(steps, live, Activities.execute<RecordedCall>(Activities.make(callKind, live.activity(block.id), body)))
+      Live.inTurn(
+        steps,
+        live,
+        Activities.execute<RecordedCall>(Activities.make(callKind, live.activity(block.id), body))
+      )
     )
     if (Exit.isSuccess(exit)) {
       // Ran here, or completed in an earlier run: then its result is replayed, nothing runs.
@@ -152,5 +158,6 @@ export const make = (steps: Live.Steps): Journal.Journal["tool"] => (step, emit,
     if (Exit.isInterrupted(exit)) return yield* Effect.failCause(exit.cause)
     const error = Recovery.journalError("record a call", steps.location)(Cause.squash(exit.cause))
     yield* Live.failed(live, error)
-    return outcome ?? (yield* errorAnswer(`Error: ${error.message}; the call was not run.`, yield* Clock.currentTimeMillis))
+    if (outcome !== undefined) return outcome
+    return yield* errorAnswer(`Error: ${error.message}; the call was not run.`, yield* Clock.currentTimeMillis)
   })
