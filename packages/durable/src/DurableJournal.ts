@@ -32,19 +32,17 @@ import * as Workflow from "@effect/workflow/Workflow"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import * as Journal from "@switchyard/core/Journal"
 import * as Messages from "@switchyard/core/Messages"
-import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Live from "./internal/live.js"
 import * as ModelStep from "./internal/modelStep.js"
-import * as Owner from "./internal/owner.js"
 import * as Recovery from "./internal/recovery.js"
+import * as Sessions from "./internal/sessions.js"
 import * as Store from "./internal/store.js"
 import * as ToolStep from "./internal/toolStep.js"
 import * as SessionIndex from "./SessionIndex.js"
@@ -64,9 +62,7 @@ export const TurnWorkflow = Workflow.make({
   idempotencyKey: ({ seq, sessionId }) => `${sessionId}/${seq}`
 })
 
-const Conversation = Schema.parseJson(Schema.Array(Messages.Message))
-const encodeMessages = Schema.encodeSync(Conversation)
-const decodeMessages = Schema.decodeUnknownEither(Conversation)
+const { decodeMessages, encodeMessages } = Sessions
 
 /**
  * The journal, with the session operations the CLI needs.
@@ -90,27 +86,6 @@ export interface DurableJournal extends Journal.Journal {
   ) => Effect.Effect<Option.Option<ReadonlyArray<Messages.Message>>, Journal.JournalError>
   /** The session index: a working directory's sessions (all of them when `cwd` is undefined). */
   readonly sessions: (cwd: string | undefined) => Effect.Effect<ReadonlyArray<SessionIndex.Entry>, Journal.JournalError>
-}
-
-/** One session as this process journals it. */
-interface SessionState {
-  /** The last turn begun. */
-  seq: number
-  /** The messages the turns hold so far. */
-  recorded: number
-  /** A turn whose end is not recorded. */
-  open: number | undefined
-  /** When the process that held the session before was last seen (its heartbeat). */
-  readonly previousSeenAt: number | undefined
-}
-
-const titleOf = (messages: ReadonlyArray<Messages.Message>): string => {
-  for (const message of messages) {
-    if (message.role !== "user") continue
-    const text = Messages.blocks(message).flatMap((b) => (b.type === "text" ? [b.text] : [])).join(" ").trim()
-    if (text !== "") return text.replace(/\s+/g, " ").slice(0, 200)
-  }
-  return ""
 }
 
 /**
@@ -137,7 +112,6 @@ export const make = (options: {
     const sqlContext = yield* Effect.context<SqlClient.SqlClient | WorkflowEngine.WorkflowEngine>()
     const onStore = <A, E>(what: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       Effect.mapError(Effect.provide(effect, sqlContext), Recovery.journalError(what, options.location))
-    const sessions = new Map<string, SessionState>()
     /** The bodies of the turns being run in this process, by execution id. */
     const bodies = new Map<
       string,
@@ -154,20 +128,6 @@ export const make = (options: {
       })
     }
     const steps: Live.Steps = { location: options.location, engine, onStore }
-
-    // The heartbeat of the sessions this process holds; they are let go when it ends.
-    yield* Effect.gen(function*() {
-      if (sessions.size === 0) return
-      const now = yield* Clock.currentTimeMillis
-      yield* Effect.ignore(onStore("record a heartbeat", Store.heartbeat(Owner.self, now)))
-    }).pipe(Effect.repeat(Schedule.spaced(Owner.HEARTBEAT_MS)), Effect.forkScoped)
-    yield* Effect.addFinalizer(() =>
-      Effect.forEach(
-        sessions.keys(),
-        (id) => Effect.ignore(onStore("let a session go", Store.releaseSession(id, Owner.self))),
-        { discard: true }
-      )
-    )
 
     /** The key of a turn's markers. */
     const markerKey = (sessionId: string, seq: number) =>
@@ -187,84 +147,18 @@ export const make = (options: {
           : Option.none()
       })
 
-    const finishTurn = (sessionId: string, state: SessionState, seq: number, output: ReadonlyArray<Messages.Message>) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        yield* onStore(
-          "record the end of a turn",
-          Store.endTurn({ sessionId, seq, output: encodeMessages(output), now })
-        )
-        state.recorded += output.length
-        state.open = undefined
-      })
-
-    const claimed = (
-      sessionId: string,
-      cwd: string,
-      title: string
-    ): Effect.Effect<SessionState, Journal.JournalError> =>
-      Effect.suspend(() => {
-        const known = sessions.get(sessionId)
-        if (known !== undefined) return Effect.succeed(known)
-        return Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const before = yield* onStore("read a session", Store.getSession(sessionId))
-          const holder = yield* onStore(
-            "take a session",
-            Store.claimSession({
-              sessionId,
-              cwd,
-              title,
-              owner: Owner.self,
-              now,
-              isGone: (owner, heartbeatAt) => Owner.isGone(owner, heartbeatAt, now)
-            })
-          )
-          if (Option.isSome(holder)) {
-            return yield* Effect.fail(
-              new Journal.JournalError({
-                message: `The session ${sessionId} is in use by ${Owner.describe(holder.value)}; ` +
-                  "a session runs in one process at a time (wait for it to end, or resume another)",
-                path: options.location
-              })
-            )
-          }
-          const rows = yield* onStore("read a session's turns", Store.turns(sessionId))
-          let recorded = 0
-          for (const row of rows) {
-            const input = decodeMessages(row.input)
-            const output = row.output === undefined ? undefined : decodeMessages(row.output)
-            recorded = (row.reset ? 0 : recorded) + (input._tag === "Right" ? input.right.length : 0) +
-              (output !== undefined && output._tag === "Right" ? output.right.length : 0)
-          }
-          const last = rows[rows.length - 1]
-          const state: SessionState = {
-            seq: last?.seq ?? 0,
-            recorded,
-            open: last !== undefined && last.endedAt === undefined ? last.seq : undefined,
-            previousSeenAt: Option.getOrUndefined(Option.flatMap(before, (row) => Option.fromNullable(row.heartbeatAt)))
-          }
-          // The process stopped after the turn's workflow ended but before the turn did: its
-          // messages are in the workflow's result.
-          if (state.open !== undefined) {
-            const output = yield* finishedOutput(sessionId, state.open)
-            if (Option.isSome(output)) yield* finishTurn(sessionId, state, state.open, output.value)
-          }
-          sessions.set(sessionId, state)
-          return state
-        })
-      })
-
-    const stateOf = (context: Ref.Ref<ToolUseContext.ToolUseContext>) =>
-      Effect.flatMap(Ref.get(context), (ctx) =>
-        Effect.map(claimed(ctx.sessionId, ctx.cwd, titleOf(ctx.messages)), (state) => ({ ctx, state })))
+    const { claimed, finishTurn, release, stateOf } = yield* Sessions.make({
+      location: options.location,
+      onStore,
+      finishedOutput
+    })
 
     /** A turn inside the workflow that runs the loop: its activities are that workflow's. */
     const inlineTurn = <A, E, R>(
       step: Journal.TurnStep,
       run: Effect.Effect<A, E, R>,
       sessionId: string,
-      state: SessionState,
+      state: Sessions.SessionState,
       seq: number,
       resumed: boolean
     ) =>
@@ -315,7 +209,7 @@ export const make = (options: {
             Store.beginTurn({
               sessionId,
               cwd: ctx.cwd,
-              title: titleOf(ctx.messages),
+              title: Sessions.titleOf(ctx.messages),
               seq,
               reset,
               input: encodeMessages(input),
@@ -427,11 +321,7 @@ export const make = (options: {
       tool: ToolStep.make(steps),
       unfinished,
       claim: (sessionId, cwd) => Effect.asVoid(claimed(sessionId, cwd, "")),
-      release: (sessionId) =>
-        Effect.suspend(() => {
-          if (!sessions.delete(sessionId)) return Effect.void
-          return Effect.ignore(onStore("let a session go", Store.releaseSession(sessionId, Owner.self)))
-        }),
+      release,
       messages,
       sessions: (cwd) => Effect.provide(SessionIndex.list(cwd), sqlContext)
     }
