@@ -229,6 +229,6 @@ export const none: Service = {
  * @since 0.1.0
  * @category services
  */
-export class Hooks extends Context.Reference<Hooks>()("@switchyard/core/Hooks", {
+export class Hooks extends Context.Reference<Hooks>()("@switchyard/core/Hooks/Hooks", {
   defaultValue: (): Service => none
 }) {}

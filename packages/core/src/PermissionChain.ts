@@ -143,12 +143,16 @@ export const blanketDenyPredicate = (
 type UpdatedInput = { readonly input: unknown; readonly source: string } | undefined
 
 const allow = (
-  source: string,
+  source: Permissions.DecisionSource,
   reason: string | undefined,
   updatedInput: UpdatedInput
 ): Permissions.PermissionDecision => ({ behavior: "allow", source, reason, updatedInput })
 
-const deny = (source: string, message: string, rejectedByUser?: boolean): Permissions.PermissionDecision =>
+const deny = (
+  source: Permissions.DecisionSource,
+  message: string,
+  rejectedByUser?: boolean
+): Permissions.PermissionDecision =>
   rejectedByUser ? { behavior: "deny", source, message, rejectedByUser } : { behavior: "deny", source, message }
 
 const describeRule = (rule: PermissionContext.PermissionRule): string => `"${rule.raw.trim()}" (${rule.source})`

@@ -37,20 +37,42 @@ export interface PermissionRequest {
 }
 
 /**
+ * Who decided a call: a PreToolUse hook, a permission rule (`session`: one
+ * added this session by an "always" answer), the tool's own
+ * `checkPermissions`, the permission mode, the classifier (mode `auto`), the
+ * user, the sandbox (`autoAllowBashIfSandboxed`), speculation's checker, or
+ * the default policy.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DecisionSource =
+  | "hook"
+  | "rule"
+  | "session"
+  | "tool"
+  | "mode"
+  | "classifier"
+  | "user"
+  | "sandbox"
+  | "speculation"
+  | "default"
+
+/**
  * @since 0.1.0
  * @category models
  */
 export type PermissionDecision =
   | {
     readonly behavior: "allow"
-    readonly source: string
+    readonly source: DecisionSource
     readonly reason?: string | undefined
     /** A replacement call input, with who supplied it (named in errors if it fails validation). */
     readonly updatedInput?: { readonly input: unknown; readonly source: string } | undefined
   }
   | {
     readonly behavior: "deny"
-    readonly source: string
+    readonly source: DecisionSource
     readonly message: string
     /** The user said no: the turn is aborted with reason `permission_rejected` (SPEC §4.9). */
     readonly rejectedByUser?: boolean | undefined
@@ -153,6 +175,7 @@ export const failClosed: Service = {
  * @since 0.1.0
  * @category services
  */
-export class PermissionPolicy extends Context.Reference<PermissionPolicy>()("@switchyard/core/PermissionPolicy", {
-  defaultValue: (): Service => failClosed
-}) {}
+export class PermissionPolicy extends Context.Reference<PermissionPolicy>()(
+  "@switchyard/core/Permissions/PermissionPolicy",
+  { defaultValue: (): Service => failClosed }
+) {}

@@ -31,14 +31,15 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Digest from "./Digest.js"
 import * as Footprint from "./Footprint.js"
 import * as Hooks from "./Hooks.js"
 import * as internal from "./internal/settingsDecode.js"
+import * as StateDirectory from "./internal/stateDirectory.js"
 import * as PermissionContext from "./PermissionContext.js"
 
 /**
@@ -176,27 +177,22 @@ export interface LoadOptions {
 }
 
 /**
- * The home directory: `$HOME`, else `$USERPROFILE`.
+ * The home directory: `$HOME`, else `$USERPROFILE`, else `/`.
  *
  * @since 0.1.0
  * @category config
  */
-export const homeDirectory: Effect.Effect<string> = Config.string("HOME").pipe(
-  Config.orElse(() => Config.string("USERPROFILE")),
-  Effect.orElseSucceed(() => "/")
-)
+export const homeDirectory: Effect.Effect<string> = StateDirectory.homeDirectory
 
 /**
- * The state directory: `$SWITCHYARD_HOME`, else `~/.switchyard`.
+ * The state directory of a home directory: `$SWITCHYARD_HOME`, else
+ * `<home>/.switchyard` (`Results.stateDirectory` is the same for the
+ * process's home directory).
  *
  * @since 0.1.0
  * @category config
  */
-export const stateDirectory = (home: string): Effect.Effect<string, never, Path.Path> =>
-  Effect.gen(function*() {
-    const path = yield* Path.Path
-    return yield* Config.string("SWITCHYARD_HOME").pipe(Effect.orElseSucceed(() => path.join(home, ".switchyard")))
-  })
+export const stateDirectory: (home: string) => Effect.Effect<string> = StateDirectory.stateDirectoryOf
 
 /**
  * The files `load` reads, lowest precedence first.
@@ -310,12 +306,11 @@ export const readSource = (
     const exists = yield* fs.exists(source.path).pipe(Effect.orElseSucceed(() => true))
     if (!exists) return { file: undefined, issues: [], exists }
     return yield* fs.readFileString(source.path).pipe(
-      Effect.flatMap((text) =>
-        Effect.map(sha256(text), (digest) => {
-          const decoded = decode(source, text)
-          return { ...decoded, file: decoded.file === undefined ? undefined : { ...decoded.file, digest }, exists }
-        })
-      ),
+      Effect.map((text) => {
+        const digest = Digest.sha256(text)
+        const decoded = decode(source, text)
+        return { ...decoded, file: decoded.file === undefined ? undefined : { ...decoded.file, digest }, exists }
+      }),
       Effect.catchAll((error) =>
         Effect.succeed({
           file: undefined,
@@ -325,11 +320,6 @@ export const readSource = (
       )
     )
   })
-
-const sha256 = (text: string): Effect.Effect<string> =>
-  Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
-    Effect.map((buffer) => Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join(""))
-  )
 
 /**
  * Merge decoded files, lowest precedence first.

@@ -1,5 +1,5 @@
 /**
- * Speculation (SPEC §4.12, the chapter's §5.7): while the user looks at a
+ * Speculation (SPEC §4.12, chapter 5.7): while the user looks at a
  * suggested next prompt, run it already — in a scoped fiber, against a
  * copy-on-write overlay of the working tree, with a permission checker of its
  * own that stops at the first call it cannot take back.

@@ -1,4 +1,5 @@
-import { Execution, Messages, PermissionContext, PermissionRules, Registry, Tool, ToolUseContext } from "@switchyard/core"
+import { Execution, Messages, PermissionContext, Registry, Tool, ToolUseContext } from "@switchyard/core"
+import * as PermissionRules from "@switchyard/core/PermissionRules"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"

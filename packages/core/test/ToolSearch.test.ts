@@ -3,7 +3,8 @@
  * exact `tool_reference` result shape, `select:`, and a ranking-quality test
  * over 300 generated MCP tools.
  */
-import { Deferral, Execution, Messages, Registry, Results, Tool, ToolSearch, ToolUseContext } from "@switchyard/core"
+import { Execution, Messages, Registry, Results, Tool, ToolSearch, ToolUseContext } from "@switchyard/core"
+import * as Deferral from "@switchyard/core/Deferral"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"

@@ -1,7 +1,7 @@
 /**
  * Test tools and environments for the engine's tests.
  */
-import { Execution, type Footprint, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
+import { type Execution, type Footprint, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -117,7 +117,7 @@ export const call = (id: string, name: string, input: unknown = {}): Messages.To
 
 export const TestLayer = Layer.mergeAll(Results.layerMemory, Registry.layer())
 
-/** The chapter's example (§5.5.1): `[Read A, Read B, Grep C] [Edit D] [Read E, Read F]`, with durations. */
+/** The example of chapter 5.5.1: `[Read A, Read B, Grep C] [Edit D] [Read E, Read F]`, with durations. */
 export const chapterCalls: ReadonlyArray<Messages.ToolUseBlock> = [
   call("A", "Read", { ms: 100 }),
   call("B", "Read", { ms: 120 }),
