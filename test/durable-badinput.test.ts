@@ -30,52 +30,64 @@ const runWith = (prepare: (file: string) => void) =>
   })
 
 describe("a journal that cannot be used (SPEC §4.14)", () => {
-  it.scopedLive("a journal.db that is not a database: a clear error, the file untouched, nothing asked", () =>
-    Effect.gen(function*() {
-      const result = yield* runWith((file) => fs.writeFileSync(file, "not a database\n".repeat(500)))
-      expect(result.run.code).toBe(1)
-      expect(result.run.stderr).toContain(`The journal ${result.file} is not a database it can read`)
-      expect(result.run.stderr).toContain("move it away to start a new journal, or set SWITCHYARD_JOURNAL_URL=off")
-      expect(result.after).toBe(result.before)
-      expect(result.requests).toBe(0)
-    }), 60_000)
+  it.scopedLive(
+    "a journal.db that is not a database: a clear error, the file untouched, nothing asked",
+    () =>
+      Effect.gen(function*() {
+        const result = yield* runWith((file) => fs.writeFileSync(file, "not a database\n".repeat(500)))
+        expect(result.run.code).toBe(1)
+        expect(result.run.stderr).toContain(`The journal ${result.file} is not a database it can read`)
+        expect(result.run.stderr).toContain("move it away to start a new journal, or set SWITCHYARD_JOURNAL_URL=off")
+        expect(result.after).toBe(result.before)
+        expect(result.requests).toBe(0)
+      }),
+    60_000
+  )
 
-  it.scopedLive("a journal.db another program holds locked: a clear error once the wait is over, nothing changed", () =>
-    Effect.gen(function*() {
-      let holder: Database.Database | undefined
-      const result = yield* runWith((file) => {
-        const db = new Database(file)
-        db.pragma("journal_mode = WAL")
-        db.exec("CREATE TABLE other (x)")
-        db.exec("BEGIN EXCLUSIVE")
-        db.exec("INSERT INTO other VALUES (1)")
-        holder = db
-      })
-      holder?.exec("ROLLBACK")
-      holder?.close()
-      expect(result.run.code).toBe(1)
-      expect(result.run.stderr).toContain(`The journal ${result.file} is locked by another program`)
-      expect(result.run.stderr).toContain("nothing was changed")
-      expect(result.requests).toBe(0)
-      // What the other program had committed is all there is: no table of the journal's.
-      const db = new Database(result.file)
-      expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: "other" }])
-      db.close()
-    }), 60_000)
-
-  it.scopedLive("a journal written by a newer version: a clear error, the file untouched", () =>
-    Effect.gen(function*() {
-      const result = yield* runWith((file) => {
-        const db = new Database(file)
-        db.exec("CREATE TABLE switchyard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        db.exec("INSERT INTO switchyard_meta VALUES ('format', '99')")
-        db.exec("CREATE TABLE switchyard_future (x)")
+  it.scopedLive(
+    "a journal.db another program holds locked: a clear error once the wait is over, nothing changed",
+    () =>
+      Effect.gen(function*() {
+        let holder: Database.Database | undefined
+        const result = yield* runWith((file) => {
+          const db = new Database(file)
+          db.pragma("journal_mode = WAL")
+          db.exec("CREATE TABLE other (x)")
+          db.exec("BEGIN EXCLUSIVE")
+          db.exec("INSERT INTO other VALUES (1)")
+          holder = db
+        })
+        holder?.exec("ROLLBACK")
+        holder?.close()
+        expect(result.run.code).toBe(1)
+        expect(result.run.stderr).toContain(`The journal ${result.file} is locked by another program`)
+        expect(result.run.stderr).toContain("nothing was changed")
+        expect(result.requests).toBe(0)
+        // What the other program had committed is all there is: no table of the journal's.
+        const db = new Database(result.file)
+        expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: "other" }])
         db.close()
-      })
-      expect(result.run.code).toBe(1)
-      expect(result.run.stderr).toContain(`The journal ${result.file} was written by a newer Switchyard (format 99`)
-      expect(result.run.stderr).toContain("it was left as it is")
-      expect(result.after).toBe(result.before)
-      expect(result.requests).toBe(0)
-    }), 60_000)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "a journal written by a newer version: a clear error, the file untouched",
+    () =>
+      Effect.gen(function*() {
+        const result = yield* runWith((file) => {
+          const db = new Database(file)
+          db.exec("CREATE TABLE switchyard_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+          db.exec("INSERT INTO switchyard_meta VALUES ('format', '99')")
+          db.exec("CREATE TABLE switchyard_future (x)")
+          db.close()
+        })
+        expect(result.run.code).toBe(1)
+        expect(result.run.stderr).toContain(`The journal ${result.file} was written by a newer Switchyard (format 99`)
+        expect(result.run.stderr).toContain("it was left as it is")
+        expect(result.after).toBe(result.before)
+        expect(result.requests).toBe(0)
+      }),
+    60_000
+  )
 })

@@ -45,7 +45,10 @@ const killAt = (i: number): fc.Arbitrary<Crash.KillPoint> => {
       return fc.integer({ min: 0, max: 200 }).map((afterMs) => ({ _tag: "stream", afterMs }))
     case 1:
       // While a read or a write runs (in turn), some way through it.
-      return fc.record({ starts: fc.integer({ min: 1, max: 2 }), fraction: fc.double({ min: 0.1, max: 0.9, noNaN: true }) })
+      return fc.record({
+        starts: fc.integer({ min: 1, max: 2 }),
+        fraction: fc.double({ min: 0.1, max: 0.9, noNaN: true })
+      })
         .map((p) => ({ _tag: "tools", kind: i % 10 === 1 ? "mutate" : "probe", ...p }))
     case 2:
       return fc.constant({ _tag: "between" })
@@ -61,34 +64,46 @@ const chain = fc.record({
 })
 
 describe("durable sessions survive SIGKILL (SPEC §4.14)", () => {
-  it.live(`${trials} kills at random points: paired results, no call run twice, reads rerun, writes "effect unknown"`, () =>
-    Effect.gen(function*() {
-      const drawn = fc.sample(chain, { seed, numRuns: chains })
-      const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-crash-")))
-      const stats: Crash.Stats = { kills: 0, rerunReads: 0, unknownWrites: 0, rerunPuts: 0 }
-      yield* Effect.forEach(
-        drawn,
-        (params, i) =>
-          Effect.scoped(Effect.gen(function*() {
-            const dir = path.join(root, `chain${i}`)
-            fs.mkdirSync(dir)
-            const run = yield* Crash.runChain(dir, params.plan, params.kills)
-            if (process.env["SWITCHYARD_CRASH_VERBOSE"] !== undefined) {
-              console.log(run.runs.map((r) => `${r.point?._tag ?? "-"}${r.killed ? "†" : ` exit ${r.code}`}`).join(" "))
-            }
-            yield* Crash.judge({
-              ...run,
-              journaled: yield* Crash.journaledFile(run.home, run.sessionId),
-              transcript: yield* Crash.transcript(run.home, run.cwd, run.sessionId)
-            }, stats)
-          })).pipe(Effect.tapDefect(() => Effect.sync(() => console.error(`crash trials: seed ${seed}, chain ${i} (${root})`)))),
-        { concurrency: 2, discard: true }
-      )
-      if (process.env["SWITCHYARD_CRASH_VERBOSE"] !== undefined) console.log(stats)
-      // The trials exercised what they claim.
-      expect(stats.kills).toBeGreaterThanOrEqual(Math.floor(trials * 0.8))
-      expect(stats.rerunReads).toBeGreaterThan(0)
-      expect(stats.unknownWrites).toBeGreaterThan(0)
-      fs.rmSync(root, { recursive: true, force: true })
-    }), 600_000)
+  it.live(
+    `${trials} kills at random points: paired results, no call run twice, reads rerun, writes "effect unknown"`,
+    () =>
+      Effect.gen(function*() {
+        const drawn = fc.sample(chain, { seed, numRuns: chains })
+        const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-crash-")))
+        const stats: Crash.Stats = { kills: 0, rerunReads: 0, unknownWrites: 0, rerunPuts: 0 }
+        yield* Effect.forEach(
+          drawn,
+          (params, i) =>
+            Effect.scoped(Effect.gen(function*() {
+              const dir = path.join(root, `chain${i}`)
+              fs.mkdirSync(dir)
+              const run = yield* Crash.runChain(dir, params.plan, params.kills)
+              if (process.env["SWITCHYARD_CRASH_VERBOSE"] !== undefined) {
+                console.log(
+                  run.runs.map((r) => `${r.point?._tag ?? "-"}${r.killed ? "†" : ` exit ${r.code}`}`).join(" ")
+                )
+              }
+              yield* Crash.judge({
+                ...run,
+                journaled: yield* Crash.journaledFile(run.home, run.sessionId),
+                transcript: yield* Crash.transcript(run.home, run.cwd, run.sessionId)
+              }, stats)
+            })).pipe(
+              Effect.tapDefect(() =>
+                Effect.sync(() => console.error(`crash trials: seed ${seed}, chain ${i} (${root})`))
+              )
+            ),
+          { concurrency: 2, discard: true }
+        )
+        if (process.env["SWITCHYARD_CRASH_VERBOSE"] !== undefined) {
+          console.log(stats)
+        }
+        // The trials exercised what they claim.
+        expect(stats.kills).toBeGreaterThanOrEqual(Math.floor(trials * 0.8))
+        expect(stats.rerunReads).toBeGreaterThan(0)
+        expect(stats.unknownWrites).toBeGreaterThan(0)
+        fs.rmSync(root, { recursive: true, force: true })
+      }),
+    600_000
+  )
 })

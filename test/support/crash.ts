@@ -14,7 +14,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { expect } from "@effect/vitest"
-import { Messages, ReplayModel } from "@switchyard/core"
+import type { ReplayModel } from "@switchyard/core"
+import { Messages } from "@switchyard/core"
 import * as Sessions from "@switchyard/cli/Sessions"
 import { JournalDatabase } from "@switchyard/durable"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -104,7 +105,11 @@ export interface Harness {
   readonly requests: ReadonlyArray<MessagesServer.RecordedRequest>
   readonly machine: (name: string) => Machine
   /** Run the CLI on a machine, killing it at `point` (never, when undefined or when it does not come). */
-  readonly run: (machine: Machine, args: ReadonlyArray<string>, point: KillPoint | undefined) => Effect.Effect<RunRecord>
+  readonly run: (
+    machine: Machine,
+    args: ReadonlyArray<string>,
+    point: KillPoint | undefined
+  ) => Effect.Effect<RunRecord>
   /** The arguments every run takes (output, the effects server, permissions, cwd). */
   readonly common: (machine: Machine) => ReadonlyArray<string>
   /** The effects server's MCP endpoint and the environment of the runs. */
@@ -134,12 +139,17 @@ export const harness = (
     const mcp = JSON.stringify({ mcpServers: { fx: { type: "http", url: effects.url } } })
     const baseEnv: Record<string, string> = {}
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) baseEnv[k] = v
-    Object.assign(baseEnv, { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "test-key", ENABLE_TOOL_SEARCH: "false" })
+    Object.assign(baseEnv, {
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: "test-key",
+      ENABLE_TOOL_SEARCH: "false"
+    })
     delete baseEnv["SWITCHYARD_JOURNAL_URL"]
     delete baseEnv["FORCE_COLOR"]
     if (options.journalUrl !== undefined) baseEnv["SWITCHYARD_JOURNAL_URL"] = options.journalUrl
-    const common = (machine: Machine) =>
-      ["--output-format", "json", "--mcp-config", mcp, "--allowed-tools", "mcp__fx", "--cwd", machine.cwd]
+    const common = (
+      machine: Machine
+    ) => ["--output-format", "json", "--mcp-config", mcp, "--allowed-tools", "mcp__fx", "--cwd", machine.cwd]
     const msOf = (key: string) => {
       const [, turn, index] = /t(\d+)c(\d+)$/.exec(key) ?? []
       return plan[Number(turn)]?.[Number(index)]?.ms ?? 0
@@ -154,7 +164,11 @@ export const harness = (
       Effect.async<RunRecord>((resume) => {
         const env = { ...baseEnv, SWITCHYARD_HOME: machine.home }
         const wal = path.join(machine.home, "journal.db-wal")
-        const child = spawn(process.execPath, [bin, ...args], { cwd: machine.cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+        const child = spawn(process.execPath, [bin, ...args], {
+          cwd: machine.cwd,
+          env,
+          stdio: ["ignore", "pipe", "pipe"]
+        })
         let stdout = ""
         let stderr = ""
         child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
@@ -211,7 +225,8 @@ export const harness = (
   })
 
 /** Whether a run ended the session (the model's last answer). */
-export const finished = (run: RunRecord) => !run.killed && run.code === 0 && JSON.parse(run.stdout || "{}").result === "done"
+export const finished = (run: RunRecord) =>
+  !run.killed && run.code === 0 && JSON.parse(run.stdout || "{}").result === "done"
 
 /**
  * Run a session under `plan`, killing one process at each of `kills` (a
@@ -283,7 +298,8 @@ export interface Finished {
 }
 
 /** The conversation the journal at a `journal.db` holds. */
-export const journaledFile = (home: string, sessionId: string) => journaledAt({ _tag: "File", path: path.join(home, "journal.db") }, sessionId)
+export const journaledFile = (home: string, sessionId: string) =>
+  journaledAt({ _tag: "File", path: path.join(home, "journal.db") }, sessionId)
 
 /** The conversation a journal holds. */
 export const journaledAt = (location: JournalDatabase.Location, sessionId: string) =>
@@ -297,7 +313,9 @@ export const transcript = (home: string, cwd: string, sessionId: string) =>
   Sessions.load(cwd, sessionId).pipe(
     Effect.map((loaded) => loaded.messages),
     Effect.provide(NodeContext.layer),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SWITCHYARD_HOME", home], ["HOME", path.dirname(home)]]))),
+    Effect.withConfigProvider(
+      ConfigProvider.fromMap(new Map([["SWITCHYARD_HOME", home], ["HOME", path.dirname(home)]]))
+    ),
     Effect.orDie
   )
 
@@ -342,7 +360,9 @@ export const judge = (run: Finished, stats: Stats) =>
           m.role === "user" && Messages.blocks(m).some((b) => b.type === "tool_result" && b.tool_use_id === use.id)
         )
       )
-      if (seen !== undefined) expect(starts.filter((s) => s.at > seen.arrivedAt), `${key} ran after its result was sent`).toHaveLength(0)
+      if (seen !== undefined) {
+        expect(starts.filter((s) => s.at > seen.arrivedAt), `${key} ran after its result was sent`).toHaveLength(0)
+      }
       const cutOff = lines.some((l) => l.event === "aborted")
       switch (kind) {
         case "probe":
@@ -376,4 +396,3 @@ export const judge = (run: Finished, stats: Stats) =>
       }
     }
   })
-

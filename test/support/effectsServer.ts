@@ -145,7 +145,9 @@ export const start = async (log: string, onStart: (line: EffectLine) => void = (
         }
         default:
           res.writeHead(200, { "content-type": "application/json" })
-          res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "no such method" } }))
+          res.end(
+            JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "no such method" } })
+          )
       }
     })
   })

@@ -81,7 +81,13 @@ export const start = (bin: string): Effect.Effect<Postgres, never, Scope.Scope> 
       url: `postgresql://postgres@/postgres?host=${dir}`,
       database: (name: string) => {
         if (!made.has(name)) {
-          exec(path.join(path.dirname(bin), "bin", "createdb").replace(/.*\//, "createdb"), ["-h", dir, "-U", "postgres", name])
+          exec(path.join(path.dirname(bin), "bin", "createdb").replace(/.*\//, "createdb"), [
+            "-h",
+            dir,
+            "-U",
+            "postgres",
+            name
+          ])
           made.add(name)
         }
         return `postgresql://postgres@/${name}?host=${dir}`

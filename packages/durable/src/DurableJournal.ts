@@ -27,14 +27,14 @@
  *
  * @since 0.1.0
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Workflow from "@effect/workflow/Workflow"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import * as Journal from "@switchyard/core/Journal"
 import * as Messages from "@switchyard/core/Messages"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
+import type * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -132,8 +132,10 @@ export const make = (options: {
     /** The key of a turn's markers. */
     const markerKey = (sessionId: string, seq: number) =>
       inline
-        ? Effect.map(Effect.serviceOption(WorkflowEngine.WorkflowInstance), (outer) =>
-          `${Option.match(outer, { onNone: () => sessionId, onSome: (o) => o.executionId })}/${seq}`)
+        ? Effect.map(
+          Effect.serviceOption(WorkflowEngine.WorkflowInstance),
+          (outer) => `${Option.match(outer, { onNone: () => sessionId, onSome: (o) => o.executionId })}/${seq}`
+        )
         : TurnWorkflow.executionId({ sessionId, seq })
 
     /** The messages of a turn whose workflow ended (none while it has not; inline turns have none). */

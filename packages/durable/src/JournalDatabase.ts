@@ -13,7 +13,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import * as Journal from "@switchyard/core/Journal"
 import * as Duration from "effect/Duration"
@@ -117,8 +117,10 @@ const newer = (where: string, format: number) =>
 
 /** Create the tables, unless the journal is of a newer format. */
 const prepare = (where: string, failure: (error: unknown) => Journal.JournalError) =>
-  Effect.flatMap(Effect.mapError(Store.migrate, failure), (check) =>
-    check._tag === "Newer" ? Effect.fail(newer(where, check.format)) : Effect.void)
+  Effect.flatMap(
+    Effect.mapError(Store.migrate, failure),
+    (check) => check._tag === "Newer" ? Effect.fail(newer(where, check.format)) : Effect.void
+  )
 
 const fileClient = (
   path: string
@@ -150,15 +152,16 @@ const postgresClient = (url: string): Layer.Layer<SqlClient.SqlClient, Journal.J
       applicationName: "switchyard",
       maxConnections: 4
     }))).pipe(
-    Layer.mapError((error) => {
-      const cause = error.cause instanceof Error ? error.cause.message : String(error.cause ?? error.message)
-      return new Journal.JournalError({
-        message: `Cannot reach the journal at ${redact(url)} (${cause}); nothing was changed. Check that PostgreSQL ` +
-          `runs there, or set ${URL_VARIABLE}=off to run without a journal`,
-        path: redact(url)
+      Layer.mapError((error) => {
+        const cause = error.cause instanceof Error ? error.cause.message : String(error.cause ?? error.message)
+        return new Journal.JournalError({
+          message:
+            `Cannot reach the journal at ${redact(url)} (${cause}); nothing was changed. Check that PostgreSQL ` +
+            `runs there, or set ${URL_VARIABLE}=off to run without a journal`,
+          path: redact(url)
+        })
       })
-    })
-  )
+    )
 
 /**
  * The SQL client of a location, with the journal's tables made.
@@ -193,8 +196,7 @@ export const layer = (
   SqlClient.SqlClient | WorkflowEngine.WorkflowEngine,
   Journal.JournalError,
   FileSystem.FileSystem | Path.Path
-> =>
-  SqlWorkflowEngine.layer.pipe(Layer.provideMerge(layerClient(location)))
+> => SqlWorkflowEngine.layer.pipe(Layer.provideMerge(layerClient(location)))
 
 /**
  * Open the journal at a location for this process's sessions.
@@ -209,5 +211,7 @@ export const open = (
   Journal.JournalError,
   FileSystem.FileSystem | Path.Path | Scope.Scope
 > =>
-  Effect.flatMap(Layer.build(layer(location)), (context) =>
-    DurableJournal.make({ location: describe(location) }).pipe(Effect.provide(context)))
+  Effect.flatMap(
+    Layer.build(layer(location)),
+    (context) => DurableJournal.make({ location: describe(location) }).pipe(Effect.provide(context))
+  )

@@ -44,15 +44,16 @@ export const make = <A, I, R>(
   kind: Kind<A, I>,
   name: string,
   execute: Effect.Effect<A, never, R>
-): Activity.Any => ({
-  [Activity.TypeId]: Activity.TypeId,
-  name,
-  successSchema: kind.success,
-  errorSchema: Schema.Never,
-  exitSchema: kind.exitSchema,
-  execute,
-  executeEncoded: Effect.flatMap(execute, kind.encode)
-}) as unknown as Activity.Any
+): Activity.Any =>
+  ({
+    [Activity.TypeId]: Activity.TypeId,
+    name,
+    successSchema: kind.success,
+    errorSchema: Schema.Never,
+    exitSchema: kind.exitSchema,
+    execute,
+    executeEncoded: Effect.flatMap(execute, kind.encode)
+  }) as unknown as Activity.Any
 
 /** Run an activity in the current workflow: its recorded result, or its effect (then recorded). */
 export const execute = <A>(

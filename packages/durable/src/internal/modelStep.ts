@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import * as Journal from "@switchyard/core/Journal"
+import type * as Journal from "@switchyard/core/Journal"
 import * as Messages from "@switchyard/core/Messages"
 import type * as Model from "@switchyard/core/Model"
 import * as Cause from "effect/Cause"
@@ -191,7 +191,8 @@ const describeError = (error: unknown): { readonly reason: string; readonly mess
 })
 
 /** The `model` step of the journal. */
-export const make = (steps: Live.Steps): Journal.Journal["model"] => <E, R>(
+export const make = (steps: Live.Steps): Journal.Journal["model"] =>
+<E, R>(
   step: Journal.ModelStep,
   stream: Stream.Stream<Model.ModelStreamEvent, E, R>
 ) =>

@@ -152,7 +152,9 @@ export const make = (deps: Deps) =>
 
     const release = (sessionId: string): Effect.Effect<void> =>
       Effect.suspend(() => {
-        if (!sessions.delete(sessionId)) return Effect.void
+        if (!sessions.delete(sessionId)) {
+          return Effect.void
+        }
         return Effect.ignore(onStore("let a session go", Store.releaseSession(sessionId, Owner.self)))
       })
 

@@ -275,13 +275,17 @@ export const claimSession = (options: {
 
 /** Give a session up (the process is done with it). */
 export const releaseSession = (sessionId: string, owner: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE switchyard_sessions SET owner = NULL WHERE id = ${sessionId} AND owner = ${owner}`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`UPDATE switchyard_sessions SET owner = NULL WHERE id = ${sessionId} AND owner = ${owner}`
+  )
 
 /** The heartbeat of the sessions this process holds. */
 export const heartbeat = (owner: string, now: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE switchyard_sessions SET heartbeat_at = ${now} WHERE owner = ${owner}`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`UPDATE switchyard_sessions SET heartbeat_at = ${now} WHERE owner = ${owner}`
+  )
 
 // -----------------------------------------------------------------------------
 // call markers
@@ -339,5 +343,7 @@ export const mark = (options: {
 
 /** What a call has produced (the model call's complete response). */
 export const progress = (executionId: string, name: string, value: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE switchyard_calls SET progress = ${value} WHERE execution_id = ${executionId} AND name = ${name}`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`UPDATE switchyard_calls SET progress = ${value} WHERE execution_id = ${executionId} AND name = ${name}`
+  )

@@ -92,7 +92,9 @@ export const make = (steps: Live.Steps): Journal.Journal["tool"] => (step, emit,
       return steps.onStore(
         "record a call's state",
         Store.mark({ executionId: live.executionId, name: block.id, state, ordinal, startedAt, progress: null })
-      ).pipe(Effect.catchAll((error) => Live.failed(live, error)))
+      ).pipe(Effect.catchAll((error) =>
+        Live.failed(live, error)
+      ))
     }
     const needsWrite = (event: DispatchEvent.DispatchEvent) =>
       event._tag === "PermissionRequested" || (event._tag === "PermissionDecided" && asking)
