@@ -38,9 +38,11 @@ import * as Schema from "effect/Schema"
 import * as Digest from "./Digest.js"
 import * as Footprint from "./Footprint.js"
 import * as Hooks from "./Hooks.js"
+import * as SandboxSettings from "./internal/sandboxSettings.js"
 import * as internal from "./internal/settingsDecode.js"
 import * as StateDirectory from "./internal/stateDirectory.js"
 import * as PermissionContext from "./PermissionContext.js"
+import * as Sandbox from "./Sandbox.js"
 
 /**
  * The shape of a settings file, for reference and for embedders that want to
@@ -64,7 +66,8 @@ export const SettingsJson = Schema.Struct(
     hooks: Schema.optional(Hooks.HooksSettings),
     env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
     model: Schema.optional(Schema.String),
-    scheduling: Schema.optional(Footprint.Scheduling)
+    scheduling: Schema.optional(Footprint.Scheduling),
+    sandbox: Schema.optional(Sandbox.SandboxSettingsJson)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
@@ -137,6 +140,8 @@ export interface SettingsFile {
   readonly env: Readonly<Record<string, string>>
   /** Every top-level key as read (`model`, `statusLine`, …). */
   readonly values: Readonly<Record<string, unknown>>
+  /** The `sandbox` key's valid parts, as written (a project's own files cannot widen the sandbox). */
+  readonly sandbox?: Sandbox.FileSettings | undefined
   /** The SHA-256 of the file's text (hex), when it was read from disk. */
   readonly digest?: string | undefined
 }
@@ -159,6 +164,8 @@ export interface Settings {
   readonly env: Readonly<Record<string, string>>
   /** Every top-level key, the highest-precedence file's value winning. */
   readonly values: Readonly<Record<string, unknown>>
+  /** The `sandbox` keys merged (lists concatenate), with Claude Code's defaults. */
+  readonly sandbox: Sandbox.SandboxSettings
 }
 
 /**
@@ -277,7 +284,8 @@ export const decode = (
       additionalDirectories: decoded.permissions.additionalDirectories,
       hooks: decoded.hooks,
       env: decoded.env,
-      values: decoded.values
+      values: decoded.values,
+      sandbox: decoded.sandbox
     },
     issues
   }
@@ -370,7 +378,13 @@ export const merge = (
     },
     hooks,
     env,
-    values
+    values,
+    sandbox: SandboxSettings.merge(
+      files.map((file) => ({ sandbox: file.sandbox, path: file.source.path, root: file.source.root })),
+      home,
+      path,
+      Sandbox.defaultSettings
+    )
   }
 }
 
