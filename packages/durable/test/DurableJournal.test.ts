@@ -89,11 +89,14 @@ const scriptedModel = (calls: ReadonlyArray<Messages.ToolUseBlock>, requests: Ar
       })
   })
 
+/** Results in memory, and every call allowed (the tests' tools mutate; with no policy only read-only calls run). */
+const Tools = Layer.merge(Results.layerMemory, Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll))
+
 const environment = (
   tools: ReadonlyArray<Tool.Any>,
   requests: Array<Model.ModelRequest>,
   calls: ReadonlyArray<Messages.ToolUseBlock>
-) => Layer.mergeAll(Registry.layerTools(tools), Results.layerMemory, scriptedModel(calls, requests))
+) => Layer.mergeAll(Registry.layerTools(tools), Tools, scriptedModel(calls, requests))
 
 const journalAt = (file: string) =>
   JournalDatabase.open({ _tag: "File", path: file }).pipe(Effect.provide(NodeContext.layer))
@@ -243,7 +246,7 @@ describe("DurableJournal (SPEC §4.14)", () => {
           const fiber = yield* Effect.fork(runPrompt(journal, "s-cut", [], "start"))
           yield* Deferred.await(effects.started.get("cut-write")!)
           yield* Fiber.interrupt(fiber)
-        })).pipe(Effect.provide(Layer.mergeAll(Registry.layerTools(tools()), Results.layerMemory, cut)))
+        })).pipe(Effect.provide(Layer.mergeAll(Registry.layerTools(tools()), Tools, cut)))
         effects.hanging.clear()
         effects.started.clear()
 
@@ -252,7 +255,7 @@ describe("DurableJournal (SPEC §4.14)", () => {
           expect(yield* journal.unfinished(yield* Ref.make(ToolUseContext.make({ cwd: "/tmp", sessionId: "s-cut" }))))
             .toBe(true)
           return yield* runPrompt(journal, "s-cut", Option.getOrThrow(yield* journal.messages("s-cut")), "go on")
-        })).pipe(Effect.provide(Layer.mergeAll(Registry.layerTools(tools()), Results.layerMemory, cut)))
+        })).pipe(Effect.provide(Layer.mergeAll(Registry.layerTools(tools()), Tools, cut)))
         // Two model requests in all: the cut one, and the one after the turn was finished.
         expect(requests).toHaveLength(2)
         const assistant = second.messages.find((m) => m.role === "assistant")!
@@ -365,7 +368,7 @@ describe("DurableJournal (SPEC §4.14)", () => {
         const requests: Array<Model.ModelRequest> = []
         const env = Layer.mergeAll(
           Registry.layerTools([makeTool("Mutate", effects, {})]),
-          Results.layerMemory,
+          Tools,
           scriptedModel([use("toolu_x", "Mutate", "x")], requests)
         )
         effects.hanging.add("x")
