@@ -13,7 +13,17 @@ import * as LibsqlClient from "@effect/sql-libsql/LibsqlClient"
 import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
-import { Messages, Model, QueryLoop, Registry, ReplayModel, Results, Tool, ToolUseContext } from "@switchyard/core"
+import {
+  Messages,
+  Model,
+  Permissions,
+  QueryLoop,
+  Registry,
+  ReplayModel,
+  Results,
+  Tool,
+  ToolUseContext
+} from "@switchyard/core"
 import { JournalDatabase, SqlWorkflowEngine } from "@switchyard/durable"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -32,6 +42,9 @@ const SUITE = "journal"
 const CALLS = 1_000
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-bench-journal-")))
+
+/** Every call allowed (with no policy only read-only calls run, and the streaming turn's Edit and Bash are not). */
+const allowAll = Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)
 
 const Noop = Tool.make("Noop", {
   description: "does nothing",
@@ -76,7 +89,7 @@ const overhead = async (
   locations: Record<string, () => JournalDatabase.Location>,
   rounds: number
 ): Promise<Record<string, { readonly wall: Stats; readonly cpu: Stats }>> => {
-  const env = Layer.mergeAll(Registry.layerTools([Noop]), Results.layerMemory, model(noopCalls))
+  const env = Layer.mergeAll(Registry.layerTools([Noop]), Results.layerMemory, allowAll, model(noopCalls))
   const run = (location: JournalDatabase.Location | undefined) => Effect.runPromise(runPrompt(env, location))
   await run(undefined)
   for (const make of Object.values(locations)) await run(make())
@@ -114,6 +127,7 @@ const streamingTurn = async (rounds: number, location: () => JournalDatabase.Loc
   const env = Layer.mergeAll(
     Registry.layerTools([sleeper("Read", true), sleeper("Edit", false), sleeper("Bash", false)]),
     Results.layerMemory,
+    allowAll,
     ReplayModel.layer({
       turns: [
         {
@@ -202,7 +216,16 @@ export const run = async () => {
     } else {
       note(SUITE, `PostgreSQL was not measured: ${Postgres.missing}.`)
     }
+    const loadBefore = os.loadavg()[0]!
     const results = yield* Effect.promise(() => overhead(locations, 5))
+    const load = (loadBefore + os.loadavg()[0]!) / 2
+    note(
+      SUITE,
+      `The wall rows are measured on a shared machine: load average ≈${load.toFixed(1)} on ${os.cpus().length} ` +
+        "cores while they ran. The journal's writes are synchronous (one SQLite connection in the process), so " +
+        "the CPU row is its work per call and the rest of the wall row is time spent waiting for a core; on an " +
+        "idle machine wall and CPU come close."
+    )
     for (const [name, r] of Object.entries(results)) {
       const goal = name === "embedded" ? 2 : 5
       const what = `journal overhead per call, ${CALLS} no-op calls in one turn, ${name}: wall`
