@@ -66,6 +66,7 @@ const runJournaled = (
     const settings = { format, model, verbose: options.verbose }
     const layer = Runtime.layer(prepared, {
       model: modelLive,
+      modelName: model,
       prompt: Runtime.noPrompt(
         "no interactive terminal; allow the call with --allowed-tools, a settings rule, or --permission-mode"
       )
