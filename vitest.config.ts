@@ -18,7 +18,7 @@ export default defineConfig({
     setupFiles: ["test/support/cpuReport.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    pool: "forks",
+    pool: "forks"
     // One file at a time (vitest's default on two cores). Files can run side by side
     // (`--maxWorkers=2`: per-worker state directories, per-test process markers), which keeps both
     // cores busy while tests wait for child processes; on a loaded machine it pushed CLI tests past

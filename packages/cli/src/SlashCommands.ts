@@ -13,6 +13,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as EditDistance from "@switchyard/core/EditDistance"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as CliError from "./CliError.js"
@@ -178,10 +179,11 @@ export const commands: Array<SlashCommand> = [
   },
   {
     name: "status",
-    summary: "Session, model, directory, mode and endpoint",
+    summary: "Session, model, directory, mode, endpoint and sandbox",
     run: (_, state) =>
       Effect.gen(function*() {
         const ctx = yield* Ref.get(state.conversation.context)
+        const sandbox = yield* (yield* SandboxPort.Sandbox).status
         return yield* say(
           state,
           [
@@ -191,7 +193,8 @@ export const commands: Array<SlashCommand> = [
             `model: ${state.model}`,
             `permission mode: ${ctx.permissions.mode}`,
             `endpoint: ${process.env["ANTHROPIC_BASE_URL"] ?? "https://api.anthropic.com"}`,
-            `messages: ${ctx.messages.length}`
+            `messages: ${ctx.messages.length}`,
+            SandboxPort.describeStatus(sandbox)
           ].join("\n")
         )
       })

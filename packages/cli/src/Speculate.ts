@@ -200,7 +200,7 @@ export const run = (options: Options) =>
       }
       yield* Output.line(`Time saved: ${timeSavedMs} ms`)
       if (Option.isSome(next)) yield* Output.line(Output.paint("gray", `Next suggestion: ${next.value}`))
-    })).pipe(Effect.provide(Runtime.speculationEnvironment(model)))
+    })).pipe(Effect.provide(Runtime.speculationEnvironment(model, Runtime.sandboxLayer(prepared))))
   })
 
 /**

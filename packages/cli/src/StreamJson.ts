@@ -17,6 +17,7 @@ import * as Execution from "@switchyard/core/Execution"
 import type * as Messages from "@switchyard/core/Messages"
 import type * as QueryLoop from "@switchyard/core/QueryLoop"
 import type * as Registry from "@switchyard/core/Registry"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import type * as Speculation from "@switchyard/core/Speculation"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
@@ -157,7 +158,8 @@ const mcpServers: Effect.Effect<ReadonlyArray<{ readonly name: string; readonly 
 )
 
 /**
- * The `system`/`init` line of stream-json.
+ * The `system`/`init` line of stream-json (with the sandbox's state:
+ * `"sandbox": {"enabled", "available"}`).
  *
  * @since 0.1.0
  * @category run
@@ -169,6 +171,7 @@ export const initLine = (
   Effect.gen(function*() {
     const env = yield* Execution.makeEnvironment(context)
     const ctx = yield* Ref.get(context)
+    const sandbox = yield* (yield* SandboxPort.Sandbox).status
     return {
       type: "system",
       subtype: "init",
@@ -178,7 +181,8 @@ export const initLine = (
       permissionMode: ctx.permissions.mode,
       tools: env.tools.map((tool) => tool.name),
       // Claude Code's shape: each server with connected, failed, needs-auth or pending.
-      mcp_servers: yield* mcpServers
+      mcp_servers: yield* mcpServers,
+      sandbox: { enabled: sandbox.enabled, available: sandbox.available }
     }
   })
 

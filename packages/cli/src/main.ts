@@ -136,11 +136,13 @@ const run = Command.make(
       Options.withDescription(describeOption(["run"], "resume")),
       Options.optional
     ),
-    sessionId: text(["run"], "session-id")
+    sessionId: text(["run"], "session-id"),
+    sandbox: flag(["run"], "sandbox")
   },
   (args) => {
     const options: Conversation.Options = {
       ...toCommon(args),
+      sandbox: args.sandbox,
       prompt: Option.getOrUndefined(args.prompt),
       print: args.print,
       outputFormat: args.outputFormat,
@@ -167,11 +169,17 @@ const dispatch = Command.make(
   {
     ...engineOptions(["dispatch"]),
     file: Args.text({ name: "file" }).pipe(Args.withDescription("A JSON file of tool_use blocks or an assistant message; - for stdin"), Args.optional),
-    outputFormat: outputFormat(["dispatch"])
+    outputFormat: outputFormat(["dispatch"]),
+    sandbox: flag(["dispatch"], "sandbox")
   },
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Dispatch.js")), (Dispatch) =>
-      Dispatch.run({ ...toCommon(args), file: Option.getOrUndefined(args.file), outputFormat: args.outputFormat }))
+      Dispatch.run({
+        ...toCommon(args),
+        sandbox: args.sandbox,
+        file: Option.getOrUndefined(args.file),
+        outputFormat: args.outputFormat
+      }))
 ).pipe(Command.withDescription(findCommand(["dispatch"])!.summary))
 
 const toolsCommand = <A extends Parameters<typeof toCommon>[0] & { readonly json: boolean }>(

@@ -4,9 +4,10 @@
  * `deny`. An `ask` is resolved inside the policy (classifier, user prompt), so
  * the engine only ever sees the final answer.
  *
- * The default policy fails closed: it honours a hook's block and the tool's
- * own `checkPermissions`, and since nobody can be asked, an ask is a denial
- * that says how to provide a policy. The full chain of rules, modes,
+ * The default policy fails closed (SPEC §5): it runs only read-only calls. It
+ * honours a hook's block and the tool's own `checkPermissions`; a call that
+ * would change something, and an ask (nobody can be asked), is a denial that
+ * says how to provide a policy. The full chain of rules, modes,
  * classifier and user lives in `PermissionChain`; `allowAll` is the
  * permissive policy, by name only.
  *
@@ -18,7 +19,7 @@ import * as Exit from "effect/Exit"
 import type * as DispatchEvent from "./DispatchEvent.js"
 import type * as Hooks from "./Hooks.js"
 import type { ToolPermissionCheck } from "./PermissionContext.js"
-import type * as Tool from "./Tool.js"
+import * as Tool from "./Tool.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
 
 /**
@@ -103,20 +104,32 @@ export const allowAll: Service = {
 }
 
 /**
- * How to give the engine a permission policy, for the denial of an ask.
+ * How to give the engine a permission policy, for the default policy's
+ * denials. Library words only: an embedder reads it, not a CLI user.
  *
  * @since 0.1.0
  * @category constants
  */
 export const HOW_TO_PROVIDE_POLICY = "Provide a permission policy to decide such calls: " +
-  "`PermissionChain.layer()` (rules, modes and a user prompt), " +
+  "`ClaudeCodePermissions.layer({ cwd })` from @switchyard/tools (Claude Code's settings, rules, modes, hooks and " +
+  "sandbox in one Layer), `PermissionChain.layer()` (rules, modes and a user prompt), " +
   "`Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)` to allow everything, or your own " +
   "`Permissions.PermissionPolicy` service."
+
+const readOnlyOf = (tool: Tool.Any, input: unknown, context: ToolUseContext.ToolUseContext): Effect.Effect<boolean> => {
+  try {
+    return Tool.evaluate(tool.isReadOnly(input, context)).pipe(Effect.catchAllDefect(() => Effect.succeed(false)))
+  } catch {
+    return Effect.succeed(false)
+  }
+}
 
 /**
  * The default policy (SPEC §5 fail-closed): a hook's deny or the tool's
  * `checkPermissions` deny denies; an ask (from a hook or the tool) denies
- * with a message saying no permission policy is provided; otherwise allow.
+ * with a message saying no permission policy is provided; a hook's allow
+ * allows; otherwise only a read-only call runs, and one that is not
+ * read-only is denied with a message saying how to provide a policy.
  *
  * @since 0.1.0
  * @category constructors
@@ -130,7 +143,9 @@ export const failClosed: Service = {
         message: hook.reason ?? "Blocked by a PreToolUse hook"
       })
     }
-    const judge = (check: ToolPermissionCheck): PermissionDecision => {
+    // The tool judges the input that will run: a hook's replacement, if any.
+    const checked = hook.updatedInput !== undefined ? hook.updatedInput.input : input
+    const judge = (check: ToolPermissionCheck, readOnly: boolean): PermissionDecision => {
       if (check.behavior === "deny") return { behavior: "deny", source: "tool", message: check.message }
       if (hook.decision === "ask" || check.behavior === "ask") {
         const why = check.behavior === "ask" ? check.message : hook.reason ?? "a PreToolUse hook asks for approval"
@@ -145,28 +160,40 @@ export const failClosed: Service = {
         (check.updatedInput !== undefined
           ? { input: check.updatedInput, source: `${tool.name}.checkPermissions` }
           : undefined)
-      return { behavior: "allow", source: hook.decision === "allow" ? "hook" : "default", updatedInput }
+      if (hook.decision === "allow") return { behavior: "allow", source: "hook", updatedInput }
+      if (!readOnly) {
+        return {
+          behavior: "deny",
+          source: "default",
+          message: `This ${tool.name} call would change something (it is not read-only), and no permission ` +
+            `policy is provided, so only read-only calls run. ${HOW_TO_PROVIDE_POLICY}`
+        }
+      }
+      return { behavior: "allow", source: "default", updatedInput }
     }
     const unchecked = (defect: unknown): ToolPermissionCheck => ({
       behavior: "deny",
       message: `${tool.name} could not check its permissions: ${String(defect)}`
     })
-    // The tool judges the input that will run: a hook's replacement, if any.
-    const checked = hook.updatedInput !== undefined ? hook.updatedInput.input : input
     let check: Effect.Effect<ToolPermissionCheck>
     try {
       check = tool.checkPermissions(checked, context)
     } catch (defect) {
-      return Effect.succeed(judge(unchecked(defect)))
+      return Effect.succeed(judge(unchecked(defect), false))
     }
-    // Most checks answer at once (`Effect.succeed`): judge without running them.
-    if (Exit.isExit(check)) {
-      const exit = check as Exit.Exit<ToolPermissionCheck>
-      if (Exit.isSuccess(exit)) return Effect.succeed(judge(exit.value))
+    const readOnly = readOnlyOf(tool, checked, context)
+    // Most checks and predicates answer at once (`Effect.succeed`): judge without running them.
+    if (Exit.isExit(check) && Exit.isExit(readOnly)) {
+      const checkExit = check as Exit.Exit<ToolPermissionCheck>
+      const readOnlyExit = readOnly as Exit.Exit<boolean>
+      if (Exit.isSuccess(checkExit) && Exit.isSuccess(readOnlyExit)) {
+        return Effect.succeed(judge(checkExit.value, readOnlyExit.value))
+      }
     }
-    return check.pipe(
-      Effect.catchAllDefect((defect) => Effect.succeed(unchecked(defect))),
-      Effect.map(judge)
+    return Effect.zipWith(
+      check.pipe(Effect.catchAllDefect((defect) => Effect.succeed(unchecked(defect)))),
+      readOnly,
+      judge
     )
   }
 }

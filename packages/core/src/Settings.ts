@@ -38,9 +38,11 @@ import * as Schema from "effect/Schema"
 import * as Digest from "./Digest.js"
 import * as Footprint from "./Footprint.js"
 import * as Hooks from "./Hooks.js"
+import * as SandboxSettings from "./internal/sandboxSettings.js"
 import * as internal from "./internal/settingsDecode.js"
 import * as StateDirectory from "./internal/stateDirectory.js"
 import * as PermissionContext from "./PermissionContext.js"
+import * as Sandbox from "./Sandbox.js"
 
 /**
  * The shape of a settings file, for reference and for embedders that want to
@@ -67,7 +69,8 @@ export const SettingsJson = Schema.Struct(
     scheduling: Schema.optional(Footprint.Scheduling),
     enableAllProjectMcpServers: Schema.optional(Schema.Boolean),
     enabledMcpjsonServers: Schema.optional(Schema.Array(Schema.String)),
-    disabledMcpjsonServers: Schema.optional(Schema.Array(Schema.String))
+    disabledMcpjsonServers: Schema.optional(Schema.Array(Schema.String)),
+    sandbox: Schema.optional(Sandbox.SandboxSettingsJson)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
@@ -140,6 +143,8 @@ export interface SettingsFile {
   readonly env: Readonly<Record<string, string>>
   /** Every top-level key as read (`model`, `statusLine`, …). */
   readonly values: Readonly<Record<string, unknown>>
+  /** The `sandbox` key's valid parts, as written (a project's own files cannot widen the sandbox). */
+  readonly sandbox?: Sandbox.FileSettings | undefined
   /** The SHA-256 of the file's text (hex), when it was read from disk. */
   readonly digest?: string | undefined
   /**
@@ -179,6 +184,8 @@ export interface Settings {
   readonly env: Readonly<Record<string, string>>
   /** Every top-level key, the highest-precedence file's value winning. */
   readonly values: Readonly<Record<string, unknown>>
+  /** The `sandbox` keys merged (lists concatenate), with Claude Code's defaults. */
+  readonly sandbox: Sandbox.SandboxSettings
 }
 
 /**
@@ -311,7 +318,8 @@ export const decode = (
       hooks: decoded.hooks,
       env: decoded.env,
       values: decoded.values,
-      mcpApproval: decoded.mcpApproval
+      mcpApproval: decoded.mcpApproval,
+      sandbox: decoded.sandbox
     },
     issues
   }
@@ -404,7 +412,13 @@ export const merge = (
     },
     hooks,
     env,
-    values
+    values,
+    sandbox: SandboxSettings.merge(
+      files.map((file) => ({ sandbox: file.sandbox, path: file.source.path, root: file.source.root })),
+      home,
+      path,
+      Sandbox.defaultSettings
+    )
   }
 }
 

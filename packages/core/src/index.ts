@@ -8,7 +8,8 @@
  * point `@switchyard/core/anthropic`), dispatch without a model (`Execution`,
  * `Batches`, `StreamingExecutor`, `Interruption`), permissions and hooks
  * (`Permissions`, `PermissionChain`, `PermissionContext`, `Hooks`,
- * `HookRunner`, `Settings`, `ShellAnalysis`), and speculation (`Speculation`,
+ * `HookRunner`, `Settings`, `ShellAnalysis`, the `Sandbox` port), and
+ * speculation (`Speculation`,
  * `OverlayFileSystem`, `SuggestionGenerator`).
  *
  * Internal — steps of the pipeline that the Switchyard packages share but an
@@ -39,6 +40,7 @@ export * as QueryLoop from "./QueryLoop.js"
 export * as Registry from "./Registry.js"
 export * as ReplayModel from "./ReplayModel.js"
 export * as Results from "./Results.js"
+export * as Sandbox from "./Sandbox.js"
 export * as Settings from "./Settings.js"
 export * as Speculation from "./Speculation.js"
 export * as SuggestionGenerator from "./SuggestionGenerator.js"

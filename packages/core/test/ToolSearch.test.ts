@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { MemoryAllowAll } from "./fixtures.js"
 
 const Input = Schema.Struct({ value: Schema.Number })
 type Extra = Partial<Tool.Definition<typeof Input.Type, string, never, never>>
@@ -103,7 +104,7 @@ describe("ToolSearch", () => {
     mcp("mcp__slack__postMessage", "Post a message to a Slack channel"),
     mcp("mcp__db__run-query", "Run a SQL query against the database")
   ]
-  const env = Layer.mergeAll(Registry.layerTools([builtin, ...deferred], { deferral: { _tag: "Always" } }), Results.layerMemory)
+  const env = Layer.mergeAll(Registry.layerTools([builtin, ...deferred], { deferral: { _tag: "Always" } }), MemoryAllowAll)
 
   const run = (input: unknown, messages: ReadonlyArray<Messages.Message> = []) =>
     Effect.gen(function*() {

@@ -7,6 +7,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Hooks from "../Hooks.js"
 import * as PermissionContext from "../PermissionContext.js"
+import * as SandboxSettings from "./sandboxSettings.js"
 
 /** @internal */
 export interface Problem {
@@ -40,6 +41,8 @@ export interface Decoded {
   readonly env: Readonly<Record<string, string>>
   readonly values: Readonly<Record<string, unknown>>
   readonly mcpApproval: DecodedMcpApproval | undefined
+  /** The file's `sandbox` key, when it has one. */
+  readonly sandbox: SandboxSettings.FileSandbox | undefined
 }
 
 const fieldPath = (prefix: string, path: ReadonlyArray<PropertyKey>): string =>
@@ -175,7 +178,7 @@ const hookEvents = new Set<string>(Hooks.HookEvent.literals)
  */
 export const decodeSettings = (
   json: unknown,
-  source: { readonly path: string; readonly root: string },
+  source: { readonly path: string; readonly root: string; readonly scope?: string },
   problems: Array<Problem>
 ): Decoded | undefined => {
   if (!isRecord(json)) {
@@ -286,12 +289,15 @@ export const decodeSettings = (
     delete values["model"]
   }
 
+  const sandbox = SandboxSettings.decode(json["sandbox"], problems, source.scope)
+
   return {
     permissions: { rules, defaultMode, additionalDirectories },
     hooks: hooks as Hooks.HooksSettings,
     env,
     values,
-    mcpApproval: decodeMcpApproval(json, values, problems)
+    mcpApproval: decodeMcpApproval(json, values, problems),
+    sandbox
   }
 }
 
