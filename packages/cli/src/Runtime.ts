@@ -63,13 +63,13 @@ export interface CommonOptions {
   readonly strictMcpConfig?: boolean | undefined
   /** `--scheduling`: overrides the settings' `scheduling` (default `footprints`, SPEC §4.13). */
   readonly scheduling?: Footprint.Scheduling | undefined
+  /** `--sandbox`: `sandbox.enabled` for this run. */
+  readonly sandbox?: boolean | undefined
   /**
    * Unapproved `.mcp.json` servers: `ask` in a terminal (the default), `never`
    * ask (they stay pending), or `offline`: resolve no MCP server at all.
    */
   readonly mcpApproval?: "ask" | "never" | "offline" | undefined
-  /** `--sandbox`: `sandbox.enabled` for this run. */
-  readonly sandbox?: boolean | undefined
 }
 
 /**

@@ -67,10 +67,10 @@ export const SettingsJson = Schema.Struct(
     env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
     model: Schema.optional(Schema.String),
     scheduling: Schema.optional(Footprint.Scheduling),
+    sandbox: Schema.optional(Sandbox.SandboxSettingsJson),
     enableAllProjectMcpServers: Schema.optional(Schema.Boolean),
     enabledMcpjsonServers: Schema.optional(Schema.Array(Schema.String)),
-    disabledMcpjsonServers: Schema.optional(Schema.Array(Schema.String)),
-    sandbox: Schema.optional(Sandbox.SandboxSettingsJson)
+    disabledMcpjsonServers: Schema.optional(Schema.Array(Schema.String))
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
@@ -318,8 +318,8 @@ export const decode = (
       hooks: decoded.hooks,
       env: decoded.env,
       values: decoded.values,
-      mcpApproval: decoded.mcpApproval,
-      sandbox: decoded.sandbox
+      sandbox: decoded.sandbox,
+      mcpApproval: decoded.mcpApproval
     },
     issues
   }

@@ -4,8 +4,8 @@
  * first; and where tool search is off: models without it, base URLs that are
  * not Anthropic's, `auto` against the model's context window.
  */
-import { Tool, ToolSearch } from "@switchyard/core"
 import * as Deferral from "@switchyard/core/Deferral"
+import { Tool, ToolSearch } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"

@@ -40,9 +40,9 @@ export interface Decoded {
   readonly hooks: Hooks.HooksSettings
   readonly env: Readonly<Record<string, string>>
   readonly values: Readonly<Record<string, unknown>>
-  readonly mcpApproval: DecodedMcpApproval | undefined
   /** The file's `sandbox` key, when it has one. */
   readonly sandbox: SandboxSettings.FileSandbox | undefined
+  readonly mcpApproval: DecodedMcpApproval | undefined
 }
 
 const fieldPath = (prefix: string, path: ReadonlyArray<PropertyKey>): string =>
@@ -296,8 +296,8 @@ export const decodeSettings = (
     hooks: hooks as Hooks.HooksSettings,
     env,
     values,
-    mcpApproval: decodeMcpApproval(json, values, problems),
-    sandbox
+    sandbox,
+    mcpApproval: decodeMcpApproval(json, values, problems)
   }
 }
 
