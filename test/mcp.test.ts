@@ -193,7 +193,7 @@ describe("MCP servers over stdio", () => {
         const { results } = yield* dispatch([Messages.toolUse("e1", "mcp__everything__echo", { message: "hi" })], context())
         expect(results.get("e1")!.status).toBe("success")
       }).pipe(Effect.provide(engine([stdio("silent", [MISBEHAVING, "silent", marker]), stdio("everything", [EVERYTHING])], {
-        connectTimeout: "4 seconds",
+        connectTimeout: "10 seconds",
         onFailure: (s) => Effect.sync(() => void failures.push(s.name))
       }))))
     })

@@ -35,7 +35,8 @@ const project = () => {
 const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-cli-home-"))
 Fs.writeFileSync(Path.join(home, "settings.json"), JSON.stringify({ enableAllProjectMcpServers: true }))
 
-const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "4000", SWITCHYARD_HOME: home }
+// Long enough for server-everything to start on a loaded machine; the silent server takes this long to fail.
+const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "10000", SWITCHYARD_HOME: home }
 
 describe("switchyard with MCP servers", () => {
   it("mcp list shows every server: connected with its tool count, failed with why; a bad entry names file and field", async () => {

@@ -97,6 +97,13 @@ describe("MCP scopes", () => {
       headers: { Authorization: "Bearer t0k" }
     })
     expect(store.mcpServers.events).toEqual({ type: "sse", url: "http://127.0.0.1:9/sse" })
+    // The state file holds that token: only the user may read it. A project's file keeps the bits it had.
+    expect(Fs.statSync(Path.join(home, ".switchyard.json")).mode & 0o777).toBe(0o600)
+    Fs.writeFileSync(Path.join(dir, ".mcp.json"), "{}", { mode: 0o640 })
+    Fs.chmodSync(Path.join(dir, ".mcp.json"), 0o640)
+    expect((await cli("mcp", "add", "--scope", "project", "p", "--", "node")).code).toBe(0)
+    expect(Fs.statSync(Path.join(dir, ".mcp.json")).mode & 0o777).toBe(0o640)
+    expect(JSON.parse(Fs.readFileSync(Path.join(dir, ".mcp.json"), "utf8")).mcpServers.p.command).toBe("node")
     const bad = await cli("mcp", "add", "x.y", "--", "node")
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('"x.y" is not a valid server name')
