@@ -25,6 +25,7 @@ const suites: Record<string, () => Promise<{ readonly run: () => Promise<void> }
   cli: () => import("./cli.js"),
   mcp: () => import("./mcp.js"),
   speculation: () => import("./speculation.js"),
+  journal: () => import("./journal.js"),
   sandbox: () => import("./sandbox.js")
 }
 
