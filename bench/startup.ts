@@ -7,7 +7,9 @@
  * - `switchyard -p hi` to its answer, against a local Messages API
  *   (test/support/messagesServer.ts, through `ANTHROPIC_BASE_URL`);
  * - `switchyard tools list`;
- * - `switchyard dispatch call.json` with one `Read` call.
+ * - `switchyard dispatch call.json` with one `Read` call;
+ * - `switchyard dispatch bash.json` with one `Bash` call (`ls`), which loads
+ *   and compiles the shell grammar (tree-sitter-bash's WebAssembly).
  *
  * Peak RSS is each process's own `process.resourceUsage().maxRSS`, reported
  * at exit by a preload in separate, untimed runs (so the preload costs the
@@ -37,7 +39,10 @@ const makeProject = () => {
     path.join(project, ".claude", "settings.json"),
     JSON.stringify(
       {
-        permissions: { allow: ["Read", "Bash(git status)", "Bash(npm test *)"], deny: ["WebFetch", "Bash(rm -rf *)"] },
+        permissions: {
+          allow: ["Read", "Bash(ls)", "Bash(git status)", "Bash(npm test *)"],
+          deny: ["WebFetch", "Bash(rm -rf *)"]
+        },
         env: { BENCH: "1" }
       },
       null,
@@ -53,13 +58,18 @@ const makeProject = () => {
     path.join(root, "call.json"),
     JSON.stringify([{ type: "tool_use", id: "toolu_1", name: "Read", input: { file_path: "notes.txt" } }])
   )
-  return { root, project, home, call: path.join(root, "call.json") }
+  fs.writeFileSync(
+    path.join(root, "bash.json"),
+    JSON.stringify([{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } }])
+  )
+  return { root, project, home, call: path.join(root, "call.json"), bash: path.join(root, "bash.json") }
 }
 
 /** A preload that writes the process's peak RSS (KiB) to $SWITCHYARD_BENCH_RSS at exit. */
 const rssPreload = "data:text/javascript," + encodeURIComponent(
   "import * as fs from 'node:fs';" +
-    "process.on('exit', () => fs.writeFileSync(process.env.SWITCHYARD_BENCH_RSS, String(process.resourceUsage().maxRSS)))"
+    "process.on('exit', () => " +
+    "fs.writeFileSync(process.env.SWITCHYARD_BENCH_RSS, String(process.resourceUsage().maxRSS)))"
 )
 
 /** Peak RSS (KiB) of each command over three untimed runs. */
@@ -67,7 +77,7 @@ const peakRss = async (
   dirs: ReturnType<typeof makeProject>,
   env: Readonly<Record<string, string>>,
   answer: () => void
-): Promise<Record<"node" | "print" | "list" | "dispatch", Stats>> => {
+): Promise<Record<"node" | "print" | "list" | "dispatch" | "bash", Stats>> => {
   const file = path.join(dirs.root, "rss")
   const measure = async (args: ReadonlyArray<string>) => {
     await run(process.execPath, ["--import", rssPreload, ...args], {
@@ -81,7 +91,8 @@ const peakRss = async (
     node: [] as Array<number>,
     print: [] as Array<number>,
     list: [] as Array<number>,
-    dispatch: [] as Array<number>
+    dispatch: [] as Array<number>,
+    bash: [] as Array<number>
   }
   for (let i = 0; i < 3; i++) {
     samples.node.push(await measure(["-e", "0"]))
@@ -89,12 +100,14 @@ const peakRss = async (
     samples.print.push(await measure([bin, "-p", "hi"]))
     samples.list.push(await measure([bin, "tools", "list"]))
     samples.dispatch.push(await measure([bin, "dispatch", dirs.call]))
+    samples.bash.push(await measure([bin, "dispatch", dirs.bash]))
   }
   return {
     node: stats(samples.node),
     print: stats(samples.print),
     list: stats(samples.list),
-    dispatch: stats(samples.dispatch)
+    dispatch: stats(samples.dispatch),
+    bash: stats(samples.bash)
   }
 }
 
@@ -128,7 +141,8 @@ export const run_ = async () => {
           await print()
         },
         list: node([bin, "tools", "list"], (out) => out.includes("Read")),
-        dispatch: node([bin, "dispatch", dirs.call], (out) => out.includes("success"))
+        dispatch: node([bin, "dispatch", dirs.call], (out) => out.includes("success")),
+        bash: node([bin, "dispatch", dirs.bash], (out) => out.includes("success"))
       }
       const t = yield* Effect.promise(() => compare(candidates, { rounds: 11, warmup: 1 }))
       const rss = yield* Effect.promise(() => peakRss(dirs, env, answer))
@@ -154,6 +168,13 @@ export const run_ = async () => {
         t.dispatch,
         "ms",
         `${ratio(t.dispatch, t.node)} bare node (goal ≤ 2.5×); peak RSS ${kb(rss.dispatch)}`
+      )
+      recordStats(
+        SUITE,
+        "switchyard dispatch, one Bash call (loads the shell grammar)",
+        t.bash,
+        "ms",
+        `${ratio(t.bash, t.node)} bare node; peak RSS ${kb(rss.bash)}`
       )
     })).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(dirs.root, { recursive: true, force: true }))))
   )
