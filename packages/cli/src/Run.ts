@@ -20,6 +20,7 @@ import { createInterface } from "node:readline"
 import * as CliError from "./CliError.js"
 import * as Conversation from "./Conversation.js"
 import * as Cost from "./Cost.js"
+import * as Journaling from "./Journaling.js"
 import * as LoopRunner from "./LoopRunner.js"
 import * as ModelLayer from "./ModelLayer.js"
 import * as Output from "./Output.js"
@@ -70,7 +71,7 @@ const budgetCheck = (maxBudgetUsd: number, meter: Cost.MeterService) => (): Effe
  * @category running
  */
 export const run = (options: Conversation.Options) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const inputFormat = options.inputFormat ?? "text"
     if (inputFormat === "stream-json" && options.outputFormat !== "stream-json") {
       return yield* Effect.fail(CliError.badInput("--input-format stream-json needs --output-format stream-json"))
@@ -82,8 +83,24 @@ export const run = (options: Conversation.Options) =>
     }
     const structured = options.jsonSchema === undefined ? undefined : yield* StructuredOutput.make(options.jsonSchema)
     const setup = yield* Conversation.setup(options)
+    // The run's journal (SPEC §4.14): where the conversation is read back from and recorded.
+    const journal = yield* Journaling.open(setup.prepared)
+    return yield* runJournaled(options, inputFormat, setup, structured).pipe(
+      Effect.provide(Journaling.layer(journal))
+    )
+  }))
+
+const runJournaled = (
+  options: Conversation.Options,
+  inputFormat: "text" | "stream-json",
+  setup: Conversation.Setup,
+  structured: StructuredOutput.StructuredOutput | undefined
+) =>
+  Effect.gen(function*() {
     const { model, prepared } = setup
     const start = yield* Conversation.startingPoint(options, prepared.cwd, undefined)
+    // A resumed session is taken for this process now: one running elsewhere is a clear error.
+    if (start !== undefined) yield* Journaling.attach(start.id, prepared.cwd)
     const modelLive = yield* ModelLayer.layer(options.model, { fallbackModel: options.fallbackModel })
     const format: LoopRunner.Format = options.outputFormat === "text" ? "final" : options.outputFormat
     const settings: LoopRunner.Settings = {

@@ -21,6 +21,7 @@ import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import * as BashMode from "./BashMode.js"
 import * as Conversation from "./Conversation.js"
+import * as Journaling from "./Journaling.js"
 import * as Cost from "./Cost.js"
 import type * as CliError from "./CliError.js"
 import type * as Memory from "./Memory.js"
@@ -44,9 +45,11 @@ import * as TerminalUi from "./TerminalUi.js"
 export const run = (
   options: Conversation.Options
 ): Effect.Effect<void, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const { loopOptions, memory, model, prepared } = yield* Conversation.setup(options)
     const suggestionsOn = ModelLayer.suggestionsEnabled()
+    // The session's journal (SPEC §4.14): where it is read back from and recorded.
+    const journal = yield* Journaling.open(prepared)
     const ui = new TerminalUi.TerminalUi()
     const modelLive = yield* ModelLayer.layer(options.model, (text) => ui.notice(text))
     return yield* Effect.acquireUseRelease(
@@ -73,11 +76,12 @@ export const run = (
           Effect.provide(suggestionsOn ? ModelLayer.interactiveSuggestions : Layer.empty),
           Effect.provide(
             CliRuntime.layer(prepared, { model: modelLive, prompt: TerminalUi.promptLayer(ui), modelName: model })
-          )
+          ),
+          Effect.provide(Journaling.layer(journal))
         ),
       () => Effect.sync(() => ui.close())
     )
-  })
+  }))
 
 /**
  * @since 0.1.0
