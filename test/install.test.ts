@@ -55,8 +55,9 @@ describe.skipIf(!registryReachable)("installing the packages as the README says"
     fs.mkdirSync(packs)
     fs.mkdirSync(project)
     const tarballs: Record<string, string> = {}
-    for (const pkg of ["core", "tools", "cli"]) {
-      const name = (await npm(["pack", "--silent", "--pack-destination", packs], path.join(root, "packages", pkg))).trim()
+    for (const pkg of ["core", "tools", "durable", "cli"]) {
+      const name = (await npm(["pack", "--silent", "--pack-destination", packs], path.join(root, "packages", pkg)))
+        .trim()
       tarballs[`@switchyard/${pkg}`] = path.join(packs, name.split("\n").at(-1)!)
     }
     fs.writeFileSync(
@@ -68,8 +69,9 @@ describe.skipIf(!registryReachable)("installing the packages as the README says"
       await npm(["install", "--no-audit", "--no-fund", ...args], project)
     }
     // One Effect, version 3, wherever a package looks for it.
-    const effects = (await run("find", ["node_modules", "-path", "*/effect/package.json", "-not", "-path", "*/@*/effect/*"], project))
-      .trim().split("\n")
+    const effects =
+      (await run("find", ["node_modules", "-path", "*/effect/package.json", "-not", "-path", "*/@*/effect/*"], project))
+        .trim().split("\n")
     expect(effects).toEqual(["node_modules/effect/package.json"])
     expect(JSON.parse(fs.readFileSync(path.join(project, "node_modules/effect/package.json"), "utf8")).version).toBe(
       "3.22.4"
@@ -79,14 +81,16 @@ describe.skipIf(!registryReachable)("installing the packages as the README says"
     fs.writeFileSync(path.join(project, "example.ts"), example)
     fs.writeFileSync(
       path.join(project, "run.ts"),
-      'import * as Effect from "effect/Effect"\nimport { main } from "./example.ts"\nprocess.stdout.write(await Effect.runPromise(main))\n'
+      "import * as Effect from \"effect/Effect\"\nimport { main } from \"./example.ts\"\nprocess.stdout.write(await Effect.runPromise(main))\n"
     )
     const tsx = path.join(root, "node_modules/tsx/dist/esm/index.mjs")
     const output = await run(process.execPath, ["--import", tsx, "run.ts"], project)
     expect(output.trim().split("\n").at(-1)).toBe("Sunny in Oslo today.")
     // The command too: the packed binary runs.
     const version = await run(path.join(project, "node_modules/.bin/switchyard"), ["--version"], project)
-    expect(version.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, "packages/cli/package.json"), "utf8")).version)
+    expect(version.trim()).toBe(
+      JSON.parse(fs.readFileSync(path.join(root, "packages/cli/package.json"), "utf8")).version
+    )
     fs.rmSync(work, { recursive: true, force: true })
   }, 600_000)
 })
