@@ -148,10 +148,12 @@ export const make = (input: PolicyInput): Sandbox.Policy => {
     denyRead,
     network: {
       enabled: settings.network.allowedDomains.length > 0,
-      allowedHosts: Array.from(new Set([
-        ...settings.network.allowedDomains.map((domain) => domain.trim().toLowerCase()),
-        ...rules.filter((rule) => rule.behavior === "allow" && webFetch.has(rule.toolName)).flatMap(domainOf)
-      ])),
+      allowedHosts: Array.from(
+        new Set([
+          ...settings.network.allowedDomains.map((domain) => domain.trim().toLowerCase()),
+          ...rules.filter((rule) => rule.behavior === "allow" && webFetch.has(rule.toolName)).flatMap(domainOf)
+        ])
+      ),
       deniedHosts: rules.filter((rule) => rule.behavior === "deny" && webFetch.has(rule.toolName)).flatMap(domainOf),
       allowLocalBinding: settings.network.allowLocalBinding
     }
