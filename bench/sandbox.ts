@@ -145,7 +145,7 @@ export const run = async () => {
     "A sandboxed call starts `bwrap` (namespaces, the policy's mounts) and ends its PID namespace; the " +
       "figures are the whole tool call through `runToolUse`. With deny rules, literal paths cost a `realpath` " +
       "each and patterns a walk of their base (directory listings are cached by modification time between " +
-      "calls). With `network.allowedDomains` the command runs under a small node relay inside the sandbox (no `socat` needed), " +
-      "which is what the network row adds."
+      "calls). With `network.allowedDomains` the command runs under a small node relay inside the sandbox " +
+      "(no `socat` needed), which is what the network row adds."
   )
 }
