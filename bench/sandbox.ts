@@ -107,6 +107,15 @@ export const run = async () => {
     "sandboxed, deny rules": () => sandboxed.runPromise(call(rules, command)),
     "sandboxed, network via proxy": () => networked.runPromise(call([], command))
   }, { rounds: 21, warmup: 3 })
+  // The sandbox's own share, no process started: the policy, its mounts, the command's directory, and their release.
+  const wrapOnly = (permissions: PermissionContext.PermissionContext) =>
+    sandboxed.runPromise(
+      Effect.scoped(Effect.flatMap(SandboxPort.Sandbox, (service) => service.wrap({ command, cwd: root, permissions })))
+    )
+  const share = await compare({
+    "wrap + release": () => wrapOnly(PermissionContext.empty),
+    "wrap + release, deny rules": () => wrapOnly({ ...PermissionContext.empty, rules })
+  }, { rounds: 21, warmup: 3 })
   await Promise.all([unsandboxed.dispose(), sandboxed.dispose(), networked.dispose()])
   const base = result.unsandboxed
   const added = (s: typeof base) => `+${fmt(s.median - base.median, 1)} ms, ${fmt(s.median / base.median)}×`
@@ -139,6 +148,18 @@ export const run = async () => {
     bare["bwrap bash -c"],
     "ms",
     `+${fmt(bare["bwrap bash -c"].median - bare["bash -c"].median, 1)} ms: bubblewrap's own share`
+  )
+  recordStats(
+    SUITE,
+    "the sandbox's own share: wrap + release, no process (no deny rules)",
+    share["wrap + release"],
+    "ms"
+  )
+  recordStats(
+    SUITE,
+    "the sandbox's own share: wrap + release, no process (3 deny rules)",
+    share["wrap + release, deny rules"],
+    "ms"
   )
   note(
     SUITE,

@@ -261,6 +261,18 @@ suite("Sandbox: protected paths inside the writable roots stay as they are", () 
         expect(result.text).toContain("done")
         // The placeholder that stopped it is gone again; the directory is as it was.
         expect(fs.readdirSync(bare)).toEqual([])
+        // An empty `.git` left behind (a runtime killed mid-command) is no way in either.
+        const leftover = path.join(project.root, "leftover")
+        fs.mkdirSync(path.join(leftover, ".git"), { recursive: true })
+        const again = yield* dispatch(
+          yield* makeContext(leftover, {
+            permissions: { mode: "bypassPermissions", rules: [], additionalDirectories: [] }
+          }),
+          "Bash",
+          { command: "git init -q 2>&1; echo '[core] fsmonitor = touch x' > .git/config 2>&1; echo done" }
+        )
+        expect(again.text).toContain("done")
+        expect(fs.readdirSync(path.join(leftover, ".git"))).toEqual([])
       }).pipe(Effect.provide(layerFor(project)))
     ))
 })

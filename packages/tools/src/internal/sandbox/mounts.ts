@@ -260,6 +260,16 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholder
     if (placeholders.has(dotGit) || (!fs.existsSync(dotGit) && !isSymbolicLink(dotGit))) {
       if (placeholder(dotGit)) continue
     }
+    // A `.git` directory that is no repository (no HEAD: a placeholder a killed runtime left, say) is read-only
+    // whole: a `git init` into it would plant a config the user's own git runs later.
+    if (
+      !placeholders.has(dotGit) && isDirectory(dotGit) === true && !isSymbolicLink(dotGit) &&
+      !fs.existsSync(path.join(dotGit, "HEAD"))
+    ) {
+      mounts.set(dotGit, { kind: "readOnly", path: dotGit })
+      protectedPaths.push(dotGit)
+      continue
+    }
     for (const gitDir of gitDirectories(root)) {
       if (gitDir === path.join(root, ".git")) {
         if (!mounts.has(gitDir)) mounts.set(gitDir, { kind: "writable", path: gitDir })
