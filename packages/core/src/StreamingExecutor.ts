@@ -42,6 +42,7 @@ import { FootprintIndex } from "./internal/footprintIndex.js"
 import * as Interruption from "./Interruption.js"
 import * as Messages from "./Messages.js"
 import * as Results from "./Results.js"
+import * as ToolCall from "./ToolCall.js"
 import * as ToolUseContext from "./ToolUseContext.js"
 
 /**
@@ -71,7 +72,7 @@ export type Scheduling = Footprint.Scheduling
  * @category models
  */
 export interface Options {
-  /** Overrides `Batches.maxToolUseConcurrency`. */
+  /** Overrides the cap of `Batches.concurrencyCap`. */
   readonly concurrency?: number | undefined
   /** Default `"footprints"`; `"greedy"` is the chapter's schedule. */
   readonly scheduling?: Scheduling | undefined
@@ -104,7 +105,7 @@ export interface TrackedToolView {
  */
 export interface StreamingExecutor {
   /** Track a completed `tool_use` block and start it if it can run. */
-  readonly addTool: (block: Messages.ToolUseBlock) => Effect.Effect<void>
+  readonly addTool: (call: ToolCall.Any) => Effect.Effect<void>
   /** What is ready now, without waiting: progress, and results per the yield rules. */
   readonly getCompletedResults: Effect.Effect<ReadonlyArray<DispatchEvent.DispatchEvent>>
   /**
@@ -138,6 +139,7 @@ export interface StreamingExecutor {
 
 interface TrackedTool {
   readonly index: number
+  readonly call: ToolCall.ToolCall
   readonly block: Messages.ToolUseBlock
   readonly isConcurrencySafe: boolean
   readonly footprint: Footprint.Footprint
@@ -183,7 +185,7 @@ export const make = (
 /** An executor and its `addTool` in the current step, for `runAll`. */
 interface Feedable {
   readonly executor: StreamingExecutor
-  readonly addNow: (block: Messages.ToolUseBlock) => Effect.Effect<void> | undefined
+  readonly addNow: (call: ToolCall.Any) => Effect.Effect<void> | undefined
 }
 
 const makeFeedable = (
@@ -191,7 +193,7 @@ const makeFeedable = (
   options: Options
 ): Effect.Effect<Feedable, never, Scope.Scope | Results.ResultStore> =>
   Effect.gen(function*() {
-    const cap = yield* Execution.concurrencyCap(options.concurrency, Batches.DEFAULT_MAX_CONCURRENCY)
+    const cap = yield* Batches.concurrencyCap(options.concurrency)
     const scheduling = options.scheduling ?? "footprints"
     const siblingCancellation = options.siblingCancellation ?? (scheduling === "footprints" ? "dependents" : "bash")
     const node = options.interruption !== undefined ? yield* options.interruption.child() : yield* Interruption.makeRoot
@@ -376,7 +378,7 @@ const makeFeedable = (
       tool: TrackedTool,
       options: Execution.ExecuteOptions
     ): Effect.Effect<void, never, Results.ResultStore> =>
-      Effect.matchCauseEffect(Effect.interruptible(Execution.execute(tool.block, env, emitFor(tool), options)), {
+      Effect.matchCauseEffect(Effect.interruptible(Execution.execute(tool.call, env, emitFor(tool), options)), {
         onFailure: (cause) => complete(tool, Exit.failCause(cause)),
         onSuccess: (outcome) => complete(tool, Exit.succeed(outcome))
       })
@@ -503,11 +505,13 @@ const makeFeedable = (
         })
     )
 
-    const track = (block: Messages.ToolUseBlock, classification: Batches.Classification): void => {
+    const track = (call: ToolCall.ToolCall, classification: Batches.Classification): void => {
       if (discarded || addingDone) return
       const now = clock.unsafeCurrentTimeMillis()
+      const block = call.block
       const tool: TrackedTool = {
         index: tools.length,
+        call,
         block,
         isConcurrencySafe: classification.isConcurrencySafe,
         footprint: classification.footprint,
@@ -566,21 +570,21 @@ const makeFeedable = (
      * `addTool` in the current step when the call is classified at once (most are):
      * `undefined` then, else the Effect that finishes adding it.
      */
-    const addNow = (block: Messages.ToolUseBlock): Effect.Effect<void> | undefined => {
+    const addNow = (given: ToolCall.Any): Effect.Effect<void> | undefined => {
       if (discarded || addingDone) return undefined
-      const classified = Batches.classify(block, env, settledContext, scheduling)
+      const call = ToolCall.of(given)
+      const classified = Batches.classify(call, env, settledContext, scheduling)
       if (Exit.isExit(classified)) {
         const exit = classified as Exit.Exit<Batches.Classification>
         if (Exit.isSuccess(exit)) {
-          track(block, exit.value)
+          track(call, exit.value)
           return undefined
         }
       }
-      return Effect.map(classified, (classification) => track(block, classification))
+      return Effect.map(classified, (classification) => track(call, classification))
     }
 
-    const addTool = (block: Messages.ToolUseBlock): Effect.Effect<void> =>
-      Effect.suspend(() => addNow(block) ?? Effect.void)
+    const addTool = (call: ToolCall.Any): Effect.Effect<void> => Effect.suspend(() => addNow(call) ?? Effect.void)
 
     const finishAdding = Effect.sync(() => {
       addingDone = true
@@ -625,19 +629,21 @@ const makeFeedable = (
  * `switchyard dispatch` does): under `"greedy"` the schedule equals the
  * greedy partition of SPEC §4.7, plus sibling cancellation; under
  * `"footprints"` (the default) each call waits only for the earlier calls it
- * conflicts with.
+ * conflicts with. A call that repeats an earlier call's id is renamed and
+ * answered with an error, as the query loop does (`ToolCall.uniqueIds`).
  *
  * @since 0.1.0
  * @category utils
  */
 export const runAll = (
-  calls: ReadonlyArray<Messages.ToolUseBlock>,
+  calls: ReadonlyArray<ToolCall.Any>,
   env: Execution.Environment,
   options: Options = {}
 ): Stream.Stream<DispatchEvent.DispatchEvent, never, Results.ResultStore> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const { addNow, executor } = yield* makeFeedable(env, options)
+      const unique = ToolCall.uniqueIds()
       // Add while the consumer reads: the output mailbox is bounded, so adding
       // everything before reading could fill it and stall. The calls go in a slice at a
       // time in one step each, with a yield between slices so the consumer keeps up.
@@ -645,7 +651,7 @@ export const runAll = (
         Effect.suspend(() => {
           const to = Math.min(from + FEED_SLICE, calls.length)
           for (let i = from; i < to; i++) {
-            const pending = addNow(calls[i]!)
+            const pending = addNow(unique(calls[i]!))
             if (pending !== undefined) return Effect.flatMap(pending, () => feed(i + 1))
           }
           return to === calls.length ? executor.finish : Effect.zipRight(Effect.yieldNow(), feed(to))

@@ -9,6 +9,7 @@ import {
   Results,
   StreamingExecutor,
   Tool,
+  ToolCall,
   ToolUseContext
 } from "@switchyard/core"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -28,7 +29,7 @@ import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
 import { call, environment, RunLog, scriptedTool } from "./fixtures.js"
 
-const collect = (block: Messages.ToolUseBlock, tools: ReadonlyArray<Tool.Any>) =>
+const collect = (block: ToolCall.Any, tools: ReadonlyArray<Tool.Any>) =>
   Effect.gen(function*() {
     const env = yield* environment(tools)
     return Chunk.toArray(yield* Stream.runCollect(Execution.runToolUse(block, env)))
@@ -320,9 +321,9 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
   it.effect("an unparsed tool_use is an InputValidationError result and the tool never runs", () =>
     Effect.gen(function*() {
       const log = new RunLog()
-      const block = Execution.unparsedToolUse("a", "T", "Unexpected token , in JSON at position 9")
-      expect(block.input).toEqual({})
-      const result = onlyResult(yield* collect(block, [scriptedTool("T", log)]))
+      const call = ToolCall.unparsed("a", "T", "Unexpected token , in JSON at position 9")
+      expect(call.block.input).toEqual({})
+      const result = onlyResult(yield* collect(call, [scriptedTool("T", log)]))
       expect(result.status).toBe("error")
       expect(result.block.content).toBe(
         "InputValidationError: the input is not valid JSON: Unexpected token , in JSON at position 9"
@@ -362,9 +363,9 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
 
   it.effect("an invalid concurrency option falls back to the default too", () =>
     Effect.gen(function*() {
-      expect(yield* Execution.concurrencyCap(0, 10)).toBe(10)
-      expect(yield* Execution.concurrencyCap(2.5, 10)).toBe(10)
-      expect(yield* Execution.concurrencyCap(3, 10)).toBe(3)
+      expect(yield* Batches.concurrencyCap(0, 10)).toBe(10)
+      expect(yield* Batches.concurrencyCap(2.5, 10)).toBe(10)
+      expect(yield* Batches.concurrencyCap(3, 10)).toBe(3)
     }))
 })
 
