@@ -145,20 +145,27 @@ export interface Classification {
   readonly tool: Tool.Any | undefined
   readonly isConcurrencySafe: boolean
   readonly footprint: Footprint.Footprint
+  /**
+   * The footprint came from the tool's declaration (resolved against the tree
+   * as it is now), not from the fail-closed defaults: it is resolved again
+   * when a barrier before the call has finished.
+   */
+  readonly declared: boolean
 }
 
 const unsafeUnknown: Classification = {
   tool: undefined,
   isConcurrencySafe: false,
-  footprint: Footprint.writesEverything
+  footprint: Footprint.writesEverything,
+  declared: false
 }
 
 /**
  * Classify a call for a schedule (SPEC §4.7, §4.13). Under `"greedy"` the
  * footprint is the fail-closed one (a safe call reads `*`, an unsafe one
  * writes `*`); under `"footprints"` it is the tool's declaration, when it has
- * one. An unknown tool, an input that fails to decode, or a declaration that
- * fails writes `*`.
+ * one and it is proven complete (`Footprint.trusted`). An unknown tool, an
+ * input that fails to decode, or a declaration that fails writes `*`.
  *
  * @since 0.1.0
  * @category partitioning
@@ -180,7 +187,8 @@ export const classify = (
     const fallback: Classification = {
       tool,
       isConcurrencySafe,
-      footprint: isConcurrencySafe ? Footprint.readsEverything : Footprint.writesEverything
+      footprint: isConcurrencySafe ? Footprint.readsEverything : Footprint.writesEverything,
+      declared: false
     }
     if (scheduling === "greedy" || tool.footprint === undefined) return Effect.succeed(fallback)
     const declare = tool.footprint
@@ -188,7 +196,12 @@ export const classify = (
       const declared = declare(input, context)
       return Effect.isEffect(declared) ? declared : Effect.succeed(declared)
     }).pipe(
-      Effect.map((footprint): Classification => ({ tool, isConcurrencySafe, footprint })),
+      Effect.map((footprint): Classification => ({
+        tool,
+        isConcurrencySafe,
+        footprint: Footprint.trusted(footprint),
+        declared: true
+      })),
       Effect.catchAllCause(() => Effect.succeed({ ...fallback, footprint: Footprint.writesEverything }))
     )
   }

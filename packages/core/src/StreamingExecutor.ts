@@ -13,11 +13,23 @@
  * are (greedy: the last earlier unsafe call's; footprints: every earlier
  * conflicting call's).
  *
+ * Under `"footprints"` a declared footprint is trusted only when it is proven
+ * complete (else the call writes `*`), and it is resolved when the call is
+ * added and again, before anything starts, once a barrier (a call that writes
+ * `*`: links are barriers) before it has run — so a link made earlier in the
+ * batch is seen.
+ *
  * The executor is the turn's node in the interruption tree (SPEC §4.9): a
  * failed Bash call aborts it with `sibling_error` under `"bash"` (running
  * siblings are interrupted, queued and later tools never start), or cancels
- * just its dependents under `"dependents"`; a user abort or a new message
+ * just its data dependents under `"dependents"` (the calls that read or write
+ * what it wrote or may have written; a call that only waited for it, because
+ * it writes what the failed call read, runs); a user abort or a new message
  * reaching it from the query interrupts what its reason covers.
+ *
+ * The state and its transitions are in `internal/executorState.ts` (no
+ * fibers); this module runs the calls as fibers and publishes into one
+ * bounded mailbox.
  *
  * @since 0.1.0
  */
@@ -52,8 +64,9 @@ export type ToolStatus = State.ToolStatus
 
 /**
  * Which failures cancel other calls: a Bash error cancels every sibling
- * (`"bash"`, Claude Code's rule), only the later calls that conflict with it,
- * transitively (`"dependents"`, SPEC §4.13), or nothing (`"none"`).
+ * (`"bash"`, Claude Code's rule), only the later calls that depend on what it
+ * wrote or may have written, transitively (`"dependents"`, SPEC §4.13), or
+ * nothing (`"none"`).
  *
  * @since 0.1.0
  * @category models
@@ -94,7 +107,7 @@ export interface TrackedToolView {
   readonly isConcurrencySafe: boolean
   /** What the scheduler took the call to read and write. */
   readonly footprint: Footprint.Footprint
-  /** The earlier calls it had to wait for when it was added, and why. */
+  /** The earlier calls it had to wait for, and why (found when it was added, and after a barrier). */
   readonly waitedFor: ReadonlyArray<DispatchEvent.Wait>
 }
 
@@ -140,6 +153,9 @@ const MAX_NESTED_STARTS = 4
 
 /** How many calls `runAll` adds in one step. */
 const FEED_SLICE = 64
+
+/** Footprints resolved at once after a barrier (each is a few system calls). */
+const RESOLVE_CONCURRENCY = 8
 
 /**
  * Create an executor for one turn. Its fibers live in the current scope.
@@ -218,11 +234,33 @@ const makeFeedable = (
 
     // Runs in the runner once its call has ended (the state changes in this one step).
     const complete = (tool: State.Tracked, ending: State.Ending): Effect.Effect<void> => {
-      const raise = state.complete(tool, ending, clock.unsafeCurrentTimeMillis())
+      const { raise, resolve } = state.complete(tool, ending, clock.unsafeCurrentTimeMillis())
       running.delete(tool)
+      if (resolve.length > 0) FiberSet.unsafeAdd(fibers, runFork(resolveAgain(resolve)))
       signal()
       return raise.length === 0 ? Effect.void : Effect.forEach(raise, node.abort, { discard: true })
     }
+
+    // A barrier has run: the declared footprints behind it are resolved against the tree it left
+    // (SPEC §4.13: footprints are resolved when the call is about to start), then the calls start.
+    const resolveAgain = (tools: ReadonlyArray<State.Tracked>): Effect.Effect<void> =>
+      Effect.forEach(
+        tools,
+        (tool) =>
+          Effect.map(
+            Batches.classify(tool.call, env, state.settledContext, scheduling),
+            (classification) => classification.footprint
+          ),
+        { concurrency: RESOLVE_CONCURRENCY }
+      ).pipe(
+        Effect.flatMap((footprints) =>
+          Effect.sync(() => {
+            state.resolved(tools, footprints, clock.unsafeCurrentTimeMillis())
+            signal()
+          })
+        ),
+        Effect.interruptible
+      )
 
     const runner = (
       tool: State.Tracked,

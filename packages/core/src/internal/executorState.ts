@@ -15,7 +15,7 @@
 import * as Option from "effect/Option"
 import type * as Batches from "../Batches.js"
 import * as DispatchEvent from "../DispatchEvent.js"
-import type * as Footprint from "../Footprint.js"
+import * as Footprint from "../Footprint.js"
 import * as Interruption from "../Interruption.js"
 import * as Messages from "../Messages.js"
 import * as Results from "../Results.js"
@@ -37,6 +37,8 @@ export interface Tracked {
   readonly block: Messages.ToolUseBlock
   readonly isConcurrencySafe: boolean
   footprint: Footprint.Footprint
+  /** The footprint is the tool's declaration, resolved against the tree: it is resolved again after a barrier. */
+  readonly declared: boolean
   readonly isBash: boolean
   /** `interruptBehavior: "cancel"`: a new user message stops it. */
   readonly cancellable: boolean
@@ -48,6 +50,8 @@ export interface Tracked {
   /** Earlier calls whose results must be yielded first, not yielded yet. */
   yieldWaits: number
   startDependents: Array<Tracked> | undefined
+  /** The later calls that read or write what this one writes: a failure of this call cancels them. */
+  dataDependents: Array<Tracked> | undefined
   yieldDependents: Array<Tracked> | undefined
   waitedFor: Array<DispatchEvent.Wait> | undefined
   startedAt: number
@@ -108,9 +112,36 @@ const cancelledAsDependent = (tool: Tracked, failed: Tracked, at: number) =>
   })
 
 /** The executor's state for one turn. */
+/** What a completed call asks of the glue. */
+export interface Completion {
+  /** The aborts to raise on the executor's node (after this step: their listeners change the state again). */
+  readonly raise: ReadonlyArray<Interruption.InterruptReason>
+  /**
+   * A barrier finished: the footprints of these queued calls (in call order)
+   * must be resolved again, against the tree it left, and handed to
+   * `resolved` before anything else starts.
+   */
+  readonly resolve: ReadonlyArray<Tracked>
+}
+
+const noTools: ReadonlyArray<Tracked> = []
+const noAborts: ReadonlyArray<Interruption.InterruptReason> = []
+const nothing: Completion = { raise: noAborts, resolve: noTools }
+
+const sameResources = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string> | undefined): boolean => {
+  const x = a ?? []
+  const y = b ?? []
+  if (x.length !== y.length) return false
+  const set = new Set(x)
+  return y.every((r) => set.has(r))
+}
+
+const sameFootprint = (a: Footprint.Footprint, b: Footprint.Footprint): boolean =>
+  a === b || (sameResources(a.reads, b.reads) && sameResources(a.writes, b.writes))
+
 export class ExecutorState {
   readonly tools: Array<Tracked> = []
-  private readonly index = new FootprintIndex<Tracked>()
+  private index = new FootprintIndex<Tracked>()
   private readonly ready = new CallHeap<Tracked>()
   private readonly yieldable = new CallHeap<Tracked>()
   private readonly queued = new Set<Tracked>()
@@ -131,6 +162,8 @@ export class ExecutorState {
   private settled = 0
   settledContext: ToolUseContext.ToolUseContext
   private readonly loose: Array<Tracked> = []
+  /** Footprints are being resolved again after a barrier: nothing starts until they are. */
+  private resolving = false
 
   constructor(
     readonly config: Config,
@@ -225,16 +258,22 @@ export class ExecutorState {
     }
   }
 
-  /** Cancel, transitively, the queued calls waiting for a failed Bash call. */
+  /**
+   * Cancel the queued calls that depend on a failed Bash call's data — that
+   * read or write what it wrote or may have written — and, transitively, the
+   * calls that depend on theirs (a cancelled call did not write what it would
+   * have). A call that only had to wait for it (it writes what the failed call
+   * read) runs.
+   */
   private cancelDependents(failed: Tracked, now: number): void {
     failed.failedRoot = failed
-    const stack = failed.startDependents === undefined ? [] : failed.startDependents.slice()
+    const stack = failed.dataDependents === undefined ? [] : failed.dataDependents.slice()
     while (stack.length > 0) {
       const dependent = stack.pop()!
       if (dependent.status !== "queued") continue
       dependent.failedRoot = failed
       this.markCompleted(dependent, cancelledAsDependent(dependent, failed, now))
-      if (dependent.startDependents !== undefined) stack.push(...dependent.startDependents)
+      if (dependent.dataDependents !== undefined) stack.push(...dependent.dataDependents)
     }
   }
 
@@ -249,22 +288,20 @@ export class ExecutorState {
 
   /** Start ready calls, lowest position first, while the cap allows. */
   pump(now: number): void {
-    while (this.executing < this.config.cap) {
+    while (this.executing < this.config.cap && !this.resolving) {
       const tool = this.ready.pop()
       if (tool === undefined) return
-      if (tool.status !== "queued") continue
+      // A wait added by a second resolution pushes it again once the wait is over.
+      if (tool.status !== "queued" || tool.startWaits > 0) continue
       const reason = this.cancelReason(tool)
       if (reason !== undefined) this.markCompleted(tool, synthetic(tool, reason, now, now))
       else this.start(tool, now)
     }
   }
 
-  /**
-   * A started call ended. Returns the aborts to raise on the executor's node
-   * (after this step: their listeners change the state again).
-   */
-  complete(tool: Tracked, ending: Ending, now: number): ReadonlyArray<Interruption.InterruptReason> {
-    if (this.discarded || tool.status !== "executing") return []
+  /** A started call ended. */
+  complete(tool: Tracked, ending: Ending, now: number): Completion {
+    if (this.discarded || tool.status !== "executing") return nothing
     const raise: Array<Interruption.InterruptReason> = []
     if (ending._tag === "Outcome") {
       tool.modifiers = ending.modifiers
@@ -288,8 +325,86 @@ export class ExecutorState {
       const reason = tool.interruptedBy ?? this.cancelReason(tool) ?? "user_interrupt"
       this.markCompleted(tool, synthetic(tool, reason, tool.startedAt, now))
     }
+    const resolve = this.afterBarrier(tool)
     this.pump(now)
-    return raise
+    return raise.length === 0 && resolve.length === 0 ? nothing : { raise, resolve }
+  }
+
+  /**
+   * The queued calls with declared footprints between a barrier that ran and
+   * the next barrier (those behind the next one are resolved when it has
+   * run). Only a barrier may change what a path denotes (links are
+   * barriers), and a barrier runs alone: while they are resolved nothing runs.
+   */
+  private afterBarrier(barrier: Tracked): ReadonlyArray<Tracked> {
+    if (this.config.scheduling !== "footprints" || !Footprint.isBarrier(barrier.footprint)) return noTools
+    let found: Array<Tracked> | undefined
+    for (let i = barrier.index + 1; i < this.tools.length; i++) {
+      const tool = this.tools[i]!
+      if (tool.status === "queued" && tool.declared) (found ??= []).push(tool)
+      if (Footprint.isBarrier(tool.footprint)) break
+    }
+    if (found === undefined) return noTools
+    this.resolving = true
+    return found
+  }
+
+  /**
+   * The footprints of `tools` (as `afterBarrier` listed them), resolved again.
+   * When any changed, every wait is found again from the new footprints (the
+   * old waits stay: waiting longer is safe); then the ready calls start.
+   */
+  resolved(tools: ReadonlyArray<Tracked>, footprints: ReadonlyArray<Footprint.Footprint>, now: number): void {
+    this.resolving = false
+    if (this.discarded) return
+    let changed = false
+    tools.forEach((tool, i) => {
+      const footprint = footprints[i]!
+      if (tool.status !== "queued" || sameFootprint(tool.footprint, footprint)) return
+      tool.footprint = footprint
+      changed = true
+    })
+    if (changed) this.rebuild(now)
+    this.pump(now)
+  }
+
+  /** Register every call not yielded yet afresh, in call order, adding the waits the new footprints need. */
+  private rebuild(now: number): void {
+    const index = new FootprintIndex<Tracked>()
+    const live = this.tools.filter((tool) => tool.status !== "yielded")
+    const starts = new Set<string>()
+    const yields = new Set<string>()
+    for (const tool of live) {
+      for (const later of tool.startDependents ?? []) starts.add(`${tool.index}:${later.index}`)
+      for (const later of tool.yieldDependents ?? []) yields.add(`${tool.index}:${later.index}`)
+    }
+    for (const tool of live) {
+      let doomedBy: Tracked | undefined
+      for (const { call: earlier, data, reason } of index.add(tool, tool.footprint)) {
+        if (tool.status !== "queued") continue
+        const key = `${earlier.index}:${tool.index}`
+        if (data && earlier.failedRoot !== undefined && doomedBy === undefined) doomedBy = earlier.failedRoot
+        if ((earlier.status === "queued" || earlier.status === "executing") && !starts.has(key)) {
+          this.waitFor(tool, earlier, reason, data)
+        }
+        if (this.config.scheduling === "footprints" && earlier.status !== "yielded" && !yields.has(key)) {
+          tool.yieldWaits++
+          ;(earlier.yieldDependents ??= []).push(tool)
+        }
+      }
+      if (doomedBy !== undefined && tool.status === "queued") {
+        tool.failedRoot = doomedBy
+        this.markCompleted(tool, cancelledAsDependent(tool, doomedBy, now))
+      }
+    }
+    this.index = index
+  }
+
+  private waitFor(tool: Tracked, earlier: Tracked, reason: string, data: boolean): void {
+    tool.startWaits++
+    ;(earlier.startDependents ??= []).push(tool)
+    if (data) (earlier.dataDependents ??= []).push(tool)
+    ;(tool.waitedFor ??= []).push({ toolUseId: earlier.block.id, name: earlier.block.name, reason })
   }
 
   /**
@@ -325,6 +440,7 @@ export class ExecutorState {
       block,
       isConcurrencySafe: classification.isConcurrencySafe,
       footprint: classification.footprint,
+      declared: classification.declared,
       isBash: (classification.tool?.name ?? block.name) === "Bash",
       cancellable: classification.tool?.interruptBehavior === "cancel",
       status: "queued",
@@ -333,6 +449,7 @@ export class ExecutorState {
       startWaits: 0,
       yieldWaits: 0,
       startDependents: undefined,
+      dataDependents: undefined,
       yieldDependents: undefined,
       waitedFor: undefined,
       startedAt: now,
@@ -342,13 +459,10 @@ export class ExecutorState {
     this.tools.push(tool)
     this.queued.add(tool)
     let doomedBy: Tracked | undefined
-    for (const { call: earlier, reason } of this.index.add(tool, tool.footprint)) {
-      if (earlier.failedRoot !== undefined && doomedBy === undefined) doomedBy = earlier.failedRoot
-      if (earlier.status === "queued" || earlier.status === "executing") {
-        tool.startWaits++
-        ;(earlier.startDependents ??= []).push(tool)
-        ;(tool.waitedFor ??= []).push({ toolUseId: earlier.block.id, name: earlier.block.name, reason })
-      }
+    for (const { call: earlier, data, reason } of this.index.add(tool, tool.footprint)) {
+      // Only a call that depends on a failed one's data is cancelled with it.
+      if (data && earlier.failedRoot !== undefined && doomedBy === undefined) doomedBy = earlier.failedRoot
+      if (earlier.status === "queued" || earlier.status === "executing") this.waitFor(tool, earlier, reason, data)
       if (this.config.scheduling === "footprints" && earlier.status !== "yielded") {
         tool.yieldWaits++
         ;(earlier.yieldDependents ??= []).push(tool)
