@@ -23,6 +23,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as DispatchEvent from "./DispatchEvent.js"
 import * as Hooks from "./Hooks.js"
@@ -554,16 +555,40 @@ const runTool = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStor
     modifyContext: (modifier) => Effect.sync(() => void (modifiers ??= []).push(modifier))
   }
   return settle(runCall(tool, stage.input, callContext), (exit) => {
-    let content: Messages.ToolResultContent
-    if (Exit.isSuccess(exit)) {
-      content = tool.mapResult(exit.value, call.block.id)
-    } else {
-      content = FailureText.formatFailure(tool.name, exit.cause)
+    if (Exit.isFailure(exit)) {
       call.errorType = FailureText.errorTypeOf(exit.cause)
+      return postToolUse(stage, FailureText.formatFailure(tool.name, exit.cause), true, modifiers ?? noModifiers)
     }
-    return postToolUse(stage, content, Exit.isFailure(exit), modifiers ?? noModifiers)
+    const mapped = mapOutput(tool, exit.value, call.block.id)
+    if (Either.isRight(mapped)) return postToolUse(stage, mapped.right, false, modifiers ?? noModifiers)
+    call.errorType = "UnencodableOutput"
+    const text = `Error: ${tool.name} returned an output that cannot be sent to the model: ${mapped.left}`
+    return postToolUse(stage, text, true, modifiers ?? noModifiers)
   })
 }
+
+/**
+ * The `tool_result` content of a successful output, or why there is none:
+ * `mapResult` threw, or gave something that is not content (a function's
+ * output has no JSON form, so the default gives `undefined`).
+ */
+const mapOutput = (tool: Tool.Any, output: unknown, toolUseId: string): Either.Either<Messages.ToolResultContent, string> => {
+  let content: unknown
+  try {
+    content = tool.mapResult(output, toolUseId)
+  } catch (error) {
+    return Either.left(`mapResult threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`)
+  }
+  if (typeof content === "string" || (Array.isArray(content) && isContent(content))) return Either.right(content)
+  const what = typeof output === "function"
+    ? "the output is a function, which has no JSON form"
+    : typeof output === "symbol"
+    ? "the output is a symbol, which has no JSON form"
+    : `mapResult gave ${content === undefined ? "undefined" : content === null ? "null" : `a ${typeof content}`}`
+  return Either.left(`${what}, not a string or a list of content blocks`)
+}
+
+const isContent = Schema.is(Messages.ToolResultContent)
 
 /** The PostToolUse(Failure) hooks see the input that ran, and may replace or extend the output. */
 const postToolUse = (

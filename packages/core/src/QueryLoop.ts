@@ -143,7 +143,11 @@ export interface Session {
   readonly context: Ref.Ref<ToolUseContext.ToolUseContext>
   /** Run the loop for one user prompt. */
   readonly run: (prompt: string | ReadonlyArray<Messages.ContentBlock>) => Stream.Stream<LoopEvent>
-  /** Interrupt the current run: `user_interrupt` stops it, `new_message` lets `block` tools finish. */
+  /**
+   * Interrupt the run that is current when this Effect runs (it may be built
+   * at any time): `user_interrupt` stops it, `new_message` lets `block` tools
+   * finish. With no run in progress it does nothing.
+   */
   readonly interrupt: (reason: "user_interrupt" | "new_message") => Effect.Effect<void>
   readonly messages: Effect.Effect<ReadonlyArray<Messages.Message>>
 }
@@ -181,7 +185,8 @@ export const makeSession = (
     return {
       context: contextRef,
       run,
-      interrupt: (reason) => (current === undefined ? Effect.void : current.abort(reason)),
+      // Read when the Effect runs, not when it is built: `Effect.sleep(…).pipe(Effect.zipRight(interrupt))`.
+      interrupt: (reason) => Effect.suspend(() => (current === undefined ? Effect.void : current.abort(reason))),
       messages: Effect.map(Ref.get(contextRef), (ctx) => ctx.messages)
     }
   })

@@ -318,6 +318,40 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
       expect(content).toContain("OutOfStock")
     }).pipe(Effect.provide(Results.layerMemory)))
 
+  it.effect("an output that cannot be encoded is an error result naming the tool and why, not a crash", () =>
+    Effect.gen(function*() {
+      const returnsFunction = Tool.make("Fn", {
+        description: "returns a function",
+        input: Schema.Struct({}),
+        call: () => Effect.succeed(() => 1)
+      })
+      const mapsToUndefined = Tool.make("Undef", {
+        description: "mapResult gives undefined",
+        input: Schema.Struct({}),
+        call: () => Effect.succeed({ a: 1 }),
+        mapResult: () => undefined as unknown as string
+      })
+      const cyclic: Record<string, unknown> = {}
+      cyclic["self"] = cyclic
+      const returnsCycle = Tool.make("Cycle", {
+        description: "returns a cyclic object",
+        input: Schema.Struct({}),
+        call: () => Effect.succeed(cyclic)
+      })
+      const cases = [
+        [returnsFunction, "the output is a function, which has no JSON form"],
+        [mapsToUndefined, "mapResult gave undefined"],
+        [returnsCycle, "mapResult threw TypeError"]
+      ] as const
+      for (const [tool, reason] of cases) {
+        const result = onlyResult(yield* collect(call("a", tool.name), [tool]))
+        expect(result.status).toBe("error")
+        const text = Messages.contentText(result.block.content)
+        expect(text).toContain(`Error: ${tool.name} returned an output that cannot be sent to the model: ${reason}`)
+        expect(text).not.toContain("failed unexpectedly")
+      }
+    }).pipe(Effect.provide(Results.layerMemory)))
+
   it.effect("an unparsed tool_use is an InputValidationError result and the tool never runs", () =>
     Effect.gen(function*() {
       const log = new RunLog()
