@@ -6,7 +6,10 @@
  * overlay's view (new files, edits, whiteouts for deletions, renames, new
  * directories). Every path is resolved in the real tree first (`..`,
  * absolute, symlinks, symlinked parents), and a write that lands outside the
- * working directory is refused.
+ * working directory is refused. It keeps what the Node FileSystem keeps:
+ * modes (`chmod`, an overwritten file keeps its own, `copyFile` gives the
+ * source's), symbolic links (made, read, renamed and copied as links), and
+ * `copy`'s rules (`fs.cp`: no overwrite unless asked, directories merged).
  *
  * The overlay records which paths it changed and, for each, the base file's
  * hash when it was first copied, so `apply` can refuse to overwrite a file
@@ -37,7 +40,8 @@ export const TypeId: unique symbol = Symbol.for("@switchyard/core/OverlayFileSys
 export type TypeId = typeof TypeId
 
 /**
- * One file that differs from the base: created, modified or deleted.
+ * One file or symbolic link that differs from the base: created, modified
+ * (bytes, mode, or a link's target) or deleted.
  *
  * @since 0.1.0
  * @category models

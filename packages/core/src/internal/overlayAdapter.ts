@@ -10,12 +10,18 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as PlatformError from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Paths from "./overlayPaths.js"
 import { notFound, systemError, unsupported } from "./overlayPaths.js"
 import * as Table from "./overlayTable.js"
 
 type Kind = Paths.Kind
+
+/** One entry of a listed tree; a link's target as written. */
+interface TreeItem {
+  readonly rel: string
+  readonly kind: Kind | "link"
+  readonly target: string | undefined
+}
 
 /** The adapter and the listings `apply` shares with it. */
 export interface Adapter {
@@ -32,7 +38,7 @@ export const make = (
   serial: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 ): Adapter => {
   const { base, cwd, filesDirectory, path, scratch, table } = site
-  const { baseState, isScratch, kindAt, kindOf, lexical, resolveNoFollow, resolveRead, walk, writeTarget } = paths
+  const { baseState, isScratch, kindAt, kindOf, lexical, linkAt, resolveNoFollow, resolveRead, walk, writeTarget } = paths
   let nextContent = 0
   // The overlay's own directory stands in for new directories when they are statted.
   const directoryStandIn = filesDirectory
@@ -74,15 +80,17 @@ export const make = (
       if (kind === "missing") yield* requireParentDirectory(target, "writeFile")
       yield* (kind === "missing" ? touchMissing(target) : touch(target))
       const append = options?.flag?.startsWith("a") === true
-      const content = kind === "file" && append
-        ? yield* copyUp(target, "writeFile")
-        : Option.match(Option.fromNullable(table.entries.get(target)), {
-          onNone: freshContent,
-          onSome: (entry) => (entry._tag === "File" ? entry.content : freshContent())
-        })
-      yield* base.writeFile(content, data, append ? { flag: "a" } : {})
+      if (kind === "file" && append) {
+        const content = yield* copyUp(target, "writeFile")
+        return yield* base.writeFile(content, data, { flag: "a" })
+      }
+      const entry = table.entries.get(target)
+      if (entry?._tag === "File") return yield* base.writeFile(entry.content, data)
+      const content = freshContent()
+      // A new file gets `mode` (less the umask, as the base applies it); an existing one keeps its own.
+      yield* base.writeFile(content, data, kind === "missing" && options?.mode !== undefined ? { mode: options.mode } : {})
+      if (kind === "file") yield* base.chmod(content, (yield* base.stat(target)).mode & 0o7777)
       table.setEntry(target, { _tag: "File", content })
-      if (options?.mode !== undefined) table.modes.set(target, options.mode)
     }))
   }
 
@@ -100,17 +108,26 @@ export const make = (
       return [...names]
     })
 
-  /** Every path under a directory (relative), with its kind, in the overlay's view. */
-  const listTree = (root: string): Effect.Effect<Array<{ readonly rel: string; readonly kind: Kind }>, PlatformError.PlatformError> =>
+  /** What an entry is, its last component not followed: a link is a link. */
+  const entryKind = (p: string): Effect.Effect<Kind | "link"> =>
+    Effect.flatMap(linkAt(p), (target) => (target !== undefined ? Effect.succeed("link" as const) : kindAt(p)))
+
+  /** Every path under a directory (relative), with its kind, in the overlay's view; links are not descended. */
+  const listTree = (root: string): Effect.Effect<Array<TreeItem>, PlatformError.PlatformError> =>
     Effect.gen(function*() {
-      const out: Array<{ rel: string; kind: Kind }> = []
+      const out: Array<TreeItem> = []
       const visit = (dir: string, rel: string): Effect.Effect<void, PlatformError.PlatformError> =>
         Effect.gen(function*() {
           for (const name of yield* listNames(table.lookup(dir), "readDirectory", dir)) {
             const child = path.join(dir, name)
             const childRel = rel === "" ? name : `${rel}/${name}`
+            const target = yield* linkAt(child)
+            if (target !== undefined) {
+              out.push({ rel: childRel, kind: "link", target })
+              continue
+            }
             const kind = yield* kindAt(child)
-            out.push({ rel: childRel, kind })
+            out.push({ rel: childRel, kind, target: undefined })
             if (kind === "directory") yield* visit(child, childRel)
           }
         })
@@ -137,6 +154,9 @@ export const make = (
         return Effect.succeed(view.content)
       case "OverlayDirectory":
         return Effect.succeed(directoryStandIn)
+      case "OverlayLink":
+        // Reads follow links (`walk`): a link left here was not followed, so it leads nowhere.
+        return Effect.fail(notFound(method, p))
       case "Base":
         return Effect.succeed(view.path)
     }
@@ -146,6 +166,12 @@ export const make = (
     if (isScratch(lexical(p))) return base.remove(lexical(p), options)
     return serial(Effect.gen(function*() {
       const target = yield* writeTarget(p, "remove", false)
+      // A link is removed, not what it points at.
+      if ((yield* linkAt(target)) !== undefined) {
+        yield* touch(target)
+        table.hideSubtree(target)
+        return
+      }
       const kind = yield* kindAt(target)
       if (kind === "missing") {
         if (options?.force === true) return
@@ -160,7 +186,7 @@ export const make = (
         return yield* systemError("BadResource", "remove", p, "Is a directory (pass recursive to remove it)")
       }
       for (const item of yield* listTree(target)) {
-        if (item.kind === "file") yield* touch(path.join(target, item.rel))
+        if (item.kind === "file" || item.kind === "link") yield* touch(path.join(target, item.rel))
       }
       yield* touch(target)
       table.hideSubtree(target)
@@ -191,7 +217,19 @@ export const make = (
     return serial(Effect.gen(function*() {
       // An existing directory (cwd itself, an ancestor) needs no write: `recursive` succeeds anywhere.
       if (options?.recursive === true && (yield* kindAt(yield* walk(lexical(p), true))) === "directory") return
-      yield* make(yield* writeTarget(p, "makeDirectory"), p)
+      if (options?.recursive === true) {
+        // `mkdir -p` does not make what a dangling link on the way points at.
+        for (let q = path.dirname(lexical(p)); table.isInside(q) && q !== cwd; q = path.dirname(q)) {
+          const at = yield* walk(q, false)
+          if ((yield* linkAt(at)) !== undefined && (yield* kindAt(yield* walk(q, true))) === "missing") {
+            return yield* systemError("AlreadyExists", "makeDirectory", p, `File exists (${q} is a dangling link)`)
+          }
+        }
+      }
+      // mkdir does not follow a link in the last place: the name is taken.
+      const target = yield* writeTarget(p, "makeDirectory", false)
+      if ((yield* linkAt(target)) !== undefined) return yield* systemError("AlreadyExists", "makeDirectory", p, "File exists")
+      yield* make(target, p)
     }))
   }
 
@@ -199,20 +237,23 @@ export const make = (
     serial(Effect.gen(function*() {
       const source = yield* writeTarget(from, "rename", false)
       const destination = yield* writeTarget(to, "rename", false)
-      const kind = yield* kindAt(source)
+      const kind = yield* entryKind(source)
       if (kind === "missing") return yield* notFound("rename", from)
       if (source === destination) return
-      const destinationKind = yield* kindAt(destination)
+      // A link at the destination is replaced like a file.
+      const destinationKind = (yield* entryKind(destination)) === "link" ? "file" : yield* kindAt(destination)
       if (destinationKind === "missing") yield* requireParentDirectory(destination, "rename")
-      if (kind === "file") {
+      if (kind === "file" || kind === "link") {
         if (destinationKind === "directory") return yield* systemError("BadResource", "rename", to, "Is a directory")
-        const content = yield* copyUp(source, "rename")
+        // A renamed link stays a link; a file keeps its content and mode.
+        const entry: Table.Entry = kind === "link"
+          ? { _tag: "Link", target: (yield* linkAt(source))! }
+          : { _tag: "File", content: yield* copyUp(source, "rename") }
+        yield* touch(source)
         yield* touch(destination)
-        const mode = table.modes.get(source)
         table.hideSubtree(source)
         if (destinationKind !== "missing") table.hideSubtree(destination)
-        table.setEntry(destination, { _tag: "File", content })
-        if (mode !== undefined) table.modes.set(destination, mode)
+        table.setEntry(destination, entry)
         return
       }
       if (destination.startsWith(source + "/")) {
@@ -223,10 +264,15 @@ export const make = (
         return yield* systemError("BadResource", "rename", to, "Directory not empty")
       }
       const tree = yield* listTree(source)
-      const contents = new Map<string, string>()
+      const moved = new Map<string, Table.Entry>()
       for (const item of tree) {
-        if (item.kind !== "file") continue
-        contents.set(item.rel, yield* copyUp(path.join(source, item.rel), "rename"))
+        if (item.kind === "directory") continue
+        const from = path.join(source, item.rel)
+        yield* touch(from)
+        moved.set(
+          item.rel,
+          item.kind === "link" ? { _tag: "Link", target: item.target! } : { _tag: "File", content: yield* copyUp(from, "rename") }
+        )
         yield* touch(path.join(destination, item.rel))
       }
       yield* touch(source)
@@ -235,9 +281,7 @@ export const make = (
       if (destinationKind !== "missing") table.hideSubtree(destination)
       table.setEntry(destination, { _tag: "Directory" })
       for (const item of tree) {
-        const target = path.join(destination, item.rel)
-        const content = contents.get(item.rel)
-        table.setEntry(target, content === undefined ? { _tag: "Directory" } : { _tag: "File", content })
+        table.setEntry(path.join(destination, item.rel), moved.get(item.rel) ?? { _tag: "Directory" })
       }
     }))
 
@@ -258,7 +302,7 @@ export const make = (
           yield* requireParentDirectory(target, "open")
           yield* touch(target)
           const content = freshContent()
-          yield* base.writeFile(content, new Uint8Array())
+          yield* base.writeFile(content, new Uint8Array(), options?.mode !== undefined ? { mode: options.mode } : {})
           table.setEntry(target, { _tag: "File", content })
           return content
         }
@@ -278,23 +322,125 @@ export const make = (
       return target
     }))
 
+  /** The source's bytes, then its mode, as the base's `copyFile` gives the destination. */
   const copyFile: FileSystem.FileSystem["copyFile"] = (from, to) =>
-    Effect.flatMap(Effect.flatMap(resolveRead(from), (view) =>
-      Effect.flatMap(readTarget(view, "copyFile", from), base.readFile)), (data) => writeFile(to, data))
-
-  const copy: FileSystem.FileSystem["copy"] = (from, to) =>
     Effect.gen(function*() {
       const view = yield* resolveRead(from)
-      const kind = yield* kindOf(view)
-      if (kind === "missing") return yield* notFound("copy", from)
-      if (kind === "file") return yield* copyFile(from, to)
-      yield* makeDirectory(to, { recursive: true })
-      for (const item of yield* listTree(view.path)) {
-        const target = path.join(lexical(to), item.rel)
-        if (item.kind === "directory") yield* makeDirectory(target, { recursive: true })
-        else yield* copyFile(path.join(view.path, item.rel), target)
+      if ((yield* kindOf(view)) === "directory") {
+        // libuv opens the destination (links followed), truncates it and gives it the source's mode
+        // before the read of a directory fails, and then unlinks the destination's path: the Node
+        // FileSystem empties the file there and removes the name.
+        const landing = yield* walk(lexical(to), true)
+        const kind = yield* kindAt(landing)
+        if (kind === "file" || (kind === "missing" && (yield* kindAt(path.dirname(landing))) === "directory")) {
+          const mode = (yield* base.stat(yield* readTarget(view, "copyFile", from))).mode & 0o7777
+          yield* writeFile(to, new Uint8Array())
+          yield* chmod(to, mode)
+          yield* remove(to)
+        }
+        return yield* systemError("BadResource", "copyFile", from, "Is a directory")
+      }
+      const target = yield* readTarget(view, "copyFile", from)
+      const data = yield* base.readFile(target)
+      const mode = (yield* base.stat(target)).mode & 0o7777
+      yield* writeFile(to, data)
+      yield* chmod(to, mode)
+    })
+
+  const chmod: FileSystem.FileSystem["chmod"] = (p, mode) =>
+    Effect.asVoid(fileOnly("chmod", p, (content) => base.chmod(content, mode)))
+
+  const symlink: FileSystem.FileSystem["symlink"] = (target, p) =>
+    serial(Effect.gen(function*() {
+      const at = yield* writeTarget(p, "symlink", false)
+      if ((yield* entryKind(at)) !== "missing") return yield* systemError("AlreadyExists", "symlink", p, "File exists")
+      yield* requireParentDirectory(at, "symlink")
+      yield* touch(at)
+      table.setEntry(at, { _tag: "Link", target })
+    }))
+
+  /**
+   * The Node FileSystem's `copy` (`fs.cp` with `recursive`, `force` =
+   * `overwrite`): a directory is merged into an existing one; an existing
+   * file is left as it is unless `overwrite`; a link is copied as a link (its
+   * target made absolute); a file gets the source's mode; copying onto itself,
+   * into itself, a directory onto a file or a file onto a directory fails.
+   */
+  const copy: FileSystem.FileSystem["copy"] = (from, to, options) =>
+    Effect.gen(function*() {
+      const source = yield* walk(lexical(from), false)
+      yield* copyEntry(source, lexical(to), options?.overwrite === true, true)
+    })
+
+  const copyEntry = (
+    source: string,
+    destination: string,
+    overwrite: boolean,
+    top: boolean
+  ): Effect.Effect<void, PlatformError.PlatformError> =>
+    Effect.gen(function*() {
+      const kind = yield* entryKind(source)
+      if (kind === "missing") return yield* notFound("copy", source)
+      const landing = yield* walk(destination, false)
+      const existing = yield* entryKind(landing)
+      if (existing !== "missing") {
+        if (landing === source) return yield* copyError(destination, "src and dest cannot be the same")
+        if (kind === "directory" && existing !== "directory") {
+          return yield* copyError(destination, "cannot overwrite non-directory with directory")
+        }
+        if (kind !== "directory" && existing === "directory") {
+          return yield* copyError(destination, "cannot overwrite directory with non-directory")
+        }
+      }
+      if (kind === "directory" && (landing === source || landing.startsWith(source + "/"))) {
+        return yield* copyError(destination, "cannot copy a directory into itself")
+      }
+      // Once the paths are checked, a missing parent of the destination is made.
+      const parent = path.dirname(destination)
+      if (top && (yield* kindAt(yield* walk(parent, true))) === "missing") yield* makeDirectory(parent, { recursive: true })
+      switch (kind) {
+        case "directory": {
+          if (existing === "missing") yield* makeDirectory(destination)
+          for (const name of yield* listNames(table.lookup(source), "copy", source)) {
+            yield* copyEntry(path.join(source, name), path.join(destination, name), overwrite, false)
+          }
+          return
+        }
+        case "file": {
+          if (existing !== "missing") {
+            if (!overwrite) return
+            yield* remove(destination)
+          }
+          return yield* copyFile(source, destination)
+        }
+        case "link": {
+          const written = (yield* linkAt(source))!
+          const target = path.isAbsolute(written) ? written : path.resolve(path.dirname(source), written)
+          if (existing === "missing") return yield* symlink(target, destination)
+          const current = yield* linkAt(landing)
+          if (current === undefined) return yield* systemError("AlreadyExists", "copy", destination, "File exists")
+          const resolved = path.isAbsolute(current) ? current : path.resolve(path.dirname(destination), current)
+          if (isWithin(target, resolved)) return yield* copyError(destination, "cannot copy a link to a subdirectory of itself")
+          // Node stats the source through its link here: a dangling one fails.
+          const pointsAt = yield* kindAt(source)
+          if (pointsAt === "missing") return yield* notFound("copy", source)
+          if (pointsAt === "directory" && isWithin(resolved, target)) {
+            return yield* copyError(destination, "cannot overwrite a link to a directory with a link to its subdirectory")
+          }
+          yield* remove(destination)
+          return yield* symlink(target, destination)
+        }
       }
     })
+
+  /** Whether `inner` is `outer` or under it, component by component (Node's `isSrcSubdir`). */
+  const isWithin = (outer: string, inner: string): boolean => {
+    const a = outer.split("/").filter((x) => x.length > 0)
+    const b = inner.split("/").filter((x) => x.length > 0)
+    return a.every((part, i) => b[i] === part)
+  }
+
+  const copyError = (p: string, description: string) => systemError("BadResource", "copy", p, description)
 
   const scratchOptions = <O extends { readonly directory?: string | undefined }>(options: O | undefined): O =>
     ({ ...options, directory: scratch }) as O
@@ -305,12 +451,11 @@ export const make = (
         Effect.flatMap(readTarget(view, "access", p), (target) => base.access(target, options))),
     copy,
     copyFile,
-    chmod: (p, mode) => Effect.asVoid(fileOnly("chmod", p, (content) => base.chmod(content, mode)).pipe(
-      Effect.tap((target) => Effect.sync(() => table.modes.set(target, mode)))
-    )),
+    chmod,
     chown: (p) => Effect.fail(unsupported("chown", p)),
+    // A hard link cannot be kept apart from its other names in a copy-on-write view.
     link: (from) => Effect.fail(unsupported("link", from)),
-    symlink: (_target, p) => Effect.fail(unsupported("symlink", p)),
+    symlink,
     makeDirectory,
     makeTempDirectory: (options) => base.makeTempDirectory(scratchOptions(options)),
     makeTempDirectoryScoped: (options) => base.makeTempDirectoryScoped(scratchOptions(options)),
@@ -325,6 +470,7 @@ export const make = (
         if (table.size === 0) return yield* base.readLink(lexical(p))
         const view = yield* resolveNoFollow(p)
         if (view._tag === "Missing") return yield* notFound("readLink", p)
+        if (view._tag === "OverlayLink") return view.target
         if (view._tag !== "Base") return yield* systemError("InvalidData", "readLink", p, "Not a symbolic link")
         return yield* base.readLink(view.path)
       }),

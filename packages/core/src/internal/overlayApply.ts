@@ -14,7 +14,10 @@ import type * as Paths from "./overlayPaths.js"
 import { sha256 } from "./overlayPaths.js"
 import * as Table from "./overlayTable.js"
 
-/** One net change against the base. */
+/**
+ * One net change against the base: a file or a symbolic link created,
+ * modified (its bytes, its mode, or what a link points at) or deleted.
+ */
 export interface Change {
   /** Relative to the real working directory. */
   readonly path: string
@@ -22,8 +25,10 @@ export interface Change {
   readonly kind: "created" | "modified" | "deleted"
   /** The base file's hash when the overlay copied it (`undefined`: there was none). */
   readonly baseHash: string | undefined
-  /** The overlay's version, for created and modified files. */
+  /** The overlay's version of a created or modified file: the overlay file holding it. */
   readonly content: string | undefined
+  /** The overlay's version of a created or modified link: its target, as written. */
+  readonly link: string | undefined
 }
 
 /** A path accept did not overwrite. */
@@ -40,9 +45,10 @@ export interface ApplyResult {
   readonly conflicts: ReadonlyArray<Conflict>
 }
 
-/** A change with the base state it was judged against. */
+/** A change with the base state it was judged against and the state it leaves. */
 interface Pending extends Change {
   readonly before: Table.BaseState
+  readonly after: Table.BaseState
 }
 
 /** Files judged and written at once by `apply`: distinct paths, so only the syscall latency is shared. */
@@ -62,16 +68,23 @@ export const make = (
   const { base, cwd, directory, path, table } = site
   const { baseState } = paths
 
-  const finalState = (p: string): Effect.Effect<{ readonly state: Table.BaseState; readonly content: string | undefined }, PlatformError.PlatformError> => {
+  interface Final {
+    readonly state: Table.BaseState
+    readonly content: string | undefined
+  }
+
+  const finalState = (p: string): Effect.Effect<Final, PlatformError.PlatformError> => {
     const view = table.lookup(p)
     switch (view._tag) {
       case "Missing":
         return Effect.succeed({ state: Table.missing, content: undefined })
       case "OverlayDirectory":
         return Effect.succeed({ state: Table.directory, content: undefined })
+      case "OverlayLink":
+        return Effect.succeed({ state: Table.BaseState.Link({ target: view.target }), content: undefined })
       case "OverlayFile":
-        return Effect.map(base.readFile(view.content), (data) => ({
-          state: Table.BaseState.File({ hash: sha256(data) }),
+        return Effect.zipWith(base.readFile(view.content), base.stat(view.content), (data, info) => ({
+          state: Table.BaseState.File({ hash: sha256(data), mode: info.mode & 0o7777 }),
           content: view.content
         }))
       case "Base":
@@ -85,17 +98,19 @@ export const make = (
       Effect.map(finalState(p), (after) => [p, before, after] as const), { concurrency: APPLY_CONCURRENCY })
     for (const [p, before, after] of finals) {
       if (Table.sameState(after.state, before)) continue
-      // Directories made or removed on the way are not written paths; the files in them are.
-      const wasFile = before._tag === "File"
-      const isFile = after.state._tag === "File"
-      if (!wasFile && !isFile) continue
+      // Directories made or removed on the way are not written paths; the files and links in them are.
+      const was = Table.isLeaf(before)
+      const is = Table.isLeaf(after.state)
+      if (!was && !is) continue
       out.push({
         path: path.relative(cwd, p),
         absolutePath: p,
-        kind: !wasFile ? "created" : !isFile ? "deleted" : "modified",
+        kind: !was ? "created" : !is ? "deleted" : "modified",
         baseHash: Table.hashOf(before),
-        content: isFile ? after.content : undefined,
-        before
+        content: after.state._tag === "File" ? after.content : undefined,
+        link: after.state._tag === "Link" ? after.state.target : undefined,
+        before,
+        after: after.state
       })
     }
     out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
@@ -121,7 +136,8 @@ export const make = (
     })
 
   const madeDirectories = new Set<string>()
-  const atomicWrite = (target: string, content: string, mode: number | undefined) =>
+  /** Write the overlay's version of a file (its bytes and mode) or a link at `target`: a temp name, then a rename. */
+  const atomicWrite = (target: string, version: Pick<Pending, "content" | "link" | "after">) =>
     Effect.gen(function*() {
       const dir = path.dirname(target)
       if (!madeDirectories.has(dir)) {
@@ -129,17 +145,13 @@ export const make = (
         madeDirectories.add(dir)
       }
       const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.speculation.tmp`)
-      yield* base.copyFile(content, temp)
+      if (version.link !== undefined) yield* base.symlink(version.link, temp)
+      else yield* base.copyFile(version.content!, temp)
       yield* Effect.gen(function*() {
-        if (mode !== undefined) yield* base.chmod(temp, mode)
+        if (version.after._tag === "File") yield* base.chmod(temp, version.after.mode)
         yield* base.rename(temp, target)
       }).pipe(Effect.onError(() => Effect.ignore(base.remove(temp))))
     })
-
-  const modeFor = (p: string) =>
-    table.modes.has(p)
-      ? Effect.succeed(table.modes.get(p))
-      : base.stat(p).pipe(Effect.map((info) => info.mode & 0o7777), Effect.orElseSucceed(() => undefined))
 
   /**
    * Where a conflicting speculative version is kept: `<path>.speculated`, or `.speculated.1`, … when
@@ -159,6 +171,21 @@ export const make = (
       return undefined
     })
 
+  /**
+   * What the base holds at `p` now, as the overlay saw it: below a link or a file the overlay replaced
+   * (by a directory of its own) the base had nothing, whatever the link leads to.
+   */
+  const currentState = (p: string): Effect.Effect<Table.BaseState> =>
+    Effect.gen(function*() {
+      for (let q = path.dirname(p); table.isInside(q) && q !== cwd; q = path.dirname(q)) {
+        const before = table.touched.get(q)
+        if (before !== undefined && Table.isLeaf(before) && Table.sameState(yield* baseState(q), before)) {
+          return Table.missing
+        }
+      }
+      return yield* baseState(p)
+    })
+
   const apply = serial(Effect.gen(function*() {
     const applied: Array<string> = []
     const conflicts: Array<Conflict> = []
@@ -167,7 +194,12 @@ export const make = (
     yield* Effect.forEach(yield* changes, (change) =>
       Effect.gen(function*() {
         const target = change.absolutePath
-        if (!(yield* resolvesInside(target))) {
+        // A link is written (or removed) where it is, not where it points: its directory must resolve inside.
+        const parent = path.dirname(target)
+        const inside = change.link !== undefined || change.before._tag === "Link"
+          ? parent === cwd || (yield* resolvesInside(parent))
+          : yield* resolvesInside(target)
+        if (!inside) {
           conflicts.push({
             path: change.path,
             reason: "outside",
@@ -176,14 +208,14 @@ export const make = (
           })
           return
         }
-        if (Table.sameState(yield* baseState(target), change.before)) {
+        if (Table.sameState(yield* currentState(target), change.before)) {
           pending.push(change)
           return
         }
         let kept: string | undefined
         const keep = yield* keptName(target)
-        if (change.content !== undefined && keep !== undefined) {
-          yield* atomicWrite(keep, change.content, yield* modeFor(target))
+        if (change.kind !== "deleted" && keep !== undefined) {
+          yield* atomicWrite(keep, change)
           kept = path.relative(cwd, keep)
         }
         conflicts.push({
@@ -201,7 +233,7 @@ export const make = (
         else conflicts.push({ path: change.path, reason: "failed", message: result.left.message, kept: undefined })
       })
     // Deletions first (deepest first), then directories the overlay removed, then files, then new directories.
-    const deletions = pending.filter((change) => change.content === undefined)
+    const deletions = pending.filter((change) => change.kind === "deleted")
     deletions.sort((a, b) => b.absolutePath.length - a.absolutePath.length)
     for (const change of deletions) {
       yield* attempt(change, base.remove(change.absolutePath, { recursive: change.before._tag === "Directory" }))
@@ -218,7 +250,7 @@ export const make = (
       for (const rel of below.right) {
         const q = path.join(p, rel)
         const view = table.lookup(q)._tag
-        if (view === "OverlayDirectory" || view === "Base" || view === "OverlayFile") continue
+        if (view === "OverlayDirectory" || view === "Base" || view === "OverlayFile" || view === "OverlayLink") continue
         const info = yield* Effect.either(base.stat(q))
         if (Either.isRight(info) && info.right.type === "Directory") removed.add(q)
       }
@@ -235,9 +267,8 @@ export const make = (
       if (onlyDirectories.every((x) => x)) yield* Effect.ignore(base.remove(p, { recursive: true }))
     }
     yield* Effect.forEach(pending, (change) => {
-      const content = change.content
-      if (content === undefined) return Effect.void
-      return attempt(change, Effect.flatMap(modeFor(change.absolutePath), (mode) => atomicWrite(change.absolutePath, content, mode)))
+      if (change.kind === "deleted") return Effect.void
+      return attempt(change, atomicWrite(change.absolutePath, change))
     }, { concurrency: APPLY_CONCURRENCY, discard: true })
     for (const [p, entry] of table.entries) {
       if (entry._tag !== "Directory" || table.lookup(p)._tag !== "OverlayDirectory") continue

@@ -63,8 +63,11 @@ export interface Paths {
   readonly walk: (abs: string, followLast: boolean) => Effect.Effect<string, PlatformError.PlatformError>
   readonly resolveRead: (p: string) => Effect.Effect<Table.View, PlatformError.PlatformError>
   readonly resolveNoFollow: (p: string) => Effect.Effect<Table.View, PlatformError.PlatformError>
+  /** What a view is, links followed. */
   readonly kindOf: (view: Table.View) => Effect.Effect<Kind>
   readonly kindAt: (p: string) => Effect.Effect<Kind>
+  /** The target of the link at a real path (not followed), if it is one: an overlay link or the base's. */
+  readonly linkAt: (p: string) => Effect.Effect<string | undefined>
   /** The real path a write to `p` lands on, refused outside cwd. */
   readonly writeTarget: (
     p: string,
@@ -105,20 +108,27 @@ export const make = (site: Site): Paths => {
         const next = path.join(current, part)
         const view = table.lookup(next)
         if (view._tag === "Missing") return path.join(next, ...pending)
-        if (view._tag !== "Base" || (pending.length === 0 && !followLast)) {
+        const follows = pending.length > 0 || followLast
+        if ((view._tag !== "Base" && view._tag !== "OverlayLink") || !follows) {
           current = next
           continue
         }
-        const link = yield* Effect.either(base.readLink(next))
-        if (Either.isLeft(link)) {
-          if (link.left._tag === "SystemError" && link.left.reason === "NotFound") return path.join(next, ...pending)
-          current = next
-          continue
+        let linkTarget: string
+        if (view._tag === "OverlayLink") {
+          linkTarget = view.target
+        } else {
+          const link = yield* Effect.either(base.readLink(next))
+          if (Either.isLeft(link)) {
+            if (link.left._tag === "SystemError" && link.left.reason === "NotFound") return path.join(next, ...pending)
+            current = next
+            continue
+          }
+          linkTarget = link.right
         }
         if (++hops > MAX_SYMLINK_HOPS) {
           return yield* systemError("Unknown", "realPath", abs, "Too many levels of symbolic links")
         }
-        const target = path.resolve(current, link.right)
+        const target = path.resolve(current, linkTarget)
         pending = [...target.split("/").filter((x) => x.length > 0), ...pending]
         current = "/"
       }
@@ -149,6 +159,11 @@ export const make = (site: Site): Paths => {
         return Effect.succeed("file")
       case "OverlayDirectory":
         return Effect.succeed("directory")
+      case "OverlayLink":
+        return walk(view.path, true).pipe(
+          Effect.flatMap((target) => kindAt(target)),
+          Effect.orElseSucceed((): Kind => "missing")
+        )
       case "Base":
         return base.stat(view.path).pipe(
           Effect.map((info): Kind => (info.type === "Directory" ? "directory" : "file")),
@@ -156,7 +171,15 @@ export const make = (site: Site): Paths => {
         )
     }
   }
-  const kindAt = (p: string) => Effect.flatMap(Effect.sync(() => table.lookup(p)), kindOf)
+  const kindAt = (p: string): Effect.Effect<Kind> => Effect.flatMap(Effect.sync(() => table.lookup(p)), kindOf)
+
+  const linkAt = (p: string): Effect.Effect<string | undefined> =>
+    Effect.suspend(() => {
+      const view = table.lookup(p)
+      if (view._tag === "OverlayLink") return Effect.succeed(view.target)
+      if (view._tag !== "Base") return Effect.succeed(undefined)
+      return base.readLink(p).pipe(Effect.orElseSucceed(() => undefined))
+    })
 
   const writeTarget = (p: string, method: string, followLast = true) =>
     Effect.gen(function*() {
@@ -173,15 +196,19 @@ export const make = (site: Site): Paths => {
     })
 
   const baseState = (p: string): Effect.Effect<Table.BaseState> =>
-    base.readFile(p).pipe(
-      Effect.map((data) => Table.BaseState.File({ hash: sha256(data) })),
+    base.readLink(p).pipe(
+      Effect.map((target) => Table.BaseState.Link({ target })),
       Effect.catchAll(() =>
         base.stat(p).pipe(
-          Effect.map((info) => (info.type === "Directory" ? Table.directory : Table.missing)),
+          Effect.flatMap((info) =>
+            info.type === "Directory"
+              ? Effect.succeed(Table.directory)
+              : Effect.map(base.readFile(p), (data) => Table.BaseState.File({ hash: sha256(data), mode: info.mode & 0o7777 }))
+          ),
           Effect.orElseSucceed(() => Table.missing)
         )
       )
     )
 
-  return { lexical, isScratch, walk, resolveRead, resolveNoFollow, kindOf, kindAt, writeTarget, baseState }
+  return { lexical, isScratch, walk, resolveRead, resolveNoFollow, kindOf, kindAt, linkAt, writeTarget, baseState }
 }

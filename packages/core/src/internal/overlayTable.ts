@@ -1,8 +1,9 @@
 /**
  * The overlay's table (SPEC §4.12): what the overlay changed, keyed by real
- * path — files whose content lives in the overlay directory, whiteouts, new
- * directories — and what the base held at each path when the overlay first
- * touched it. Pure data and the lookups over it; nothing here reads a disk.
+ * path — files whose content (and mode) lives in a file of the overlay
+ * directory, symbolic links, whiteouts, new directories — and what the base
+ * held at each path when the overlay first touched it. Pure data and the
+ * lookups over it; nothing here reads a disk.
  *
  * @internal
  */
@@ -11,14 +12,19 @@ import * as Data from "effect/Data"
 
 /** A path the overlay changed. New directories are always opaque: the base's children under them are hidden. */
 export type Entry =
+  /** `content`: the overlay file holding its bytes and its mode. */
   | { readonly _tag: "File"; readonly content: string }
+  /** A symbolic link to `target`, as written (resolved against its directory when followed). */
+  | { readonly _tag: "Link"; readonly target: string }
   | { readonly _tag: "Directory" }
   | { readonly _tag: "Whiteout" }
 
 /** What the base held at a path when the overlay first touched it. */
 export type BaseState = Data.TaggedEnum<{
-  /** A file, by the hash of its bytes. */
-  File: { readonly hash: string }
+  /** A file, by the hash of its bytes and its permission bits. */
+  File: { readonly hash: string; readonly mode: number }
+  /** A symbolic link, by its target as written. */
+  Link: { readonly target: string }
   Directory: {}
   Missing: {}
 }>
@@ -33,8 +39,19 @@ export const missing: BaseState = BaseState.Missing()
 export const directory: BaseState = BaseState.Directory()
 
 /** Whether two base states denote the same thing (the same bytes, both directories, both nothing). */
-export const sameState = (a: BaseState, b: BaseState): boolean =>
-  a._tag === b._tag && (a._tag !== "File" || a.hash === (b as Extract<BaseState, { _tag: "File" }>).hash)
+export const sameState = (a: BaseState, b: BaseState): boolean => {
+  switch (a._tag) {
+    case "File":
+      return b._tag === "File" && a.hash === b.hash && a.mode === b.mode
+    case "Link":
+      return b._tag === "Link" && a.target === b.target
+    default:
+      return a._tag === b._tag
+  }
+}
+
+/** Whether a state is something `apply` writes or removes (a file or a link), not a directory or nothing. */
+export const isLeaf = (state: BaseState): boolean => state._tag === "File" || state._tag === "Link"
 
 /** The hash of a file state, else `undefined`. */
 export const hashOf = (state: BaseState): string | undefined => (state._tag === "File" ? state.hash : undefined)
@@ -43,6 +60,7 @@ export const hashOf = (state: BaseState): string | undefined => (state._tag === 
 export type View =
   | { readonly _tag: "Missing"; readonly path: string; readonly notDirectory?: boolean }
   | { readonly _tag: "OverlayFile"; readonly path: string; readonly content: string }
+  | { readonly _tag: "OverlayLink"; readonly path: string; readonly target: string }
   | { readonly _tag: "OverlayDirectory"; readonly path: string }
   | { readonly _tag: "Base"; readonly path: string }
 
@@ -52,9 +70,6 @@ export class Table {
   readonly children = new Map<string, Set<string>>()
   /** Every path the overlay touched, with the base's state when it first did. */
   readonly touched = new Map<string, BaseState>()
-  /** Modes set by `chmod` or a write's `mode`, by real path. */
-  readonly modes = new Map<string, number>()
-
   constructor(readonly path: Path.Path, readonly cwd: string) {}
 
   get size(): number {
@@ -93,6 +108,8 @@ export class Table {
       switch (own._tag) {
         case "File":
           return { _tag: "OverlayFile", path: p, content: own.content }
+        case "Link":
+          return { _tag: "OverlayLink", path: p, target: own.target }
         case "Directory":
           return { _tag: "OverlayDirectory", path: p }
         case "Whiteout":
@@ -103,7 +120,8 @@ export class Table {
     let ancestor = this.path.dirname(p)
     while (true) {
       const entry = this.entries.get(ancestor)
-      // Any entry above hides the base below: a whiteout, a file, or a new (opaque) directory.
+      // Any entry above hides the base below: a whiteout, a file, a link (paths through it are
+      // resolved by following it first), or a new (opaque) directory.
       if (entry !== undefined) return { _tag: "Missing", path: p, notDirectory: entry._tag === "File" }
       if (ancestor === this.cwd || ancestor === "/") return { _tag: "Base", path: p }
       ancestor = this.path.dirname(ancestor)
@@ -130,6 +148,5 @@ export class Table {
     this.entries.clear()
     this.children.clear()
     this.touched.clear()
-    this.modes.clear()
   }
 }
