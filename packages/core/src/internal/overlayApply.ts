@@ -189,8 +189,10 @@ export const make = (
   const apply = serial(Effect.gen(function*() {
     const applied: Array<string> = []
     const conflicts: Array<Conflict> = []
-    // Judge every change against the real tree as it is now, before anything is written.
+    // Judge every change against the real tree as it is now, before anything is written: what fails
+    // here fails before the real tree was touched.
     const pending: Array<Pending> = []
+    const keeps: Array<readonly [Pending, string]> = []
     yield* Effect.forEach(yield* changes, (change) =>
       Effect.gen(function*() {
         const target = change.absolutePath
@@ -212,17 +214,27 @@ export const make = (
           pending.push(change)
           return
         }
-        let kept: string | undefined
-        const keep = yield* keptName(target)
-        if (change.kind !== "deleted" && keep !== undefined) {
-          yield* atomicWrite(keep, change)
-          kept = path.relative(cwd, keep)
+        const keep = change.kind === "deleted" ? undefined : yield* keptName(target)
+        if (keep !== undefined) keeps.push([change, keep])
+        else {
+          conflicts.push({
+            path: change.path,
+            reason: "changed",
+            message: `${change.path} changed since the speculation read it; it was left as it is`,
+            kept: undefined
+          })
         }
+      }), { concurrency: APPLY_CONCURRENCY, discard: true })
+    // From here on nothing fails: each write that does not happen is a conflict of its own.
+    yield* Effect.forEach(keeps, ([change, keep]) =>
+      Effect.map(Effect.either(atomicWrite(keep, change)), (written) => {
+        const kept = Either.isRight(written) ? path.relative(cwd, keep) : undefined
         conflicts.push({
           path: change.path,
           reason: "changed",
           message: kept === undefined
-            ? `${change.path} changed since the speculation read it; it was left as it is`
+            ? `${change.path} changed since the speculation read it; it was left as it is (keeping the ` +
+              `speculative version failed: ${(written as Either.Left<PlatformError.PlatformError, void>).left.message})`
             : `${change.path} changed since the speculation read it; the speculative version is in ${kept}`,
           kept
         })
