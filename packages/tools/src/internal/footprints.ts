@@ -9,26 +9,14 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Footprint from "@switchyard/core/Footprint"
+import * as RealPath from "@switchyard/core/RealPath"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
 import * as Files from "./files.js"
 
-/** `absolute` with symlinks resolved where the path exists. */
+/** `absolute` with symlinks resolved as the kernel resolves them, where the path exists (`RealPath.resolve`). */
 export const canonical = (absolute: string): Effect.Effect<string, never, FileSystem.FileSystem | Path.Path> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const missing: Array<string> = []
-    let current = absolute
-    for (;;) {
-      const real = yield* Effect.option(fs.realPath(current))
-      if (real._tag === "Some") return missing.length === 0 ? real.value : path.join(real.value, ...missing.reverse())
-      const parent = path.dirname(current)
-      if (parent === current) return absolute
-      missing.push(path.basename(current))
-      current = parent
-    }
-  })
+  Effect.flatMap(FileSystem.FileSystem, (fs) => Effect.flatMap(Path.Path, (path) => RealPath.resolve(fs, path, absolute)))
 
 /** The canonical absolute path of a tool's file argument. */
 export const file = (
@@ -49,6 +37,6 @@ export const editsFile = (filePath: string, context: ToolUseContext.ToolUseConte
 export const searches = (given: string | undefined, context: ToolUseContext.ToolUseContext) =>
   Effect.flatMap(Path.Path, (path) =>
     Effect.map(
-      canonical(Files.resolveSearchPath(path, context.cwd, given)),
+      canonical(Files.resolvePath(path, context.cwd, Files.givenSearchPath(given) ?? context.cwd)),
       (root): Footprint.Footprint => ({ reads: [Footprint.subtree(root)] })
     ))
