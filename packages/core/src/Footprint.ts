@@ -7,7 +7,7 @@
  * - an absolute path, canonical (symlinks resolved); it stands for the path
  *   and everything under it, so `mkdir /r/d` conflicts with a Read of `/r/d/x`;
  * - a subtree `"<abs dir>/**"` (the same as the directory's path);
- * - a named resource: `"net"`, `"todos"`, `"hardlinks"`, or a kind and a name
+ * - a named resource: `"net"`, `"todos"`, or a kind and a name
  *   (`"mcp:<server>"`, `"inode:<device>:<inode>"`);
  * - `"*"`: everything.
  *
@@ -23,9 +23,10 @@
  * lists complete.
  *
  * Existing files with other hard links are keyed by device and inode as well
- * as by path (`inode(...)`), so two names of one file meet; every access of a
- * directory and of such a file also touches `hardLinks`, because a directory
- * may hold another name of a file accessed elsewhere.
+ * as by path (`inode(...)`), so two names of one file meet. Any directory may
+ * hold another name of such a file, so an access of one also touches `*` in
+ * its mode (a read of it waits for every earlier write; a write of it is a
+ * barrier). Files with one name and directories are keyed by path alone.
  *
  * @since 0.1.0
  */
@@ -91,15 +92,6 @@ export const net: Resource = "net"
  * @category constants
  */
 export const todos: Resource = "todos"
-
-/**
- * What every access of a directory, and of a file with other hard links,
- * also touches (see the module's doc).
- *
- * @since 0.1.0
- * @category constants
- */
-export const hardLinks: Resource = "hardlinks"
 
 /**
  * An existing file by its identity: the device and inode it lives on, shared
@@ -187,13 +179,13 @@ const everythingKey: Key = { _tag: "Everything" }
 const namedPattern = /^[a-z][a-z0-9_-]*:.+$/
 
 /** The named resources without a kind. */
-const plainNames: ReadonlySet<string> = new Set([net, todos, hardLinks])
+const plainNames: ReadonlySet<string> = new Set([net, todos])
 
 /**
  * Read a resource string: `"/a/b/**"` and `"/a/b"` are the same subtree; a
  * path is normalised lexically (`.`, `..`, repeated slashes; footprints hold
  * resolved paths, so `..` only ever climbs a real directory); a named
- * resource is one of `"net"`, `"todos"`, `"hardlinks"` or `<kind>:<name>`;
+ * resource is one of `"net"`, `"todos"` or `<kind>:<name>`;
  * anything else (a relative path: `"build"`, `"src/a.ts"`) is `"*"`.
  *
  * @since 0.1.0

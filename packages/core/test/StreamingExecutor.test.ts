@@ -632,7 +632,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
       expect(Footprint.toKey("src/a.ts")._tag).toBe("Everything")
       expect(Footprint.overlaps("build", "/r/x")).toBe(true)
       expect(Footprint.overlaps("build", "net")).toBe(true)
-      for (const named of ["net", "todos", "hardlinks", "mcp:fs", Footprint.inode(2049, 17)]) {
+      for (const named of ["net", "todos", "mcp:fs", Footprint.inode(2049, 17)]) {
         expect(Footprint.toKey(named)).toEqual({ _tag: "Named", name: named })
       }
       expect(Footprint.overlaps(Footprint.inode(1, 2), Footprint.inode(1, 3))).toBe(false)

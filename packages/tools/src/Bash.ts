@@ -34,6 +34,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { BackgroundShells } from "./BackgroundShells.js"
+import * as Footprints from "./internal/footprints.js"
 import * as ShellFootprint from "./internal/shellFootprint.js"
 import * as ShellProcess from "./internal/shellProcess.js"
 import * as ShellCommand from "./ShellCommand.js"
@@ -189,7 +190,8 @@ export const Bash = Tool.make<
   maxResultSizeChars: MAX_RESULT_SIZE_CHARS,
   isConcurrencySafe: isReadOnlyCommand,
   isReadOnly: isReadOnlyCommand,
-  footprint: ShellFootprint.footprint,
+  // Hard links meet by inode: the same keying as the file tools' footprints.
+  footprint: (input, context) => Effect.flatMap(ShellFootprint.footprint(input, context), Footprints.identifiedWhereKnown),
   userFacingName: (input) => (input?.run_in_background === true ? "Bash (background)" : "Bash"),
   call: (input, context) =>
     input.run_in_background === true

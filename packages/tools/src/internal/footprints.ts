@@ -25,18 +25,54 @@ export const file = (
 ): Effect.Effect<string, never, FileSystem.FileSystem | Path.Path> =>
   Effect.flatMap(Path.Path, (path) => canonical(Files.resolvePath(path, context.cwd, filePath)))
 
+/**
+ * A footprint with what its paths are on the disk now (SPEC §4.13): a file
+ * with other hard links is also keyed by device and inode, so its names meet,
+ * and touches `*` in its mode, since any directory may hold another of its
+ * names. A footprint without such a file is returned as it is.
+ */
+export const identified = (
+  footprint: Footprint.Footprint
+): Effect.Effect<Footprint.Footprint, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    if (footprint.complete === false) return footprint
+    const fs = yield* FileSystem.FileSystem
+    const added = { reads: [] as Array<Footprint.Resource>, writes: [] as Array<Footprint.Resource> }
+    const look = (resource: Footprint.Resource, mode: "reads" | "writes") =>
+      Effect.gen(function*() {
+        if (!resource.startsWith("/") || resource.endsWith("/**")) return
+        const info = yield* Effect.option(fs.stat(resource))
+        if (info._tag === "None") return
+        const { dev, ino, nlink, type } = info.value
+        if (type !== "File" || ino._tag === "None" || nlink._tag === "None" || nlink.value < 2) return
+        added[mode].push(Footprint.inode(dev, ino.value), Footprint.everything)
+      })
+    yield* Effect.forEach(footprint.reads ?? [], (r) => look(r, "reads"), { discard: true })
+    yield* Effect.forEach(footprint.writes ?? [], (w) => look(w, "writes"), { discard: true })
+    if (added.reads.length === 0 && added.writes.length === 0) return footprint
+    return {
+      reads: [...new Set([...(footprint.reads ?? []), ...added.reads])],
+      writes: [...new Set([...(footprint.writes ?? []), ...added.writes])]
+    }
+  })
+
+/** `identified`, when a `FileSystem` is in context (the Bash tool runs on a `CommandExecutor` alone). */
+export const identifiedWhereKnown = (footprint: Footprint.Footprint): Effect.Effect<Footprint.Footprint> =>
+  Effect.flatMap(Effect.serviceOption(FileSystem.FileSystem), (fs) =>
+    fs._tag === "None" ? Effect.succeed(footprint) : Effect.provideService(identified(footprint), FileSystem.FileSystem, fs.value))
+
 /** A call that reads one file. */
 export const readsFile = (filePath: string, context: ToolUseContext.ToolUseContext) =>
-  Effect.map(file(filePath, context), (resource): Footprint.Footprint => ({ reads: [resource] }))
+  Effect.flatMap(file(filePath, context), (resource) => identified({ reads: [resource] }))
 
 /** A call that reads and rewrites one file. */
 export const editsFile = (filePath: string, context: ToolUseContext.ToolUseContext) =>
-  Effect.map(file(filePath, context), (resource): Footprint.Footprint => ({ reads: [resource], writes: [resource] }))
+  Effect.flatMap(file(filePath, context), (resource) => identified({ reads: [resource], writes: [resource] }))
 
 /** A search (Glob, Grep): it reads its search root's subtree. */
 export const searches = (given: string | undefined, context: ToolUseContext.ToolUseContext) =>
   Effect.flatMap(Path.Path, (path) =>
-    Effect.map(
+    Effect.flatMap(
       canonical(Files.resolvePath(path, context.cwd, Files.givenSearchPath(given) ?? context.cwd)),
-      (root): Footprint.Footprint => ({ reads: [Footprint.subtree(root)] })
+      (root) => identified({ reads: [Footprint.subtree(root)] })
     ))
