@@ -26,6 +26,28 @@ export const file = (
   Effect.flatMap(Path.Path, (path) => canonical(Files.resolvePath(path, context.cwd, filePath)))
 
 /**
+ * The directories a path climbs out of with `..` (each resolved): what the
+ * path means depends on them, so a call naming it reads them.
+ */
+export const traversed = (
+  filePath: string,
+  context: ToolUseContext.ToolUseContext
+): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const parts = Files.resolvePath(path, context.cwd, filePath).split("/")
+    const out: Array<string> = []
+    for (let i = 1; i < parts.length; i++) {
+      if (parts[i] === "..") out.push(yield* canonical(parts.slice(0, i).join("/") || "/"))
+    }
+    return out
+  })
+
+/** A path argument: what it names, and the directories it climbed out of to get there. */
+const named = (filePath: string, context: ToolUseContext.ToolUseContext) =>
+  Effect.zip(file(filePath, context), traversed(filePath, context))
+
+/**
  * A footprint with what its paths are on the disk now (SPEC §4.13): a file
  * with other hard links is also keyed by device and inode, so its names meet,
  * and touches `*` in its mode, since any directory may hold another of its
@@ -63,16 +85,18 @@ export const identifiedWhereKnown = (footprint: Footprint.Footprint): Effect.Eff
 
 /** A call that reads one file. */
 export const readsFile = (filePath: string, context: ToolUseContext.ToolUseContext) =>
-  Effect.flatMap(file(filePath, context), (resource) => identified({ reads: [resource] }))
+  Effect.flatMap(named(filePath, context), ([resource, climbed]) => identified({ reads: [resource, ...climbed] }))
 
 /** A call that reads and rewrites one file. */
 export const editsFile = (filePath: string, context: ToolUseContext.ToolUseContext) =>
-  Effect.flatMap(file(filePath, context), (resource) => identified({ reads: [resource], writes: [resource] }))
+  Effect.flatMap(
+    named(filePath, context),
+    ([resource, climbed]) => identified({ reads: [resource, ...climbed], writes: [resource] })
+  )
 
 /** A search (Glob, Grep): it reads its search root's subtree. */
 export const searches = (given: string | undefined, context: ToolUseContext.ToolUseContext) =>
-  Effect.flatMap(Path.Path, (path) =>
-    Effect.flatMap(
-      canonical(Files.resolvePath(path, context.cwd, Files.givenSearchPath(given) ?? context.cwd)),
-      (root) => identified({ reads: [Footprint.subtree(root)] })
-    ))
+  Effect.flatMap(
+    named(Files.givenSearchPath(given) ?? context.cwd, context),
+    ([root, climbed]) => identified({ reads: [Footprint.subtree(root), ...climbed] })
+  )
