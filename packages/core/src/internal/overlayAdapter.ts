@@ -10,6 +10,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as PlatformError from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
+import * as Copies from "./overlayCopies.js"
 import * as Paths from "./overlayPaths.js"
 import { notFound, systemError, unsupported } from "./overlayPaths.js"
 import * as Table from "./overlayTable.js"
@@ -17,82 +18,36 @@ import * as Table from "./overlayTable.js"
 type Kind = Paths.Kind
 
 /** One entry of a listed tree; a link's target as written. */
-interface TreeItem {
+export interface TreeItem {
   readonly rel: string
   readonly kind: Kind | "link"
   readonly target: string | undefined
 }
 
-/** The adapter and the listings `apply` shares with it. */
+/** The adapter. */
 export interface Adapter {
   readonly fileSystem: FileSystem.FileSystem
 }
 
-/**
- * The `FileSystem` of one overlay. `serial` runs the writes one at a time, so
- * each sees the table as the one before left it.
- */
-export const make = (
-  site: Paths.Site,
-  paths: Paths.Paths,
-  serial: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-): Adapter => {
-  const { base, cwd, filesDirectory, path, scratch, table } = site
-  const { baseState, isScratch, kindAt, kindOf, lexical, linkAt, resolveNoFollow, resolveRead, walk, writeTarget } = paths
-  let nextContent = 0
+/** Runs the writes one at a time, so each sees the table as the one before left it. */
+export type Serial = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/** How the overlay's view reads: listings and what a path is. */
+export interface Views {
+  /** What an entry is, its last component not followed: a link is a link. */
+  readonly entryKind: (p: string) => Effect.Effect<Kind | "link">
+  readonly listNames: (view: Table.View, method: string, p: string) => Effect.Effect<Array<string>, PlatformError.PlatformError>
+  readonly listTree: (root: string) => Effect.Effect<Array<TreeItem>, PlatformError.PlatformError>
+  readonly readDirectory: FileSystem.FileSystem["readDirectory"]
+  /** The file the base reads for a view: the base's own, the overlay's copy, or a stand-in directory. */
+  readonly readTarget: (view: Table.View, method: string, p: string) => Effect.Effect<string, PlatformError.PlatformError>
+}
+
+const makeViews = (site: Paths.Site, paths: Paths.Paths): Views => {
+  const { base, filesDirectory, path, table } = site
+  const { kindAt, kindOf, linkAt, resolveRead } = paths
   // The overlay's own directory stands in for new directories when they are statted.
   const directoryStandIn = filesDirectory
-
-  const touch = (p: string) =>
-    table.touched.has(p) ? Effect.void : Effect.map(baseState(p), (state) => void (table.recordTouch(p, state)))
-  /** An untouched path shows the base as it is: a missing one needs no look. */
-  const touchMissing = (p: string) => Effect.sync(() => void (table.recordTouch(p, Table.missing)))
-
-  const freshContent = () => path.join(filesDirectory, String(nextContent++))
-
-  const requireParentDirectory = (p: string, method: string) =>
-    Effect.flatMap(kindAt(path.dirname(p)), (kind) => (kind === "directory" ? Effect.void : Effect.fail(notFound(method, p))))
-
-  /** The overlay file for `p`, holding the current content (copied from the base on first write). */
-  const copyUp = (p: string, method: string): Effect.Effect<string, PlatformError.PlatformError> =>
-    Effect.gen(function*() {
-      const view = table.lookup(p)
-      if (view._tag === "OverlayFile") return view.content
-      const kind = yield* kindOf(view)
-      if (kind === "directory") return yield* systemError("BadResource", method, p, "Is a directory")
-      if (kind === "missing") return yield* notFound(method, p)
-      yield* touch(p)
-      const content = freshContent()
-      yield* base.copyFile(view.path, content)
-      table.setEntry(p, { _tag: "File", content })
-      return content
-    })
-
-  const writeFile: FileSystem.FileSystem["writeFile"] = (p, data, options) => {
-    if (isScratch(lexical(p))) return base.writeFile(lexical(p), data, options)
-    return serial(Effect.gen(function*() {
-      const target = yield* writeTarget(p, "writeFile")
-      const kind = yield* kindAt(target)
-      if (kind === "directory") return yield* systemError("BadResource", "writeFile", p, "Is a directory")
-      if (kind === "file" && options?.flag?.includes("x") === true) {
-        return yield* systemError("AlreadyExists", "writeFile", p, "File exists")
-      }
-      if (kind === "missing") yield* requireParentDirectory(target, "writeFile")
-      yield* (kind === "missing" ? touchMissing(target) : touch(target))
-      const append = options?.flag?.startsWith("a") === true
-      if (kind === "file" && append) {
-        const content = yield* copyUp(target, "writeFile")
-        return yield* base.writeFile(content, data, { flag: "a" })
-      }
-      const entry = table.entries.get(target)
-      if (entry?._tag === "File") return yield* base.writeFile(entry.content, data)
-      const content = freshContent()
-      // A new file gets `mode` (less the umask, as the base applies it); an existing one keeps its own.
-      yield* base.writeFile(content, data, kind === "missing" && options?.mode !== undefined ? { mode: options.mode } : {})
-      if (kind === "file") yield* base.chmod(content, (yield* base.stat(target)).mode & 0o7777)
-      table.setEntry(target, { _tag: "File", content })
-    }))
-  }
 
   const listNames = (view: Table.View, method: string, p: string): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
     Effect.gen(function*() {
@@ -160,6 +115,83 @@ export const make = (
       case "Base":
         return Effect.succeed(view.path)
     }
+  }
+
+  return { entryKind, listNames, listTree, readDirectory, readTarget }
+}
+
+/** How the overlay's view is written: copy-up, and each method that changes a path. */
+export interface Writes {
+  readonly touch: (p: string) => Effect.Effect<void>
+  readonly requireParentDirectory: (p: string, method: string) => Effect.Effect<void, PlatformError.PlatformError>
+  readonly writeFile: FileSystem.FileSystem["writeFile"]
+  readonly remove: FileSystem.FileSystem["remove"]
+  readonly makeDirectory: FileSystem.FileSystem["makeDirectory"]
+  readonly rename: FileSystem.FileSystem["rename"]
+  readonly open: FileSystem.FileSystem["open"]
+  /** Change an existing file's overlay copy (copied up first); a directory is refused. */
+  readonly fileOnly: (
+    method: string,
+    p: string,
+    use: (content: string) => Effect.Effect<void, PlatformError.PlatformError>
+  ) => Effect.Effect<string, PlatformError.PlatformError>
+}
+
+const makeWrites = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views: Views): Writes => {
+  const { base, cwd, filesDirectory, path, table } = site
+  const { baseState, isScratch, kindAt, kindOf, lexical, linkAt, resolveRead, walk, writeTarget } = paths
+  const { entryKind, listNames, listTree, readTarget } = views
+  let nextContent = 0
+
+  const touch = (p: string) =>
+    table.touched.has(p) ? Effect.void : Effect.map(baseState(p), (state) => void (table.recordTouch(p, state)))
+  /** An untouched path shows the base as it is: a missing one needs no look. */
+  const touchMissing = (p: string) => Effect.sync(() => void (table.recordTouch(p, Table.missing)))
+
+  const freshContent = () => path.join(filesDirectory, String(nextContent++))
+
+  const requireParentDirectory = (p: string, method: string) =>
+    Effect.flatMap(kindAt(path.dirname(p)), (kind) => (kind === "directory" ? Effect.void : Effect.fail(notFound(method, p))))
+
+  /** The overlay file for `p`, holding the current content (copied from the base on first write). */
+  const copyUp = (p: string, method: string): Effect.Effect<string, PlatformError.PlatformError> =>
+    Effect.gen(function*() {
+      const view = table.lookup(p)
+      if (view._tag === "OverlayFile") return view.content
+      const kind = yield* kindOf(view)
+      if (kind === "directory") return yield* systemError("BadResource", method, p, "Is a directory")
+      if (kind === "missing") return yield* notFound(method, p)
+      yield* touch(p)
+      const content = freshContent()
+      yield* base.copyFile(view.path, content)
+      table.setEntry(p, { _tag: "File", content })
+      return content
+    })
+
+  const writeFile: FileSystem.FileSystem["writeFile"] = (p, data, options) => {
+    if (isScratch(lexical(p))) return base.writeFile(lexical(p), data, options)
+    return serial(Effect.gen(function*() {
+      const target = yield* writeTarget(p, "writeFile")
+      const kind = yield* kindAt(target)
+      if (kind === "directory") return yield* systemError("BadResource", "writeFile", p, "Is a directory")
+      if (kind === "file" && options?.flag?.includes("x") === true) {
+        return yield* systemError("AlreadyExists", "writeFile", p, "File exists")
+      }
+      if (kind === "missing") yield* requireParentDirectory(target, "writeFile")
+      yield* (kind === "missing" ? touchMissing(target) : touch(target))
+      const append = options?.flag?.startsWith("a") === true
+      if (kind === "file" && append) {
+        const content = yield* copyUp(target, "writeFile")
+        return yield* base.writeFile(content, data, { flag: "a" })
+      }
+      const entry = table.entries.get(target)
+      if (entry?._tag === "File") return yield* base.writeFile(entry.content, data)
+      const content = freshContent()
+      // A new file gets `mode` (less the umask, as the base applies it); an existing one keeps its own.
+      yield* base.writeFile(content, data, kind === "missing" && options?.mode !== undefined ? { mode: options.mode } : {})
+      if (kind === "file") yield* base.chmod(content, (yield* base.stat(target)).mode & 0o7777)
+      table.setEntry(target, { _tag: "File", content })
+    }))
   }
 
   const remove: FileSystem.FileSystem["remove"] = (p, options) => {
@@ -322,125 +354,21 @@ export const make = (
       return target
     }))
 
-  /** The source's bytes, then its mode, as the base's `copyFile` gives the destination. */
-  const copyFile: FileSystem.FileSystem["copyFile"] = (from, to) =>
-    Effect.gen(function*() {
-      const view = yield* resolveRead(from)
-      if ((yield* kindOf(view)) === "directory") {
-        // libuv opens the destination (links followed), truncates it and gives it the source's mode
-        // before the read of a directory fails, and then unlinks the destination's path: the Node
-        // FileSystem empties the file there and removes the name.
-        const landing = yield* walk(lexical(to), true)
-        const kind = yield* kindAt(landing)
-        if (kind === "file" || (kind === "missing" && (yield* kindAt(path.dirname(landing))) === "directory")) {
-          const mode = (yield* base.stat(yield* readTarget(view, "copyFile", from))).mode & 0o7777
-          yield* writeFile(to, new Uint8Array())
-          yield* chmod(to, mode)
-          yield* remove(to)
-        }
-        return yield* systemError("BadResource", "copyFile", from, "Is a directory")
-      }
-      const target = yield* readTarget(view, "copyFile", from)
-      const data = yield* base.readFile(target)
-      const mode = (yield* base.stat(target)).mode & 0o7777
-      yield* writeFile(to, data)
-      yield* chmod(to, mode)
-    })
+  return { touch, requireParentDirectory, writeFile, remove, makeDirectory, rename, open, fileOnly }
+}
 
-  const chmod: FileSystem.FileSystem["chmod"] = (p, mode) =>
-    Effect.asVoid(fileOnly("chmod", p, (content) => base.chmod(content, mode)))
-
-  const symlink: FileSystem.FileSystem["symlink"] = (target, p) =>
-    serial(Effect.gen(function*() {
-      const at = yield* writeTarget(p, "symlink", false)
-      if ((yield* entryKind(at)) !== "missing") return yield* systemError("AlreadyExists", "symlink", p, "File exists")
-      yield* requireParentDirectory(at, "symlink")
-      yield* touch(at)
-      table.setEntry(at, { _tag: "Link", target })
-    }))
-
-  /**
-   * The Node FileSystem's `copy` (`fs.cp` with `recursive`, `force` =
-   * `overwrite`): a directory is merged into an existing one; an existing
-   * file is left as it is unless `overwrite`; a link is copied as a link (its
-   * target made absolute); a file gets the source's mode; copying onto itself,
-   * into itself, a directory onto a file or a file onto a directory fails.
-   */
-  const copy: FileSystem.FileSystem["copy"] = (from, to, options) =>
-    Effect.gen(function*() {
-      const source = yield* walk(lexical(from), false)
-      yield* copyEntry(source, lexical(to), options?.overwrite === true, true)
-    })
-
-  const copyEntry = (
-    source: string,
-    destination: string,
-    overwrite: boolean,
-    top: boolean
-  ): Effect.Effect<void, PlatformError.PlatformError> =>
-    Effect.gen(function*() {
-      const kind = yield* entryKind(source)
-      if (kind === "missing") return yield* notFound("copy", source)
-      const landing = yield* walk(destination, false)
-      const existing = yield* entryKind(landing)
-      if (existing !== "missing") {
-        if (landing === source) return yield* copyError(destination, "src and dest cannot be the same")
-        if (kind === "directory" && existing !== "directory") {
-          return yield* copyError(destination, "cannot overwrite non-directory with directory")
-        }
-        if (kind !== "directory" && existing === "directory") {
-          return yield* copyError(destination, "cannot overwrite directory with non-directory")
-        }
-      }
-      if (kind === "directory" && (landing === source || landing.startsWith(source + "/"))) {
-        return yield* copyError(destination, "cannot copy a directory into itself")
-      }
-      // Once the paths are checked, a missing parent of the destination is made.
-      const parent = path.dirname(destination)
-      if (top && (yield* kindAt(yield* walk(parent, true))) === "missing") yield* makeDirectory(parent, { recursive: true })
-      switch (kind) {
-        case "directory": {
-          if (existing === "missing") yield* makeDirectory(destination)
-          for (const name of yield* listNames(table.lookup(source), "copy", source)) {
-            yield* copyEntry(path.join(source, name), path.join(destination, name), overwrite, false)
-          }
-          return
-        }
-        case "file": {
-          if (existing !== "missing") {
-            if (!overwrite) return
-            yield* remove(destination)
-          }
-          return yield* copyFile(source, destination)
-        }
-        case "link": {
-          const written = (yield* linkAt(source))!
-          const target = path.isAbsolute(written) ? written : path.resolve(path.dirname(source), written)
-          if (existing === "missing") return yield* symlink(target, destination)
-          const current = yield* linkAt(landing)
-          if (current === undefined) return yield* systemError("AlreadyExists", "copy", destination, "File exists")
-          const resolved = path.isAbsolute(current) ? current : path.resolve(path.dirname(destination), current)
-          if (isWithin(target, resolved)) return yield* copyError(destination, "cannot copy a link to a subdirectory of itself")
-          // Node stats the source through its link here: a dangling one fails.
-          const pointsAt = yield* kindAt(source)
-          if (pointsAt === "missing") return yield* notFound("copy", source)
-          if (pointsAt === "directory" && isWithin(resolved, target)) {
-            return yield* copyError(destination, "cannot overwrite a link to a directory with a link to its subdirectory")
-          }
-          yield* remove(destination)
-          return yield* symlink(target, destination)
-        }
-      }
-    })
-
-  /** Whether `inner` is `outer` or under it, component by component (Node's `isSrcSubdir`). */
-  const isWithin = (outer: string, inner: string): boolean => {
-    const a = outer.split("/").filter((x) => x.length > 0)
-    const b = inner.split("/").filter((x) => x.length > 0)
-    return a.every((part, i) => b[i] === part)
-  }
-
-  const copyError = (p: string, description: string) => systemError("BadResource", "copy", p, description)
+/**
+ * The `FileSystem` of one overlay.
+ */
+export const make = (site: Paths.Site, paths: Paths.Paths, serial: Serial): Adapter => {
+  const { base, scratch } = site
+  const { lexical, resolveNoFollow, resolveRead } = paths
+  const views = makeViews(site, paths)
+  const writes = makeWrites(site, paths, serial, views)
+  const { copy, copyFile, chmod, symlink } = Copies.make(site, paths, serial, views, writes)
+  const { readDirectory, readTarget } = views
+  const { makeDirectory, open, remove, rename, writeFile, fileOnly } = writes
+  const table = site.table
 
   const scratchOptions = <O extends { readonly directory?: string | undefined }>(options: O | undefined): O =>
     ({ ...options, directory: scratch }) as O
