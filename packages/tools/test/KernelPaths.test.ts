@@ -16,11 +16,11 @@ import {
   Messages,
   PermissionChain,
   PermissionContext,
-  PermissionRules,
   Registry,
   Results,
   ToolUseContext
 } from "@switchyard/core"
+import * as PermissionRules from "@switchyard/core/PermissionRules"
 import * as Builtins from "@switchyard/tools/Builtins"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import { describe, expect, it } from "@effect/vitest"
