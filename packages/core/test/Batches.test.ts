@@ -1,4 +1,4 @@
-import { Batches, DispatchEvent, Messages, Results, StreamingExecutor, ToolUseContext } from "@switchyard/core"
+import { Batches, DispatchEvent, Messages, StreamingExecutor, ToolUseContext } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -94,7 +94,7 @@ describe("Batches (SPEC §4.7)", () => {
         expect(repeat.status).toBe("error")
         expect(Messages.contentText(repeat.block.content)).toContain("repeats the id x")
         expect(Messages.contentText(results.find((r) => r.toolUseId === "x")!.block.content)).toBe("first done")
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
   }
 
   it.effect("the cap is read from SWITCHYARD_MAX_TOOL_USE_CONCURRENCY, then the Claude Code spelling", () =>

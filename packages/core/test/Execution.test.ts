@@ -365,7 +365,7 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
         expect(text).toContain(`Error: ${tool.name} returned an output that cannot be sent to the model: ${reason}`)
         expect(text).not.toContain("failed unexpectedly")
       }
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("an unparsed tool_use is an InputValidationError result and the tool never runs", () =>
     Effect.gen(function*() {

@@ -614,7 +614,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
       expect(results.get("write")!.status).toBe("cancelled")
       expect(log.get("read")).toBeUndefined()
       expect(log.get("write")).toBeUndefined()
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a footprint not proven complete is a barrier: it waits for everything before it, everything after waits", () =>
     Effect.gen(function*() {
@@ -624,7 +624,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
         call("r2", "Read", { ms: 10, label: "/r/y" })
       ])
       expect(log.spans.map((s) => [s.id, s.start])).toEqual([["r1", 0], ["guess", 30], ["r2", 80]])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a relative resource names no path: `build` and `src/a.ts` are `*`; named resources stay named", () =>
     Effect.sync(() => {
@@ -680,7 +680,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
         name: "Edit",
         reason: "writes /x/f"
       })
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.scoped("a call added after the failure that depends on it is cancelled too, transitively", () =>
     Effect.gen(function*() {
