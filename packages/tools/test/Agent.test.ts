@@ -8,6 +8,7 @@ import {
   Messages,
   Model,
   PermissionContext,
+  Permissions,
   QueryLoop,
   Registry,
   ReplayModel,
@@ -132,7 +133,13 @@ describe("Agent tool", () => {
         Agent.layer(),
         Tool.layer(scriptedTool("Read", log, { safe: true })),
         Tool.layer(scriptedTool("Edit", log))
-      ).pipe(Layer.provideMerge(Layer.mergeAll(Registry.layer(), Results.layerMemory, model)))
+      ).pipe(Layer.provideMerge(Layer.mergeAll(
+        Registry.layer(),
+        Results.layerMemory,
+        model,
+        // The engine's default policy runs only read-only calls; this test is about scheduling.
+        Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)
+      )))
       yield* runParent("change and check", ToolUseContext.make({ cwd: "/", sessionId: "p" })).pipe(Effect.provide(layer))
       const [ea, eb, r1] = [log.get("ea")!, log.get("eb")!, log.get("r1")!]
       // The sub-agents' edits never overlap each other, and the parent's Read starts after both.

@@ -11,6 +11,7 @@ import {
   Execution,
   Messages,
   PermissionContext,
+  Permissions,
   Registry,
   Results,
   StreamingExecutor,
@@ -30,7 +31,12 @@ import * as NPath from "node:path"
 const layer = Builtins.layer().pipe(
   Layer.provideMerge(Registry.layer()),
   Layer.provide(FetchHttpClient.layer),
-  Layer.provideMerge(Layer.mergeAll(ShellCommand.layer, Results.layerMemory)),
+  // The engine's default policy runs only read-only calls; these tests are about scheduling.
+  Layer.provideMerge(Layer.mergeAll(
+    ShellCommand.layer,
+    Results.layerMemory,
+    Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)
+  )),
   Layer.provideMerge(NodeContext.layer)
 )
 
