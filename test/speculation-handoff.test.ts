@@ -6,7 +6,15 @@
  * fail accept. Judged by the session's next Edit (the file on disk), the
  * process table and the real tree.
  */
-import { DispatchEvent, Execution, Messages, ReplayModel, Speculation, SuggestionGenerator } from "@switchyard/core"
+import {
+  DispatchEvent,
+  Execution,
+  Messages,
+  Permissions,
+  ReplayModel,
+  Speculation,
+  SuggestionGenerator
+} from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -43,7 +51,11 @@ describe("Speculation handoff (SPEC §4.12)", () => {
         const events = yield* Stream.runCollect(Execution.runToolUse(
           Messages.toolUse("e1", "Edit", { file_path: NPath.join(cwd, "notes.txt"), old_string: "milk", new_string: "bread" }),
           env
-        )).pipe(Effect.provide(registry))
+        )).pipe(
+          Effect.provide(registry),
+          // The engine's default policy runs only read-only calls; the Edit's own read-state check is what is judged.
+          Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll)
+        )
         return { accepted, edit: Chunk.toArray(events).filter(DispatchEvent.isResult)[0]! }
       }).pipe(Effect.provide(environment(transcript)))
       expect(result.accepted.modifiers.length).toBeGreaterThan(0)
