@@ -29,7 +29,12 @@ const SUITE = "permissions"
 const rules = (cwd: string, count = 200): ReadonlyArray<PermissionContext.PermissionRule> => {
   const out: Array<PermissionContext.PermissionRule> = []
   for (let i = 0; i < count; i++) {
-    const raw = [`Bash(npm run script${i} *)`, `Read(./src/module${i}/**)`, `Edit(//tmp/project${i}/**)`, `WebFetch(domain:host${i}.example.com)`][i % 4]!
+    const raw = [
+      `Bash(npm run script${i} *)`,
+      `Read(./src/module${i}/**)`,
+      `Edit(//tmp/project${i}/**)`,
+      `WebFetch(domain:host${i}.example.com)`
+    ][i % 4]!
     out.push(PermissionContext.parseRule(raw, i % 7 === 0 ? "deny" : i % 5 === 0 ? "ask" : "allow", "bench", cwd)!)
   }
   return out
@@ -53,16 +58,35 @@ const bashTool = Tool.make("Bash", {
 export const run = async () => {
   console.log(`\n## ${SUITE}`)
   const cwd = process.cwd()
-  const context = ToolUseContext.make({ cwd, sessionId: "bench", permissions: { mode: "default", rules: rules(cwd), additionalDirectories: [] } })
+  const context = ToolUseContext.make({
+    cwd,
+    sessionId: "bench",
+    permissions: { mode: "default", rules: rules(cwd), additionalDirectories: [] }
+  })
   const N = 2_000
   const decide = (tool: Tool.Any, input: unknown) =>
     Effect.gen(function*() {
       const policy = yield* Permissions.PermissionPolicy
       for (let i = 0; i < N; i++) {
-        yield* policy.decide({ tool, toolUseId: "t", input, context, hook: Hooks.emptyPreToolUse, emit: () => Effect.void })
+        yield* policy.decide({
+          tool,
+          toolUseId: "t",
+          input,
+          context,
+          hook: Hooks.emptyPreToolUse,
+          emit: () => Effect.void
+        })
       }
-    }).pipe(Effect.provide(Layer.mergeAll(PermissionChain.layer({ projectDir: cwd }), ShellCommand.layer).pipe(Layer.provideMerge(NodeContext.layer))))
-  const read = await timeEffect(decide(fileTool("Read", true), { file_path: `${cwd}/src/module3/file.ts` }), { samples: 5 })
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(PermissionChain.layer({ projectDir: cwd }), ShellCommand.layer).pipe(
+          Layer.provideMerge(NodeContext.layer)
+        )
+      )
+    )
+  const read = await timeEffect(decide(fileTool("Read", true), { file_path: `${cwd}/src/module3/file.ts` }), {
+    samples: 5
+  })
   const edit = await timeEffect(decide(fileTool("Edit", false), { file_path: "/tmp/project6/a.ts" }), { samples: 5 })
   const bash = await timeEffect(decide(bashTool, { command: "npm run script0 --watch" }), { samples: 3 })
   record(SUITE, "decision with 200 rules: Read (µs)", fmt((read * 1000) / N))
@@ -76,13 +100,22 @@ export const run = async () => {
     permissions: { mode: "default", rules: rules(cwd, 1_000), additionalDirectories: [] }
   })
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(PermissionChain.layer({ projectDir: cwd }), ShellCommand.layer).pipe(Layer.provideMerge(NodeContext.layer))
+    Layer.mergeAll(PermissionChain.layer({ projectDir: cwd }), ShellCommand.layer).pipe(
+      Layer.provideMerge(NodeContext.layer)
+    )
   )
   const BATCH = 500
   const batch = (tool: Tool.Any, input: unknown) =>
     Effect.gen(function*() {
       const policy = yield* Permissions.PermissionPolicy
-      const request = { tool, toolUseId: "t", input, context: thousand, hook: Hooks.emptyPreToolUse, emit: () => Effect.void }
+      const request = {
+        tool,
+        toolUseId: "t",
+        input,
+        context: thousand,
+        hook: Hooks.emptyPreToolUse,
+        emit: () => Effect.void
+      }
       for (let i = 0; i < BATCH; i++) yield* policy.decide(request)
     })
   const perDecision = async (tool: Tool.Any, input: unknown, rounds: number) => {
@@ -118,19 +151,34 @@ export const run = async () => {
         pool: [noop],
         context: yield* Ref.make(ToolUseContext.make({ cwd, sessionId: "bench" }))
       }
-      for (let i = 0; i < calls; i++) yield* Execution.execute(Messages.toolUse(`t${i}`, "Noop", {}), env, () => Effect.void)
+      for (let i = 0; i < calls; i++) {
+        yield* Execution.execute(Messages.toolUse(`t${i}`, "Noop", {}), env, () => Effect.void)
+      }
     }).pipe(Effect.provide(Layer.mergeAll(hooks, Results.layerMemory)))
   const many = 2_000
   const few = 40
   const none = (await timeEffect(dispatchWith(Layer.succeed(Hooks.Hooks, Hooks.none), many), { samples: 5 })) / many
   const programmatic = (await timeEffect(
-    dispatchWith(HookRunner.layer({ hooks: {}, projectDir: cwd, programmatic: [{ event: "PreToolUse", run: () => Effect.void }] }).pipe(Layer.provide(NodeContext.layer)), many),
+    dispatchWith(
+      HookRunner.layer({ hooks: {}, projectDir: cwd, programmatic: [{ event: "PreToolUse", run: () => Effect.void }] })
+        .pipe(Layer.provide(NodeContext.layer)),
+      many
+    ),
     { samples: 5 }
   )) / many
   const command = (await timeEffect(
-    dispatchWith(HookRunner.layer({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "true" }] }] }, projectDir: cwd }).pipe(Layer.provide(NodeContext.layer)), few),
+    dispatchWith(
+      HookRunner.layer({ hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "true" }] }] }, projectDir: cwd })
+        .pipe(Layer.provide(NodeContext.layer)),
+      few
+    ),
     { samples: 3, warmup: 1 }
   )) / few
   record(SUITE, "PreToolUse hook overhead: programmatic hook (µs/call)", fmt((programmatic - none) * 1000))
-  record(SUITE, "PreToolUse hook overhead: no-op command hook `true` (µs/call)", fmt((command - none) * 1000), `${fmt((command - none) / Math.max(1e-9, programmatic - none), 0)}× programmatic (a process spawn per call)`)
+  record(
+    SUITE,
+    "PreToolUse hook overhead: no-op command hook `true` (µs/call)",
+    fmt((command - none) * 1000),
+    `${fmt((command - none) / Math.max(1e-9, programmatic - none), 0)}× programmatic (a process spawn per call)`
+  )
 }

@@ -6,15 +6,8 @@
  * fail accept. Judged by the session's next Edit (the file on disk), the
  * process table and the real tree.
  */
-import {
-  DispatchEvent,
-  Execution,
-  Messages,
-  Permissions,
-  ReplayModel,
-  Speculation,
-  SuggestionGenerator
-} from "@switchyard/core"
+import type { ReplayModel } from "@switchyard/core"
+import { DispatchEvent, Execution, Messages, Permissions, Speculation, SuggestionGenerator } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -49,7 +42,11 @@ describe("Speculation handoff (SPEC §4.12)", () => {
         const registry = yield* Layer.build(toolsLayer)
         const env = yield* Execution.makeEnvironment(session).pipe(Effect.provide(registry))
         const events = yield* Stream.runCollect(Execution.runToolUse(
-          Messages.toolUse("e1", "Edit", { file_path: NPath.join(cwd, "notes.txt"), old_string: "milk", new_string: "bread" }),
+          Messages.toolUse("e1", "Edit", {
+            file_path: NPath.join(cwd, "notes.txt"),
+            old_string: "milk",
+            new_string: "bread"
+          }),
           env
         )).pipe(
           Effect.provide(registry),
@@ -121,9 +118,9 @@ describe("Speculation handoff (SPEC §4.12)", () => {
       const generator = yield* SuggestionGenerator.fromList(transcript.suggestions ?? [])
       // The tools build once; the promoted speculation's build fails.
       let builds = 0
-      const tools = Layer.unwrapEffect(Effect.sync(() =>
-        builds++ === 0 ? toolsLayer : Layer.fail(new Error("the second build fails"))
-      ))
+      const tools = Layer.unwrapEffect(
+        Effect.sync(() => builds++ === 0 ? toolsLayer : Layer.fail(new Error("the second build fails")))
+      )
       const session = yield* Ref.make(contextFor(cwd, "acceptEdits"))
       const accepted = yield* Effect.gen(function*() {
         const speculation = yield* Speculation.start("Do the task", contextFor(cwd, "acceptEdits"), {

@@ -22,7 +22,7 @@ import * as Footprint from "./Footprint.js"
 import type * as Messages from "./Messages.js"
 import * as Registry from "./Registry.js"
 import type * as Results from "./Results.js"
-import * as Tool from "./Tool.js"
+import type * as Tool from "./Tool.js"
 import * as ToolCall from "./ToolCall.js"
 import * as ToolUseContext from "./ToolUseContext.js"
 import * as Validation from "./Validation.js"
@@ -294,7 +294,8 @@ export const runTools = (
           if (batch.isConcurrencySafe) {
             // The calls of a concurrent batch all start from the context as it was before it.
             const options = { context: yield* Ref.get(env.context) }
-            const outcomes = yield* Effect.forEach(batch.calls, (call) => Execution.execute(call, env, emit, options), {
+            const outcomes = yield* Effect.forEach(batch.calls, (call) =>
+              Execution.execute(call, env, emit, options), {
               concurrency
             })
             yield* apply(outcomes)

@@ -238,7 +238,12 @@ const begin = (
   context: ToolUseContext.ToolUseContext | undefined
 ): Effect.Effect<Outcome, never, Results.ResultStore> => {
   const block = call.block
-  const started = DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: call.startedAt })
+  const started = DispatchEvent.Started({
+    toolUseId: block.id,
+    name: block.name,
+    input: block.input,
+    at: call.startedAt
+  })
   return emitThen(
     call.emit,
     started,
@@ -257,8 +262,12 @@ const traced = (
 ): Effect.Effect<Outcome, never, Results.ResultStore> => {
   const span = ToolSpan.open(fiber, toolCall.block, Either.isRight(resolved) ? resolved.right : undefined)
   const call = makeCall(fiber, toolCall, env, emit, resolved)
-  return ToolSpan.within(fiber, span, begin(call, resolved, context), (exit, at) =>
-    ToolSpan.close(span, exit, at, call.errorType))
+  return ToolSpan.within(
+    fiber,
+    span,
+    begin(call, resolved, context),
+    (exit, at) => ToolSpan.close(span, exit, at, call.errorType)
+  )
 }
 
 /** One call's fixed facts, shared by the steps of its pipeline. */
@@ -289,7 +298,11 @@ const guarded = (
   // fiber is interrupted from outside, the handler is skipped and the runner answers.)
   const recover = (cause: Cause.Cause<unknown>) => {
     call.errorType = FailureText.errorTypeOf(cause)
-    return finish(call, { status: "error", content: FailureText.formatFailure(call.tool!.name, cause), tool: call.tool })
+    return finish(call, {
+      status: "error",
+      content: FailureText.formatFailure(call.tool!.name, cause),
+      tool: call.tool
+    })
   }
   // The steps run at once up to the first one that waits, so a call that never waits is
   // one step of the runtime; a step that throws on the way is a defect like any other.
@@ -337,7 +350,9 @@ const finish = (call: Call, ending: Ending): Effect.Effect<Outcome> => {
     stop: ending.stop
   }
   const emit = call.emit
-  return emit.unsafeOffer !== undefined && emit.unsafeOffer(result) ? Effect.succeed(outcome) : Effect.as(emit(result), outcome)
+  return emit.unsafeOffer !== undefined && emit.unsafeOffer(result)
+    ? Effect.succeed(outcome)
+    : Effect.as(emit(result), outcome)
 }
 
 const asRecordCopy = (input: unknown): unknown =>
@@ -480,7 +495,10 @@ const hookReplacement = (stage: Stage): Effect.Effect<Outcome, never, Results.Re
 /** SPEC §4.5: the permission policy decides; a replacement it supplies is validated here. */
 const permission = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
   const { call, context, pre, tool } = stage
-  const policy = Context.get(call.services as Context.Context<Permissions.PermissionPolicy>, Permissions.PermissionPolicy)
+  const policy = Context.get(
+    call.services as Context.Context<Permissions.PermissionPolicy>,
+    Permissions.PermissionPolicy
+  )
   const decided = policy.decide({
     tool,
     toolUseId: call.block.id,
@@ -549,7 +567,12 @@ const runTool = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStor
     progress: (data) =>
       Effect.suspend(() =>
         call.emit(
-          DispatchEvent.Progress({ toolUseId: call.block.id, name: tool.name, data, at: call.clock.unsafeCurrentTimeMillis() })
+          DispatchEvent.Progress({
+            toolUseId: call.block.id,
+            name: tool.name,
+            data,
+            at: call.clock.unsafeCurrentTimeMillis()
+          })
         )
       ),
     modifyContext: (modifier) => Effect.sync(() => void (modifiers ??= []).push(modifier))
@@ -572,7 +595,11 @@ const runTool = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStor
  * `mapResult` threw, or gave something that is not content (a function's
  * output has no JSON form, so the default gives `undefined`).
  */
-const mapOutput = (tool: Tool.Any, output: unknown, toolUseId: string): Either.Either<Messages.ToolResultContent, string> => {
+const mapOutput = (
+  tool: Tool.Any,
+  output: unknown,
+  toolUseId: string
+): Either.Either<Messages.ToolResultContent, string> => {
   let content: unknown
   try {
     content = tool.mapResult(output, toolUseId)

@@ -141,7 +141,9 @@ export const writesEverything: Footprint = { writes: [everything] }
  * @since 0.1.0
  * @category combinators
  */
-export const trusted = (footprint: Footprint): Footprint => (footprint.complete === false ? writesEverything : footprint)
+export const trusted = (
+  footprint: Footprint
+): Footprint => (footprint.complete === false ? writesEverything : footprint)
 
 /**
  * Whether a footprint writes `*`: a barrier every earlier call must finish

@@ -140,12 +140,14 @@ export const make = (
  * @since 0.1.0
  * @category services
  */
-export class OverlayStatus extends Context.Reference<OverlayStatus>()("@switchyard/core/OverlayFileSystem/OverlayStatus", {
-  defaultValue: (): { readonly active: boolean; readonly hasWrites: () => boolean } => ({
-    active: false,
-    hasWrites: () => false
+export class OverlayStatus
+  extends Context.Reference<OverlayStatus>()("@switchyard/core/OverlayFileSystem/OverlayStatus", {
+    defaultValue: (): { readonly active: boolean; readonly hasWrites: () => boolean } => ({
+      active: false,
+      hasWrites: () => false
+    })
   })
-}) {}
+{}
 
 /**
  * Whether the filesystem in context is an overlay with writes.
@@ -153,7 +155,10 @@ export class OverlayStatus extends Context.Reference<OverlayStatus>()("@switchya
  * @since 0.1.0
  * @category getters
  */
-export const hasWrites: Effect.Effect<boolean> = Effect.map(OverlayStatus, (status) => status.active && status.hasWrites())
+export const hasWrites: Effect.Effect<boolean> = Effect.map(
+  OverlayStatus,
+  (status) => status.active && status.hasWrites()
+)
 
 /**
  * The overlay as the `FileSystem` (and its `OverlayStatus`).

@@ -97,7 +97,12 @@ export interface Boundary {
 export type State = Data.TaggedEnum<{
   Idle: {}
   Running: { readonly suggestion: string; readonly startedAt: number }
-  Boundary: { readonly suggestion: string; readonly boundary: Boundary; readonly startedAt: number; readonly endedAt: number }
+  Boundary: {
+    readonly suggestion: string
+    readonly boundary: Boundary
+    readonly startedAt: number
+    readonly endedAt: number
+  }
   Complete: { readonly suggestion: string; readonly startedAt: number; readonly endedAt: number }
 }>
 
@@ -369,7 +374,9 @@ export const check = (
     // directories) asks here too: its content would reach the model before the user said yes.
     const readAllowed = permissions.mode === "bypassPermissions" || assessment.allowed
     if (SAFE_READ_TOOLS.has(tool.name)) {
-      return readAllowed || safePath(tool, input) === undefined ? { _tag: "allow" } : { _tag: "boundary", type: "permission" }
+      return readAllowed || safePath(tool, input) === undefined
+        ? { _tag: "allow" }
+        : { _tag: "boundary", type: "permission" }
     }
     // A process started in the background would outlive the speculation (accept would have to hand it
     // over alive, reject to kill what the transcript says is running): it is a boundary.
@@ -424,7 +431,8 @@ const contextChanges = (
 }
 
 const isBackground = (input: unknown): boolean =>
-  typeof input === "object" && input !== null && (input as { readonly run_in_background?: unknown }).run_in_background === true
+  typeof input === "object" && input !== null &&
+  (input as { readonly run_in_background?: unknown }).run_in_background === true
 
 const safePath = (tool: Tool.Any, input: unknown): string | undefined => {
   try {
@@ -459,7 +467,8 @@ export const start = <E, R>(
   Effect.gen(function*() {
     const parentScope = yield* Effect.scope
     const services = yield* Effect.context<Requirements | Exclude<R, FileSystem.FileSystem>>()
-    const generator = options.generator ?? Option.getOrUndefined(yield* Effect.serviceOption(SuggestionGenerator.SuggestionGenerator))
+    const generator = options.generator ??
+      Option.getOrUndefined(yield* Effect.serviceOption(SuggestionGenerator.SuggestionGenerator))
     const scope = yield* Scope.fork(parentScope, ExecutionStrategy.sequential)
     const path = yield* Path.Path
     const home = yield* Settings.homeDirectory
@@ -472,7 +481,11 @@ export const start = <E, R>(
       Effect.tapError(() => Scope.close(scope, Exit.void))
     )
     const tools = yield* Layer.buildWithScope(
-      Layer.provide(options.tools, OverlayFileSystem.layer(overlay)) as Layer.Layer<Registry.ToolRegistry, E, Exclude<R, FileSystem.FileSystem>>,
+      Layer.provide(options.tools, OverlayFileSystem.layer(overlay)) as Layer.Layer<
+        Registry.ToolRegistry,
+        E,
+        Exclude<R, FileSystem.FileSystem>
+      >,
       scope
     ).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
 
@@ -493,8 +506,10 @@ export const start = <E, R>(
             case "deny":
               return { behavior: "deny", source: "speculation", message: verdict.message }
             case "boundary": {
-              yield* Ref.update(boundary, (current) =>
-                current ?? { type: verdict.type, toolName: request.tool.name, input: request.input })
+              yield* Ref.update(
+                boundary,
+                (current) => current ?? { type: verdict.type, toolName: request.tool.name, input: request.input }
+              )
               // A "no" aborts the turn (SPEC §4.9): the loop stops here with everything paired.
               return {
                 behavior: "deny",
@@ -519,10 +534,15 @@ export const start = <E, R>(
               ? State.Complete({ suggestion, startedAt, endedAt: at })
               : State.Boundary({ suggestion, boundary: stop, startedAt, endedAt: at })
           )
-          yield* Deferred.complete(ended, Effect.map(writtenPaths, (paths) => ({ boundary: stop, writtenPaths: paths })))
+          yield* Deferred.complete(
+            ended,
+            Effect.map(writtenPaths, (paths) => ({ boundary: stop, writtenPaths: paths }))
+          )
         }))
         // Pipelining: the next suggestion, at once (interrupted if the user accepts first).
-        if (stop.type !== "complete" || generator === undefined) return yield* Deferred.succeed(nextSuggestion, Option.none())
+        if (stop.type !== "complete" || generator === undefined) {
+          return yield* Deferred.succeed(nextSuggestion, Option.none())
+        }
         const messages = yield* Ref.get(contextRef).pipe(Effect.map((ctx) => ctx.messages))
         // Not `Deferred.complete(…, generator.next(…))`: that would store an interruption (accept
         // arriving while the next suggestion is asked for) and re-raise it in `accept`; the
@@ -545,23 +565,24 @@ export const start = <E, R>(
 
     // When each message after the prompt was recorded, in order: the time saved ends at the last one kept.
     const recordedAt: Array<number> = []
-    const run = QueryLoop.run(suggestion, contextRef, { ...options.loop, maxTurns: options.maxTurns ?? MAX_TURNS }).pipe(
-      Stream.runForEach((event) =>
-        Effect.zipRight(
-          options.onEvent === undefined ? Effect.void : options.onEvent(event),
-          event._tag === "Stopped"
-            ? onStopped(event)
-            : event._tag === "AssistantMessage" || event._tag === "ToolResults"
-            ? Effect.map(Clock.currentTimeMillis, (at) => void recordedAt.push(at))
-            : Effect.void
-        )
-      ),
-      Effect.provide(Context.merge(services, tools)),
-      Effect.provideService(Permissions.PermissionPolicy, policy),
-      // Hook commands do not run: their side effects could not be taken back.
-      Effect.provideService(Hooks.Hooks, Hooks.none),
-      Effect.ensuring(Effect.zipRight(Deferred.interrupt(ended), Deferred.succeed(nextSuggestion, Option.none())))
-    )
+    const run = QueryLoop.run(suggestion, contextRef, { ...options.loop, maxTurns: options.maxTurns ?? MAX_TURNS })
+      .pipe(
+        Stream.runForEach((event) =>
+          Effect.zipRight(
+            options.onEvent === undefined ? Effect.void : options.onEvent(event),
+            event._tag === "Stopped"
+              ? onStopped(event)
+              : event._tag === "AssistantMessage" || event._tag === "ToolResults"
+              ? Effect.map(Clock.currentTimeMillis, (at) => void recordedAt.push(at))
+              : Effect.void
+          )
+        ),
+        Effect.provide(Context.merge(services, tools)),
+        Effect.provideService(Permissions.PermissionPolicy, policy),
+        // Hook commands do not run: their side effects could not be taken back.
+        Effect.provideService(Hooks.Hooks, Hooks.none),
+        Effect.ensuring(Effect.zipRight(Deferred.interrupt(ended), Deferred.succeed(nextSuggestion, Option.none())))
+      )
     // Interruptible even when started from an uninterruptible region (a promotion inside `accept`).
     const fiber = yield* Effect.forkScoped(Effect.interruptible(run)).pipe(Scope.extend(scope))
 

@@ -116,7 +116,8 @@ export const refused = (block: Messages.ToolUseBlock, message: string): ToolCall
  * @since 0.1.0
  * @category formatting
  */
-export const invalidJsonMessage = (reason: string): string => `InputValidationError: the input is not valid JSON: ${reason}`
+export const invalidJsonMessage = (reason: string): string =>
+  `InputValidationError: the input is not valid JSON: ${reason}`
 
 /**
  * The error text of a call that repeats an earlier block's id.

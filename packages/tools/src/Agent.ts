@@ -19,7 +19,7 @@ import * as Messages from "@switchyard/core/Messages"
 import * as Model from "@switchyard/core/Model"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as Registry from "@switchyard/core/Registry"
-import * as Results from "@switchyard/core/Results"
+import type * as Results from "@switchyard/core/Results"
 import * as Tool from "@switchyard/core/Tool"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Context from "effect/Context"
@@ -140,7 +140,9 @@ export const make = (
     call: (input, ctx) =>
       Effect.gen(function*() {
         if (Option.isNone(model)) {
-          return yield* Effect.fail(new Tool.ToolError({ message: "Agent needs a language model; none is configured." }))
+          return yield* Effect.fail(
+            new Tool.ToolError({ message: "Agent needs a language model; none is configured." })
+          )
         }
         const parent = ctx.context
         const system = input.subagent_type !== undefined && input.subagent_type !== "general-purpose"

@@ -126,10 +126,18 @@ const resolveSearchDirectory = (
     const directory = yield* Files.resolveSearchPath(fs, path, context.cwd, given)
     const info = yield* Effect.option(fs.stat(directory))
     if (Option.isNone(info)) {
-      return yield* new GlobError({ parameter: "path", path: directory, message: `Directory does not exist: ${directory}` })
+      return yield* new GlobError({
+        parameter: "path",
+        path: directory,
+        message: `Directory does not exist: ${directory}`
+      })
     }
     if (info.value.type !== "Directory") {
-      return yield* new GlobError({ parameter: "path", path: directory, message: `Path is not a directory: ${directory}` })
+      return yield* new GlobError({
+        parameter: "path",
+        path: directory,
+        message: `Path is not a directory: ${directory}`
+      })
     }
     return directory
   })

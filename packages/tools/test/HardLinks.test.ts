@@ -49,10 +49,12 @@ const dispatch = (cwd: string, calls: ReadonlyArray<Messages.ToolUseBlock>, sche
     const env = yield* Execution.makeEnvironment(context)
     const events = Chunk.toArray(yield* Stream.runCollect(StreamingExecutor.runAll(calls, env, { scheduling })))
     // Results spelled from the root, so the runs on two copies compare.
-    return new Map(events.filter(DispatchEvent.isResult).map((r) => [
-      r.toolUseId,
-      Messages.contentText(r.block.content).split(cwd).join("<root>")
-    ]))
+    return new Map(
+      events.filter(DispatchEvent.isResult).map((r) => [
+        r.toolUseId,
+        Messages.contentText(r.block.content).split(cwd).join("<root>")
+      ])
+    )
   }).pipe(Effect.provide(layer))
 
 const tree = () => {

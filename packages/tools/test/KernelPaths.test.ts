@@ -132,7 +132,10 @@ describe("a link followed by `..` (issue 19 class 7)", () => {
           Effect.gen(function*() {
             const registry = yield* Registry.ToolRegistry
             const tool = (yield* registry.modelPool).find((t) => t.name === "Write")!
-            const declared = tool.footprint!({ file_path: "up/../x.txt", content: "" }, ToolUseContext.make({ cwd: proj }))
+            const declared = tool.footprint!(
+              { file_path: "up/../x.txt", content: "" },
+              ToolUseContext.make({ cwd: proj })
+            )
             return yield* (Effect.isEffect(declared) ? declared : Effect.succeed(declared))
           }).pipe(Effect.provide(context))
       )
@@ -159,7 +162,12 @@ describe("Glob is judged by the directory it searches (issue 20 item 2)", () => 
       }
       // Inside cwd the same patterns list without asking.
       NFS.writeFileSync(NPath.join(proj, "decoy", "inside.conf"), "x\n")
-      const inside = yield* run(proj, "default", [], Messages.toolUse("g9", "Glob", { pattern: `${proj}/decoy/*.conf` }))
+      const inside = yield* run(
+        proj,
+        "default",
+        [],
+        Messages.toolUse("g9", "Glob", { pattern: `${proj}/decoy/*.conf` })
+      )
       expect(Messages.contentText(inside.block.content)).toContain("inside.conf")
     }))
 
@@ -168,7 +176,11 @@ describe("Glob is judged by the directory it searches (issue 20 item 2)", () => 
       const { proj, root } = fixture()
       const footprintOf = (input: { readonly pattern: string; readonly path?: string }) =>
         Effect.flatMap(
-          Builtins.layer().pipe(Layer.provideMerge(Registry.layer()), Layer.provide(FetchHttpClient.layer), Layer.build),
+          Builtins.layer().pipe(
+            Layer.provideMerge(Registry.layer()),
+            Layer.provide(FetchHttpClient.layer),
+            Layer.build
+          ),
           (context) =>
             Effect.gen(function*() {
               const registry = yield* Registry.ToolRegistry

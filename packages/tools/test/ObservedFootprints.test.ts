@@ -54,7 +54,7 @@ const recordingLayer = (log: Array<Access>, recording: { on: boolean }) =>
     FileSystem.FileSystem,
     Effect.map(FileSystem.FileSystem, (base) => {
       const note = (mode: Access["mode"], method: string, ...paths: ReadonlyArray<string>) => {
-        if (recording.on) for (const path of paths) log.push({ mode, method, path })
+        if (recording.on) { for (const path of paths) log.push({ mode, method, path }) }
       }
       return FileSystem.make({
         access: (p, o) => (note("read", "access", p), base.access(p, o)),
@@ -94,18 +94,42 @@ const makeTree = () => {
   write("a.txt", "alpha beta\n")
   write("s/x.txt", "alpha x\n")
   write("s/deep/y.txt", "gamma\n")
-  write("n.ipynb", JSON.stringify({ cells: [{ cell_type: "code", source: ["print(1)\n"], metadata: {}, outputs: [] }], metadata: {}, nbformat: 4, nbformat_minor: 5 }))
+  write(
+    "n.ipynb",
+    JSON.stringify({
+      cells: [{ cell_type: "code", source: ["print(1)\n"], metadata: {}, outputs: [] }],
+      metadata: {},
+      nbformat: 4,
+      nbformat_minor: 5
+    })
+  )
   NFS.symlinkSync("s", NPath.join(root, "l"))
   NFS.linkSync(NPath.join(root, "a.txt"), NPath.join(root, "s", "hard.txt"))
   return root
 }
 
-const File = FastCheck.constantFrom("a.txt", "s/x.txt", "s/hard.txt", "l/x.txt", "l/../a.txt", "l/deep/../x.txt", "missing.txt", "s/new/z.txt")
+const File = FastCheck.constantFrom(
+  "a.txt",
+  "s/x.txt",
+  "s/hard.txt",
+  "l/x.txt",
+  "l/../a.txt",
+  "l/deep/../x.txt",
+  "missing.txt",
+  "s/new/z.txt"
+)
 const Call = FastCheck.oneof(
   FastCheck.record({ tool: FastCheck.constant("Read" as const), file: File }),
   FastCheck.record({ tool: FastCheck.constant("Write" as const), file: File }),
-  FastCheck.record({ tool: FastCheck.constant("Edit" as const), file: File, old: FastCheck.constantFrom("alpha", "absent") }),
-  FastCheck.record({ tool: FastCheck.constant("NotebookEdit" as const), file: FastCheck.constantFrom("n.ipynb", "missing.ipynb") }),
+  FastCheck.record({
+    tool: FastCheck.constant("Edit" as const),
+    file: File,
+    old: FastCheck.constantFrom("alpha", "absent")
+  }),
+  FastCheck.record({
+    tool: FastCheck.constant("NotebookEdit" as const),
+    file: FastCheck.constantFrom("n.ipynb", "missing.ipynb")
+  }),
   FastCheck.record({
     tool: FastCheck.constant("Glob" as const),
     pattern: FastCheck.constantFrom("**/*.txt", "s/*", "<root>/s/**/*.txt", "../<base>/l/*", "*.ipynb"),
@@ -171,16 +195,17 @@ describe("observed ⊆ declared for the built-in tools' own calls (SPEC §4.13, 
         const root = makeTree()
         const log: Array<Access> = []
         const recording = { on: false }
-        const tools = Layer.mergeAll(Read.layer, Write.layer, Edit.layer, NotebookEdit.layer, Glob.layer, Grep.layer).pipe(
-          Layer.provideMerge(Registry.layer()),
-          Layer.provideMerge(Results.layerMemory),
-          Layer.provideMerge(Layer.mergeAll(
-            Layer.succeed(Glob.GlobEngine, "walk"),
-            Layer.succeed(Grep.GrepEngine, "builtin")
-          )),
-          Layer.provide(recordingLayer(log, recording)),
-          Layer.provideMerge(NodeContext.layer)
-        )
+        const tools = Layer.mergeAll(Read.layer, Write.layer, Edit.layer, NotebookEdit.layer, Glob.layer, Grep.layer)
+          .pipe(
+            Layer.provideMerge(Registry.layer()),
+            Layer.provideMerge(Results.layerMemory),
+            Layer.provideMerge(Layer.mergeAll(
+              Layer.succeed(Glob.GlobEngine, "walk"),
+              Layer.succeed(Grep.GrepEngine, "builtin")
+            )),
+            Layer.provide(recordingLayer(log, recording)),
+            Layer.provideMerge(NodeContext.layer)
+          )
         yield* Effect.gen(function*() {
           const context = yield* Ref.make(ToolUseContext.make({
             cwd: root,
@@ -194,7 +219,9 @@ describe("observed ⊆ declared for the built-in tools' own calls (SPEC §4.13, 
             const footprint = Footprint.trusted(Effect.isEffect(declared) ? yield* declared : declared)
             log.length = 0
             recording.on = true
-            const events = yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse(`t${i}`, call.tool, input), env))
+            const events = yield* Stream.runCollect(
+              Execution.runToolUse(Messages.toolUse(`t${i}`, call.tool, input), env)
+            )
             recording.on = false
             const result = Chunk.toArray(events).filter(DispatchEvent.isResult)[0]!
             const outside = log.filter((access) => !covered(footprint, access))

@@ -74,7 +74,9 @@ export const errorTypeOf = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
   const value = Option.isSome(failure) ? failure.value : Option.getOrUndefined(Cause.dieOption(cause))
   if (value === undefined) return Cause.isInterruptedOnly(cause) ? "interrupted" : "_OTHER"
-  if (typeof value === "object" && value !== null && "_tag" in value && typeof value._tag === "string") return value._tag
+  if (typeof value === "object" && value !== null && "_tag" in value && typeof value._tag === "string") {
+    return value._tag
+  }
   if (value instanceof Error) return value.name
   return Option.isSome(failure) ? "_OTHER" : "defect"
 }

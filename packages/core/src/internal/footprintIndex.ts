@@ -70,7 +70,9 @@ export class FootprintIndex<T> {
   private addStarReader(call: T): Array<Conflict<T>> {
     const found: Array<Conflict<T>> = []
     const writer = this.lastStarWriter
-    if (writer !== undefined && this.registrations.has(writer)) found.push({ call: writer, reason: "writes *", data: true })
+    if (writer !== undefined && this.registrations.has(writer)) {
+      found.push({ call: writer, reason: "writes *", data: true })
+    }
     if (this.writersSinceStar.length > 0) {
       this.writersSinceStar = this.writersSinceStar.filter((a) => this.registrations.has(a.call))
       for (const access of this.writersSinceStar) {
@@ -208,14 +210,14 @@ export class FootprintIndex<T> {
       const entry = this.named.get(key.name)
       if (entry === undefined) return
       for (const [call, resource] of entry.writers) note(call, `writes ${resource}`)
-      if (asWriter) for (const [call, resource] of entry.readers) note(call, `reads ${resource}`)
+      if (asWriter) { for (const [call, resource] of entry.readers) note(call, `reads ${resource}`) }
       return
     }
     // Ancestors and the node itself.
     let node: TrieNode<T> | undefined = this.root
     const visit = (n: TrieNode<T>) => {
       for (const [call, resource] of n.writers) note(call, `writes ${resource}`)
-      if (asWriter) for (const [call, resource] of n.readers) note(call, `reads ${resource}`)
+      if (asWriter) { for (const [call, resource] of n.readers) note(call, `reads ${resource}`) }
     }
     for (const segment of key.segments) {
       visit(node)

@@ -65,8 +65,7 @@ export const make = (
       cwd,
       directory,
       hasWrites: () => site.table.size > 0,
-      isWritable: (p: string) =>
-        paths.writeTarget(p, "write").pipe(Effect.as(true), Effect.orElseSucceed(() => false)),
+      isWritable: (p: string) => paths.writeTarget(p, "write").pipe(Effect.as(true), Effect.orElseSucceed(() => false)),
       changes,
       apply,
       discard

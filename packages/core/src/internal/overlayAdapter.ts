@@ -11,7 +11,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import type * as PlatformError from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Copies from "./overlayCopies.js"
-import * as Paths from "./overlayPaths.js"
+import type * as Paths from "./overlayPaths.js"
 import { notFound, systemError, unsupported } from "./overlayPaths.js"
 import * as Table from "./overlayTable.js"
 
@@ -36,11 +36,19 @@ export type Serial = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<
 export interface Views {
   /** What an entry is, its last component not followed: a link is a link. */
   readonly entryKind: (p: string) => Effect.Effect<Kind | "link">
-  readonly listNames: (view: Table.View, method: string, p: string) => Effect.Effect<Array<string>, PlatformError.PlatformError>
+  readonly listNames: (
+    view: Table.View,
+    method: string,
+    p: string
+  ) => Effect.Effect<Array<string>, PlatformError.PlatformError>
   readonly listTree: (root: string) => Effect.Effect<Array<TreeItem>, PlatformError.PlatformError>
   readonly readDirectory: FileSystem.FileSystem["readDirectory"]
   /** The file the base reads for a view: the base's own, the overlay's copy, or a stand-in directory. */
-  readonly readTarget: (view: Table.View, method: string, p: string) => Effect.Effect<string, PlatformError.PlatformError>
+  readonly readTarget: (
+    view: Table.View,
+    method: string,
+    p: string
+  ) => Effect.Effect<string, PlatformError.PlatformError>
 }
 
 const makeViews = (site: Paths.Site, paths: Paths.Paths): Views => {
@@ -49,7 +57,11 @@ const makeViews = (site: Paths.Site, paths: Paths.Paths): Views => {
   // The overlay's own directory stands in for new directories when they are statted.
   const directoryStandIn = filesDirectory
 
-  const listNames = (view: Table.View, method: string, p: string): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
+  const listNames = (
+    view: Table.View,
+    method: string,
+    p: string
+  ): Effect.Effect<Array<string>, PlatformError.PlatformError> =>
     Effect.gen(function*() {
       const kind = yield* kindOf(view)
       if (kind === "missing") return yield* notFound(method, p)
@@ -99,7 +111,11 @@ const makeViews = (site: Paths.Site, paths: Paths.Paths): Views => {
       return (yield* listTree(view.path)).map((item) => item.rel)
     })
 
-  const readTarget = (view: Table.View, method: string, p: string): Effect.Effect<string, PlatformError.PlatformError> => {
+  const readTarget = (
+    view: Table.View,
+    method: string,
+    p: string
+  ): Effect.Effect<string, PlatformError.PlatformError> => {
     switch (view._tag) {
       case "Missing":
         return Effect.fail(
@@ -151,7 +167,10 @@ const makeWrites = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views:
   const freshContent = () => path.join(filesDirectory, String(nextContent++))
 
   const requireParentDirectory = (p: string, method: string) =>
-    Effect.flatMap(kindAt(path.dirname(p)), (kind) => (kind === "directory" ? Effect.void : Effect.fail(notFound(method, p))))
+    Effect.flatMap(
+      kindAt(path.dirname(p)),
+      (kind) => (kind === "directory" ? Effect.void : Effect.fail(notFound(method, p)))
+    )
 
   /** The overlay file for `p`, holding the current content (copied from the base on first write). */
   const copyUp = (p: string, method: string): Effect.Effect<string, PlatformError.PlatformError> =>
@@ -188,7 +207,11 @@ const makeWrites = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views:
       if (entry?._tag === "File") return yield* base.writeFile(entry.content, data)
       const content = freshContent()
       // A new file gets `mode` (less the umask, as the base applies it); an existing one keeps its own.
-      yield* base.writeFile(content, data, kind === "missing" && options?.mode !== undefined ? { mode: options.mode } : {})
+      yield* base.writeFile(
+        content,
+        data,
+        kind === "missing" && options?.mode !== undefined ? { mode: options.mode } : {}
+      )
       if (kind === "file") yield* base.chmod(content, (yield* base.stat(target)).mode & 0o7777)
       table.setEntry(target, { _tag: "File", content })
     }))
@@ -237,7 +260,9 @@ const makeWrites = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views:
         if (kind === "file") return yield* systemError("AlreadyExists", "makeDirectory", original, "File exists")
         const parent = path.dirname(target)
         const parentKind = yield* kindAt(parent)
-        if (parentKind === "file") return yield* systemError("BadResource", "makeDirectory", original, "Not a directory")
+        if (parentKind === "file") {
+          return yield* systemError("BadResource", "makeDirectory", original, "Not a directory")
+        }
         if (parentKind === "missing") {
           if (options?.recursive !== true) return yield* notFound("makeDirectory", original)
           if (!table.isInside(parent) || parent === cwd) return yield* notFound("makeDirectory", original)
@@ -260,7 +285,9 @@ const makeWrites = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views:
       }
       // mkdir does not follow a link in the last place: the name is taken.
       const target = yield* writeTarget(p, "makeDirectory", false)
-      if ((yield* linkAt(target)) !== undefined) return yield* systemError("AlreadyExists", "makeDirectory", p, "File exists")
+      if ((yield* linkAt(target)) !== undefined) {
+        return yield* systemError("AlreadyExists", "makeDirectory", p, "File exists")
+      }
       yield* make(target, p)
     }))
   }
@@ -303,7 +330,9 @@ const makeWrites = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views:
         yield* touch(from)
         moved.set(
           item.rel,
-          item.kind === "link" ? { _tag: "Link", target: item.target! } : { _tag: "File", content: yield* copyUp(from, "rename") }
+          item.kind === "link"
+            ? { _tag: "Link", target: item.target! }
+            : { _tag: "File", content: yield* copyUp(from, "rename") }
         )
         yield* touch(path.join(destination, item.rel))
       }
@@ -321,8 +350,10 @@ const makeWrites = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views:
     const flag = options?.flag ?? "r"
     if (isScratch(lexical(p))) return base.open(lexical(p), options)
     if (flag === "r") {
-      return Effect.flatMap(resolveRead(p), (view) =>
-        Effect.flatMap(readTarget(view, "open", p), (target) => base.open(target, options)))
+      return Effect.flatMap(
+        resolveRead(p),
+        (view) => Effect.flatMap(readTarget(view, "open", p), (target) => base.open(target, options))
+      )
     }
     return Effect.flatMap(
       serial(Effect.gen(function*() {
@@ -345,7 +376,11 @@ const makeWrites = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views:
     )
   }
 
-  const fileOnly = (method: string, p: string, use: (content: string) => Effect.Effect<void, PlatformError.PlatformError>) =>
+  const fileOnly = (
+    method: string,
+    p: string,
+    use: (content: string) => Effect.Effect<void, PlatformError.PlatformError>
+  ) =>
     serial(Effect.gen(function*() {
       const target = yield* writeTarget(p, method)
       const kind = yield* kindAt(target)
@@ -375,8 +410,10 @@ export const make = (site: Paths.Site, paths: Paths.Paths, serial: Serial): Adap
 
   const fileSystem = FileSystem.make({
     access: (p, options) =>
-      Effect.flatMap(resolveRead(p), (view) =>
-        Effect.flatMap(readTarget(view, "access", p), (target) => base.access(target, options))),
+      Effect.flatMap(
+        resolveRead(p),
+        (view) => Effect.flatMap(readTarget(view, "access", p), (target) => base.access(target, options))
+      ),
     copy,
     copyFile,
     chmod,

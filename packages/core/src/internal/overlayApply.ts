@@ -94,8 +94,11 @@ export const make = (
 
   const changes = Effect.gen(function*() {
     const out: Array<Pending> = []
-    const finals = yield* Effect.forEach([...table.touched], ([p, before]) =>
-      Effect.map(finalState(p), (after) => [p, before, after] as const), { concurrency: APPLY_CONCURRENCY })
+    const finals = yield* Effect.forEach(
+      [...table.touched],
+      ([p, before]) => Effect.map(finalState(p), (after) => [p, before, after] as const),
+      { concurrency: APPLY_CONCURRENCY }
+    )
     for (const [p, before, after] of finals) {
       if (Table.sameState(after.state, before)) continue
       // Directories made or removed on the way are not written paths; the files and links in them are.

@@ -100,7 +100,9 @@ export const make = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views
       }
       // Once the paths are checked, a missing parent of the destination is made.
       const parent = path.dirname(destination)
-      if (top && (yield* kindAt(yield* walk(parent, true))) === "missing") yield* makeDirectory(parent, { recursive: true })
+      if (top && (yield* kindAt(yield* walk(parent, true))) === "missing") {
+        yield* makeDirectory(parent, { recursive: true })
+      }
       switch (kind) {
         case "directory": {
           if (existing === "missing") yield* makeDirectory(destination)
@@ -123,12 +125,19 @@ export const make = (site: Paths.Site, paths: Paths.Paths, serial: Serial, views
           const current = yield* linkAt(landing)
           if (current === undefined) return yield* systemError("AlreadyExists", "copy", destination, "File exists")
           const resolved = path.isAbsolute(current) ? current : path.resolve(path.dirname(destination), current)
-          if (isWithin(target, resolved)) return yield* copyError(destination, "cannot copy a link to a subdirectory of itself")
+          if (isWithin(target, resolved)) {
+            return yield* copyError(destination, "cannot copy a link to a subdirectory of itself")
+          }
           // Node stats the source through its link here: a dangling one fails.
           const pointsAt = yield* kindAt(source)
-          if (pointsAt === "missing") return yield* notFound("copy", source)
+          if (pointsAt === "missing") {
+            return yield* notFound("copy", source)
+          }
           if (pointsAt === "directory" && isWithin(resolved, target)) {
-            return yield* copyError(destination, "cannot overwrite a link to a directory with a link to its subdirectory")
+            return yield* copyError(
+              destination,
+              "cannot overwrite a link to a directory with a link to its subdirectory"
+            )
           }
           yield* remove(destination)
           return yield* symlink(target, destination)

@@ -42,7 +42,8 @@ export const systemError = (
 ): PlatformError.PlatformError =>
   new PlatformError.SystemError({ reason, module: "FileSystem", method, pathOrDescriptor: path, description })
 
-export const notFound = (method: string, path: string) => systemError("NotFound", method, path, "No such file or directory")
+export const notFound = (method: string, path: string) =>
+  systemError("NotFound", method, path, "No such file or directory")
 
 export const unsupported = (method: string, path: string) =>
   new PlatformError.BadArgument({
@@ -203,7 +204,10 @@ export const make = (site: Site): Paths => {
           Effect.flatMap((info) =>
             info.type === "Directory"
               ? Effect.succeed(Table.directory)
-              : Effect.map(base.readFile(p), (data) => Table.BaseState.File({ hash: sha256(data), mode: info.mode & 0o7777 }))
+              : Effect.map(
+                base.readFile(p),
+                (data) => Table.BaseState.File({ hash: sha256(data), mode: info.mode & 0o7777 })
+              )
           ),
           Effect.orElseSucceed(() => Table.missing)
         )

@@ -56,14 +56,16 @@ export const fromFileSystem = (fs: FileSystem.FileSystem): Lookup => ({
 const absent = Effect.fail("absent")
 
 const fromSync = (sync: SyncLookup): Lookup => ({
-  realPath: (p) => Effect.suspend(() => {
-    const real = sync.realPath(p)
-    return real === undefined ? absent : Effect.succeed(real)
-  }),
-  readLink: (p) => Effect.suspend(() => {
-    const target = sync.readLink(p)
-    return target === undefined ? absent : Effect.succeed(target)
-  }),
+  realPath: (p) =>
+    Effect.suspend(() => {
+      const real = sync.realPath(p)
+      return real === undefined ? absent : Effect.succeed(real)
+    }),
+  readLink: (p) =>
+    Effect.suspend(() => {
+      const target = sync.readLink(p)
+      return target === undefined ? absent : Effect.succeed(target)
+    }),
   sync
 })
 
@@ -124,12 +126,13 @@ export const cached = (lookup: Lookup): Lookup => {
   }
   const real = new Map<string, Exit.Exit<string, unknown>>()
   const links = new Map<string, Exit.Exit<string, unknown>>()
-  const memo = (table: Map<string, Exit.Exit<string, unknown>>, f: (p: string) => Effect.Effect<string, unknown>) =>
-  (p: string): Effect.Effect<string, unknown> => {
-    const known = table.get(p)
-    if (known !== undefined) return known
-    return Effect.flatten(Effect.tap(Effect.exit(f(p)), (exit) => Effect.sync(() => void table.set(p, exit))))
-  }
+  const memo =
+    (table: Map<string, Exit.Exit<string, unknown>>, f: (p: string) => Effect.Effect<string, unknown>) =>
+    (p: string): Effect.Effect<string, unknown> => {
+      const known = table.get(p)
+      if (known !== undefined) return known
+      return Effect.flatten(Effect.tap(Effect.exit(f(p)), (exit) => Effect.sync(() => void table.set(p, exit))))
+    }
   return { realPath: memo(real, lookup.realPath), readLink: memo(links, lookup.readLink) }
 }
 
@@ -158,7 +161,8 @@ const resolveDotFree = (lookup: Lookup, path: Path.Path, absolute: string, links
           Effect.catchAll(() => {
             const parent = path.dirname(absolute)
             if (parent === absolute) return Effect.succeed(absolute)
-            return Effect.map(resolveDotFree(lookup, path, parent, links), (real) => path.join(real, path.basename(absolute)))
+            return Effect.map(resolveDotFree(lookup, path, parent, links), (real) =>
+              path.join(real, path.basename(absolute)))
           })
         )
     )
@@ -277,7 +281,9 @@ export const normalize = (lookup: Lookup, path: Path.Path, absolute: string): Ef
   const last = components.lastIndexOf("..")
   if (last === -1) return Effect.succeed(`/${components.join("/")}`)
   if (lookup.sync !== undefined) {
-    return Effect.succeed(path.join(walkSync(lookup.sync, path, "/", components.slice(0, last + 1), 0), ...components.slice(last + 1)))
+    return Effect.succeed(
+      path.join(walkSync(lookup.sync, path, "/", components.slice(0, last + 1), 0), ...components.slice(last + 1))
+    )
   }
   return Effect.map(
     walk(lookup, path, "/", components.slice(0, last + 1), 0),

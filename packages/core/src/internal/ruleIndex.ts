@@ -142,7 +142,7 @@ const lookup = (bucket: Bucket, names: ReadonlyArray<string>, toolName: string):
   const out: Array<CompiledRule> = []
   for (const name of names) {
     const list = bucket.byName.get(name)
-    if (list !== undefined) for (const compiled of list) out.push(compiled)
+    if (list !== undefined) { for (const compiled of list) out.push(compiled) }
   }
   for (const compiled of McpRules.serverRulesFor(bucket.mcpServers, toolName)) out.push(compiled)
   return out
@@ -251,7 +251,7 @@ export const firstApplyingIndex = (
     if (entry.byLead.size === 0) continue
     // Every lead the path is at or under: its prefixes, segment by segment.
     const folded = relative.toLowerCase()
-    for (let end = folded.indexOf("/"); ; end = folded.indexOf("/", end + 1)) {
+    for (let end = folded.indexOf("/");; end = folded.indexOf("/", end + 1)) {
       tryAll(entry.byLead.get(end === -1 ? folded : folded.slice(0, end)))
       if (end === -1) break
     }

@@ -204,9 +204,12 @@ export const toAbsolute = (cwd: string, value: string): string => {
  *
  * @internal
  */
-export const absolutize = <K extends string>(key: K) =>
-<I extends { readonly [P in K]: string }>(input: I, context: ToolUseContext.ToolUseContext): I =>
-  ({ ...input, [key]: toAbsolute(context.cwd, input[key]) })
+export const absolutize =
+  <K extends string>(key: K) =>
+  <I extends { readonly [P in K]: string }>(input: I, context: ToolUseContext.ToolUseContext): I => ({
+    ...input,
+    [key]: toAbsolute(context.cwd, input[key])
+  })
 
 /** @internal */
 export const sha256 = Digest.sha256
@@ -332,10 +335,65 @@ export const notFound = (
     ))
 
 const BINARY_EXTENSIONS = new Set([
-  "7z", "a", "avi", "bin", "bmp", "bz2", "class", "dat", "db", "deb", "dll", "dmg", "doc", "docx", "dylib", "eot",
-  "exe", "flac", "gz", "ico", "iso", "jar", "lib", "mkv", "mov", "mp3", "mp4", "node", "o", "obj", "odt", "ogg",
-  "otf", "pdf", "ppt", "pptx", "psd", "pyc", "pyo", "rar", "rpm", "so", "sqlite", "sqlite3", "tar", "tgz", "tif",
-  "tiff", "ttf", "wasm", "wav", "webm", "woff", "woff2", "xls", "xlsx", "xz", "zip", "zst"
+  "7z",
+  "a",
+  "avi",
+  "bin",
+  "bmp",
+  "bz2",
+  "class",
+  "dat",
+  "db",
+  "deb",
+  "dll",
+  "dmg",
+  "doc",
+  "docx",
+  "dylib",
+  "eot",
+  "exe",
+  "flac",
+  "gz",
+  "ico",
+  "iso",
+  "jar",
+  "lib",
+  "mkv",
+  "mov",
+  "mp3",
+  "mp4",
+  "node",
+  "o",
+  "obj",
+  "odt",
+  "ogg",
+  "otf",
+  "pdf",
+  "ppt",
+  "pptx",
+  "psd",
+  "pyc",
+  "pyo",
+  "rar",
+  "rpm",
+  "so",
+  "sqlite",
+  "sqlite3",
+  "tar",
+  "tgz",
+  "tif",
+  "tiff",
+  "ttf",
+  "wasm",
+  "wav",
+  "webm",
+  "woff",
+  "woff2",
+  "xls",
+  "xlsx",
+  "xz",
+  "zip",
+  "zst"
 ])
 
 /** @internal */
@@ -424,7 +482,8 @@ export const checkUnchangedSinceRead = (
       )
     }
     if (options.bytes === undefined && mtimeMs(info) === recorded.mtimeMs) return
-    const bytes = options.bytes ?? (yield* fs.readFile(target.path).pipe(Effect.mapError(mapPlatformError(target, "read"))))
+    const bytes = options.bytes ??
+      (yield* fs.readFile(target.path).pipe(Effect.mapError(mapPlatformError(target, "read"))))
     if (sha256(bytes) !== recorded.hash) {
       return yield* Effect.fail(
         fail(

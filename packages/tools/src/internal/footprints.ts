@@ -16,7 +16,10 @@ import * as Files from "./files.js"
 
 /** `absolute` with symlinks resolved as the kernel resolves them, where the path exists (`RealPath.resolve`). */
 export const canonical = (absolute: string): Effect.Effect<string, never, FileSystem.FileSystem | Path.Path> =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => Effect.flatMap(Path.Path, (path) => RealPath.resolve(fs, path, absolute)))
+  Effect.flatMap(
+    FileSystem.FileSystem,
+    (fs) => Effect.flatMap(Path.Path, (path) => RealPath.resolve(fs, path, absolute))
+  )
 
 /** The canonical absolute path of a tool's file argument. */
 export const file = (
@@ -80,8 +83,13 @@ export const identified = (
 
 /** `identified`, when a `FileSystem` is in context (the Bash tool runs on a `CommandExecutor` alone). */
 export const identifiedWhereKnown = (footprint: Footprint.Footprint): Effect.Effect<Footprint.Footprint> =>
-  Effect.flatMap(Effect.serviceOption(FileSystem.FileSystem), (fs) =>
-    fs._tag === "None" ? Effect.succeed(footprint) : Effect.provideService(identified(footprint), FileSystem.FileSystem, fs.value))
+  Effect.flatMap(
+    Effect.serviceOption(FileSystem.FileSystem),
+    (fs) =>
+      fs._tag === "None"
+        ? Effect.succeed(footprint)
+        : Effect.provideService(identified(footprint), FileSystem.FileSystem, fs.value)
+  )
 
 /** A call that reads one file. */
 export const readsFile = (filePath: string, context: ToolUseContext.ToolUseContext) =>
