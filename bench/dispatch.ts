@@ -4,7 +4,7 @@
  * fibers and a mailbox) and the peers; the streaming executor's growth over a
  * tenfold N; wall time against the ideal for a concurrent batch.
  */
-import { Batches, Execution, Messages, Results, StreamingExecutor, Tool, ToolUseContext } from "@switchyard/core"
+import { Batches, Execution, Messages, Permissions, Results, StreamingExecutor, Tool, ToolUseContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Ref from "effect/Ref"
@@ -87,10 +87,10 @@ export const run = async () => {
       discard: true
     })
     const viaRunTools = Effect.flatMap(env, (e) => Stream.runDrain(Batches.runTools(calls, e, { concurrency: 10 }))).pipe(
-      Effect.provide(Results.layerMemory)
+      Effect.provide(Results.layerMemory), Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll)
     )
     const viaExecutor = Effect.flatMap(env, (e) => Stream.runDrain(StreamingExecutor.runAll(calls, e, { concurrency: 10 })))
-      .pipe(Effect.provide(Results.layerMemory))
+      .pipe(Effect.provide(Results.layerMemory), Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll))
     const t = await compare({
       direct: promised(direct),
       reference: promised(tracingOff(reference(calls, ctx))),
@@ -126,7 +126,7 @@ export const run = async () => {
   const runs = Object.fromEntries(sizes.flatMap((N) => {
     const calls = Array.from({ length: N }, (_, i) => Messages.toolUse(`t${i}`, "Noop", { n: i }))
     const drain = (stream: (e: Execution.Environment) => Stream.Stream<unknown, never, Results.ResultStore>) =>
-      promised(tracingOff(Effect.flatMap(env, (e) => Stream.runDrain(stream(e))).pipe(Effect.provide(Results.layerMemory))))
+      promised(tracingOff(Effect.flatMap(env, (e) => Stream.runDrain(stream(e))).pipe(Effect.provide(Results.layerMemory), Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll))))
     return [
       [`runTools${N}`, drain((e) => Batches.runTools(calls, e, { concurrency: 10 }))],
       [`executor${N}`, drain((e) => StreamingExecutor.runAll(calls, e, { concurrency: 10 }))]
@@ -157,7 +157,7 @@ export const run = async () => {
     bare: promised(Effect.forEach(sleepers, () => Effect.sleep(20), { concurrency: 10, discard: true })),
     runTools: promised(
       Effect.flatMap(env, (e) => Stream.runDrain(Batches.runTools(sleepers, e, { concurrency: 10 }))).pipe(
-        Effect.provide(Results.layerMemory)
+        Effect.provide(Results.layerMemory), Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll)
       )
     )
   }, { rounds: 5, warmup: 1 })

@@ -7,7 +7,7 @@
  * - 6 parallel calls (writing different files), one failing early: calls
  *   completed under `bash` (the chapter's cascade) vs `dependents`.
  */
-import { Execution, Messages, Results, StreamingExecutor, Tool, ToolUseContext } from "@switchyard/core"
+import { Execution, Messages, Permissions, Results, StreamingExecutor, Tool, ToolUseContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -50,7 +50,7 @@ const env = Effect.map(
 
 const runAll = (calls: ReadonlyArray<Messages.ToolUseBlock>, options: StreamingExecutor.Options) =>
   Effect.flatMap(env, (e) => Stream.runCollect(StreamingExecutor.runAll(calls, e, { concurrency: 10, ...options }))).pipe(
-    Effect.provide(Results.layerMemory)
+    Effect.provide(Results.layerMemory), Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll)
   )
 
 export const run = async () => {

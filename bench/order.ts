@@ -7,7 +7,7 @@
  * each write, every other call that overlapped it in time or ran on the
  * wrong side of it.
  */
-import { Batches, type Execution, Messages, Results, Tool, ToolUseContext } from "@switchyard/core"
+import { Batches, type Execution, Messages, Permissions, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -59,7 +59,7 @@ const switchyard = Effect.gen(function*() {
   const context = yield* Ref.make(ToolUseContext.make({ cwd: "/", sessionId: "bench" }))
   const env: Execution.Environment = { tools, pool: tools, context }
   yield* Stream.runDrain(Batches.runTools(calls, env, { concurrency: 10 }))
-}).pipe(Effect.provide(Results.layerMemory), Effect.withTracerEnabled(false))
+}).pipe(Effect.provide(Results.layerMemory), Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll), Effect.withTracerEnabled(false))
 
 /** Consecutive reads run together, each write alone. */
 const ideal = (() => {

@@ -4,7 +4,7 @@
  * their content_block_stop) and with a wait-for-the-whole-message executor,
  * side by side, against the ideal schedule for each.
  */
-import { QueryLoop, Registry, ReplayModel, Results, Tool, ToolUseContext } from "@switchyard/core"
+import { Permissions, QueryLoop, Registry, ReplayModel, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -80,7 +80,9 @@ const runTurn = (streaming: boolean) =>
           }]
         }),
         Registry.layerTools([sleeper("Read", true), sleeper("Edit", false), sleeper("Bash", false)]),
-        Results.layerMemory
+        Results.layerMemory,
+        // The engine's default policy runs only read-only calls; the bench measures dispatch, not permissions.
+        Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)
       )
     )
   )
