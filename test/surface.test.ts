@@ -128,7 +128,7 @@ describe("the public surface", () => {
     expect(result.entries["@switchyard/core/Validation"]!["decodeInput"]).toBeDefined()
   })
 
-  it("@switchyard/tools's root exports every built-in tool's module, the MCP modules and the shell analysis", () => {
+  it("@switchyard/tools's root exports every built-in tool's module, the MCP modules, the shell analysis, the sandbox and Claude Code's permission chain", () => {
     expect(Object.keys(tools).sort()).toEqual([
       "Agent",
       "BackgroundShells",
