@@ -54,7 +54,9 @@ const runTurn = (streaming: boolean) =>
     const started = events.find((e) => e._tag === "TurnStarted")
     const arrivals = events.flatMap((e) => (e._tag === "ToolUse" ? [e.at] : []))
     const durations = events.flatMap((e) =>
-      e._tag === "Tool" && e.event._tag === "Result" ? [[e.event.toolUseId, e.event.endedAt - e.event.startedAt] as const] : []
+      e._tag === "Tool" && e.event._tag === "Result"
+        ? [[e.event.toolUseId, e.event.endedAt - e.event.startedAt] as const]
+        : []
     )
     const ended = events.find((e) => e._tag === "TurnEnded")
     const response = events.find((e) => e._tag === "ResponseEnded")
@@ -103,9 +105,28 @@ export const run = async () => {
   const measured = (run: typeof streamingRun) => (i: number) => run.durations.get(`t${i}`) ?? calls[i]!.ms
   const idealStreaming = idealEnd((i) => streamingRun.arrivals[i] ?? (i + 1) * GAP, measured(streamingRun))
   const idealWhole = idealEnd(() => wholeRun.responseMs, measured(wholeRun))
-  record(SUITE, "nominal ideal (blocks exactly 150 ms apart, exact sleeps) (ms)", fmt(idealEnd((i) => (i + 1) * GAP), 0))
-  record(SUITE, "streaming executor: turn time (ms)", fmt(streamingRun.turnMs, 0), `ideal ${fmt(idealStreaming, 0)} ms, +${fmt(((streamingRun.turnMs - idealStreaming) / idealStreaming) * 100, 1)}%`)
-  record(SUITE, "wait-for-the-whole-message executor: turn time (ms)", fmt(wholeRun.turnMs, 0), `ideal ${fmt(idealWhole, 0)} ms, +${fmt(((wholeRun.turnMs - idealWhole) / idealWhole) * 100, 1)}%`)
-  record(SUITE, "streaming vs whole-message", `${fmt(wholeRun.turnMs / streamingRun.turnMs, 2)}×`, `${fmt(wholeRun.turnMs - streamingRun.turnMs, 0)} ms saved per turn`)
+  record(
+    SUITE,
+    "nominal ideal (blocks exactly 150 ms apart, exact sleeps) (ms)",
+    fmt(idealEnd((i) => (i + 1) * GAP), 0)
+  )
+  record(
+    SUITE,
+    "streaming executor: turn time (ms)",
+    fmt(streamingRun.turnMs, 0),
+    `ideal ${fmt(idealStreaming, 0)} ms, +${fmt(((streamingRun.turnMs - idealStreaming) / idealStreaming) * 100, 1)}%`
+  )
+  record(
+    SUITE,
+    "wait-for-the-whole-message executor: turn time (ms)",
+    fmt(wholeRun.turnMs, 0),
+    `ideal ${fmt(idealWhole, 0)} ms, +${fmt(((wholeRun.turnMs - idealWhole) / idealWhole) * 100, 1)}%`
+  )
+  record(
+    SUITE,
+    "streaming vs whole-message",
+    `${fmt(wholeRun.turnMs / streamingRun.turnMs, 2)}×`,
+    `${fmt(wholeRun.turnMs - streamingRun.turnMs, 0)} ms saved per turn`
+  )
   void Stream
 }
