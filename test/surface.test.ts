@@ -103,6 +103,7 @@ describe("the public surface", () => {
       "HookRunner",
       "Hooks",
       "Interruption",
+      "Journal",
       "Messages",
       "Model",
       "OverlayFileSystem",

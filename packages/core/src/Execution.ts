@@ -28,6 +28,7 @@ import * as Stream from "effect/Stream"
 import * as DispatchEvent from "./DispatchEvent.js"
 import * as Hooks from "./Hooks.js"
 import type * as Interruption from "./Interruption.js"
+import * as Journal from "./Journal.js"
 import * as Messages from "./Messages.js"
 import * as PermissionRules from "./PermissionRules.js"
 import * as Permissions from "./Permissions.js"
@@ -203,6 +204,14 @@ export const execute = (
   Effect.withFiberRuntime((fiber) => {
     const toolCall = ToolCall.of(call)
     const resolved = Registry.resolve(toolCall.block.name, env.tools, env.pool)
+    const journal = Context.get(fiber.currentContext, Journal.Current)
+    if (!Journal.isNone(journal)) {
+      // A durable session (SPEC §4.14): the whole call is one step of the journal, which
+      // runs it here (without the journal) or answers it from what it recorded.
+      const step = { block: toolCall.block, tool: Either.getOrUndefined(resolved), context: env.context }
+      return journal.tool(step, emit, (observed) =>
+        Effect.provideService(execute(toolCall, env, observed, options), Journal.Current, Journal.none))
+    }
     const context = options?.context
     if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
       return begin(makeCall(fiber, toolCall, env, emit, resolved), resolved, context)
