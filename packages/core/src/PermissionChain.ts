@@ -122,6 +122,12 @@ export interface Options {
   /** The home directory for `~/` rules (default `$HOME`). */
   readonly home?: string
   /**
+   * How paths are resolved for the rules: `"kernel"` (default), the disk's
+   * `realpath(3)`, as the tools will open them; `"fileSystem"`, through the
+   * `FileSystem` in context (one that is not the disk's).
+   */
+  readonly realPaths?: "kernel" | "fileSystem"
+  /**
    * The sentence a denial of an ask ends with, saying how to allow the call
    * (the suggested rules given). The default speaks of settings files and
    * permission modes; a CLI names its flags.
@@ -295,6 +301,8 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
         }
       })
 
+    // The working directories' and home's real paths, resolved once for the chain.
+    const directoryRealPaths = new Map<string, string>()
     const decide = (request: Permissions.PermissionRequest): Effect.Effect<Permissions.PermissionDecision> =>
       Effect.gen(function*() {
         const { context, hook, tool } = request
@@ -311,7 +319,9 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
           home,
           additionalDirectories: permissions.additionalDirectories,
           path,
-          fileSystem
+          fileSystem,
+          realPaths: options.realPaths ?? "kernel",
+          directoryRealPaths
         })
         const sessionRules = yield* Ref.get(session)
         const assessment = yield* PermissionRules.assess(
