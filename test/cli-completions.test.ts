@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { bin, root, runCli } from "./support/cli.js"
+import * as System from "./support/system.js"
 
 const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 
@@ -197,7 +198,7 @@ describe("shell completions", () => {
     })
   })
 
-  describe("fish", () => {
+  describe.skipIf(!System.has("fish"))("fish", () => {
     it("parses, and completes commands, option values and tool names", async () => {
       const { file } = await script("fish")
       expect(spawnSync("fish", ["--no-execute", file]).status).toBe(0)
@@ -208,7 +209,9 @@ describe("shell completions", () => {
       expect(fishComplete(file, "switchyard --output-format ").sort()).toEqual(["json", "stream-json", "text"])
       expect(fishComplete(file, "switchyard speculate --output-format ").sort()).toEqual(["json", "text"])
       expect(fishComplete(file, "switchyard run --permission-mode ")).toContain("bypassPermissions")
-      expect(fishComplete(file, "switchyard --model claude-h")).toEqual(["claude-haiku-4-5"])
+      expect(fishComplete(file, "switchyard --model claude-h").sort()).toEqual(["claude-haiku-4-5", "claude-haiku-5-5"])
+      // Claude Code's aliases are offered too.
+      expect(fishComplete(file, "switchyard --model op")).toEqual(expect.arrayContaining(["opus", "opus[1m]"]))
       expect(fishComplete(file, "switchyard tools list --j")).toEqual(["--json"])
       const project = projectDenying("WebFetch")
       const names = fishComplete(file, "switchyard tools schema ", project)
@@ -221,7 +224,7 @@ describe("shell completions", () => {
     })
   })
 
-  describe("zsh", () => {
+  describe.skipIf(!System.has("zsh") || !System.has("tmux"))("zsh", () => {
     it("parses (zsh -n), and in an interactive zsh TAB completes option values, tool names and sessions", async () => {
       const { file } = await script("zsh")
       expect(spawnSync("zsh", ["-n", file]).status).toBe(0)

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { jsonLines, runCli } from "./support/cli.js"
+import { jsonLines, root, runCli } from "./support/cli.js"
 import * as Server from "./support/messagesServer.js"
 
 const tempDir = (files: Record<string, string> = {}) => {
@@ -40,33 +40,42 @@ interface Usage {
  * final (cumulative) output count.
  */
 const withUsage = (turn: Parameters<typeof Server.messageEvents>[0], usage: Usage): Server.ScriptedResponse =>
-  Server.events(Server.messageEvents(turn).map((sse) => {
-    const data = sse.data as { type: string; message?: Record<string, unknown>; usage?: unknown }
-    if (data.type === "message_start") {
-      return { ...sse, data: { ...data, message: { ...data.message, usage: { ...usage, output_tokens: 1 } } } }
-    }
-    if (data.type === "message_delta") return { ...sse, data: { ...data, usage: { output_tokens: usage.output_tokens } } }
-    return sse
-  }))
+  Server.events(
+    Server.messageEvents(turn).map((sse) => {
+      const data = sse.data as { type: string; message?: Record<string, unknown>; usage?: unknown }
+      if (data.type === "message_start") {
+        return { ...sse, data: { ...data, message: { ...data.message, usage: { ...usage, output_tokens: 1 } } } }
+      }
+      if (data.type === "message_delta") {
+        return { ...sse, data: { ...data, usage: { output_tokens: usage.output_tokens } } }
+      }
+      return sse
+    })
+  )
 
 const text = (t: string) => ({ blocks: [{ block: { type: "text" as const, text: t } }] })
 const toolCall = (id: string, name: string, input: unknown) => ({
   blocks: [{ block: { type: "tool_use" as const, id, name, input } }]
 })
 
+// Claude Code's SDKResultMessage (success), in its order.
 const resultKeys = [
   "type",
   "subtype",
   "is_error",
-  "result",
-  "session_id",
-  "num_turns",
   "duration_ms",
   "duration_api_ms",
+  "num_turns",
+  "result",
+  "stop_reason",
+  "session_id",
   "total_cost_usd",
   "usage",
-  "permission_denials"
+  "modelUsage",
+  "permission_denials",
+  "uuid"
 ]
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 type Body = { system?: string; messages: ReadonlyArray<{ role: string; content: unknown }> }
 const body = (server: Server.MessagesServer, i: number) => server.requests[i]!.body as Body
@@ -76,15 +85,34 @@ describe("run -p: the headless protocol", () => {
     Effect.gen(function*() {
       const server = yield* Server.start()
       const dir = tempDir({ "notes.md": "remember the milk\n" })
-      const first = { input_tokens: 100, output_tokens: 57, cache_creation_input_tokens: 20, cache_read_input_tokens: 30 }
-      const second = { input_tokens: 180, output_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 120 }
+      const first = {
+        input_tokens: 100,
+        output_tokens: 57,
+        cache_creation_input_tokens: 20,
+        cache_read_input_tokens: 30
+      }
+      const second = {
+        input_tokens: 180,
+        output_tokens: 12,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 120
+      }
       server.enqueue(
         withUsage(toolCall("toolu_1", "Read", { file_path: "notes.md" }), first),
         withUsage(text("It says: remember the milk."), second)
       )
       const home = tempDir()
       const result = yield* Effect.promise(() =>
-        runCli(["-p", "What does notes.md say?", "--cwd", dir, "--output-format", "json", "--model", "claude-sonnet-4-6"], {
+        runCli([
+          "-p",
+          "What does notes.md say?",
+          "--cwd",
+          dir,
+          "--output-format",
+          "json",
+          "--model",
+          "claude-sonnet-4-6"
+        ], {
           env: envFor(server, home)
         })
       )
@@ -111,6 +139,20 @@ describe("run -p: the headless protocol", () => {
       // Sonnet: $3 in, $15 out per million; cache writes 1.25×, reads 0.1× the input price.
       const expected = (280 * 3 + 69 * 15 + 20 * 3.75 + 150 * 0.3) / 1e6
       expect(json["total_cost_usd"]).toBeCloseTo(expected, 9)
+      expect(json["stop_reason"]).toBe("end_turn")
+      expect(json["uuid"]).toMatch(UUID)
+      expect(json["modelUsage"]).toEqual({
+        "claude-sonnet-4-6": {
+          inputTokens: 280,
+          outputTokens: 69,
+          cacheReadInputTokens: 150,
+          cacheCreationInputTokens: 20,
+          webSearchRequests: 0,
+          costUSD: expect.closeTo(expected, 9),
+          contextWindow: 200_000,
+          maxOutputTokens: 8192
+        }
+      })
       expect(typeof json["duration_ms"]).toBe("number")
       expect(json["duration_api_ms"] as number).toBeGreaterThanOrEqual(0)
       expect(json["duration_api_ms"] as number).toBeLessThanOrEqual(json["duration_ms"] as number)
@@ -127,9 +169,14 @@ describe("run -p: the headless protocol", () => {
       const server = yield* Server.start()
       const dir = tempDir({ "f.txt": "one\n" })
       const input = { command: "rm f.txt" }
-      server.enqueue(Server.message(toolCall("toolu_rm", "Bash", input)), Server.message(text("I could not delete it.")))
+      server.enqueue(
+        Server.message(toolCall("toolu_rm", "Bash", input)),
+        Server.message(text("I could not delete it."))
+      )
       const result = yield* Effect.promise(() =>
-        runCli(["run", "-p", "delete f.txt", "--cwd", dir, "--output-format", "json", "--model", "claude-test"], { env: envFor(server) })
+        runCli(["run", "-p", "delete f.txt", "--cwd", dir, "--output-format", "json", "--model", "claude-test"], {
+          env: envFor(server)
+        })
       )
       expect(result.code).toBe(0)
       const json = JSON.parse(result.stdout)
@@ -141,14 +188,25 @@ describe("run -p: the headless protocol", () => {
       expect(result.stderr).toMatch(/warning: no price known for the model .+; total_cost_usd is 0/)
     }))
 
-  it.scoped("stream-json: system/init first, assistant and user messages, the result last; dispatch events only with --verbose", () =>
+  it.scoped("stream-json: system/init first, assistant and user messages, the result last; dispatch events only with --include-dispatch-events", () =>
     Effect.gen(function*() {
       const server = yield* Server.start()
       const dir = tempDir({ "a.txt": "alpha\n" })
-      const script = () => [Server.message(toolCall("toolu_r", "Read", { file_path: "a.txt" })), Server.message(text("Alpha."))]
+      const script =
+        () => [Server.message(toolCall("toolu_r", "Read", { file_path: "a.txt" })), Server.message(text("Alpha."))]
       server.enqueue(...script())
       const plain = yield* Effect.promise(() =>
-        runCli(["run", "-p", "read a.txt", "--cwd", dir, "--output-format", "stream-json", "--model", "claude-haiku-4-5"], {
+        runCli([
+          "run",
+          "-p",
+          "read a.txt",
+          "--cwd",
+          dir,
+          "--output-format",
+          "stream-json",
+          "--model",
+          "claude-haiku-4-5"
+        ], {
           env: envFor(server)
         })
       )
@@ -156,37 +214,103 @@ describe("run -p: the headless protocol", () => {
       const lines = jsonLines(plain)
       expect(lines.map((l) => l["type"])).toEqual(["system", "assistant", "user", "assistant", "result"])
       const init = lines[0]!
+      // Claude Code's SDKSystemMessage, in its order.
       expect(Object.keys(init)).toEqual([
-        "type", "subtype", "session_id", "cwd", "model", "permissionMode", "tools", "mcp_servers", "sandbox"
+        "type",
+        "subtype",
+        "cwd",
+        "session_id",
+        "tools",
+        "mcp_servers",
+        "model",
+        "permissionMode",
+        "slash_commands",
+        "apiKeySource",
+        "claude_code_version",
+        "output_style",
+        "agents",
+        "skills",
+        "plugins",
+        "sandbox",
+        "uuid"
       ])
       // The sandbox is off by default; whether it could run here is bubblewrap's to say.
       expect(init["sandbox"]).toMatchObject({ enabled: false, available: expect.any(Boolean) })
-      expect(init).toMatchObject({ subtype: "init", cwd: fs.realpathSync(dir), model: "claude-haiku-4-5", permissionMode: "default", mcp_servers: [] })
+      expect(init).toMatchObject({
+        subtype: "init",
+        cwd: fs.realpathSync(dir),
+        model: "claude-haiku-4-5",
+        permissionMode: "default",
+        mcp_servers: [],
+        apiKeySource: "ANTHROPIC_API_KEY",
+        output_style: "default",
+        claude_code_version: JSON.parse(fs.readFileSync(path.join(root, "packages/cli/package.json"), "utf8")).version
+      })
       expect(init["tools"]).toEqual(expect.arrayContaining(["Read", "Bash", "Edit"]))
+      expect(init["slash_commands"]).toEqual(expect.arrayContaining(["help", "model", "cost", "compact"]))
       const sessionId = init["session_id"]
       for (const line of lines) expect(line["session_id"]).toBe(sessionId)
+      const uuids = lines.map((l) => l["uuid"])
+      for (const id of uuids) expect(id).toMatch(UUID)
+      expect(new Set(uuids).size).toBe(uuids.length)
+      // The full API message: the server's id and model, the stop reason, the usage it reported.
+      const sent = server.requests.length
+      expect(sent).toBe(2)
       expect(lines[1]).toEqual({
         type: "assistant",
-        message: { role: "assistant", content: [{ type: "tool_use", id: "toolu_r", name: "Read", input: { file_path: "a.txt" } }] },
-        session_id: sessionId
+        message: {
+          id: expect.stringMatching(/^msg_test_/),
+          type: "message",
+          role: "assistant",
+          model: "claude-test",
+          content: [{ type: "tool_use", id: "toolu_r", name: "Read", input: { file_path: "a.txt" } }],
+          stop_reason: "tool_use",
+          stop_sequence: null,
+          usage: expect.any(Object)
+        },
+        parent_tool_use_id: null,
+        session_id: sessionId,
+        uuid: expect.stringMatching(UUID)
       })
-      const user = lines[2]!["message"] as { role: string; content: ReadonlyArray<Record<string, unknown>> }
-      expect(user.role).toBe("user")
-      expect(user.content[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_r" })
+      expect(Object.keys(lines[1]!)).toEqual(["type", "message", "parent_tool_use_id", "session_id", "uuid"])
+      const user = lines[2]!
+      expect(Object.keys(user)).toEqual(["type", "message", "parent_tool_use_id", "session_id", "uuid"])
+      const userMessage = user["message"] as { role: string; content: ReadonlyArray<Record<string, unknown>> }
+      expect(userMessage.role).toBe("user")
+      expect(userMessage.content[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_r" })
       expect(Object.keys(lines[4]!)).toEqual(resultKeys)
-      expect(lines[4]).toMatchObject({ subtype: "success", result: "Alpha.", num_turns: 2 })
+      expect(lines[4]).toMatchObject({ subtype: "success", result: "Alpha.", num_turns: 2, stop_reason: "end_turn" })
       // What the stream says was sent is what the server got.
-      expect(body(server, 1).messages.slice(1)).toEqual([lines[1]!["message"], lines[2]!["message"]])
+      const assistant = lines[1]!["message"] as { role: string; content: unknown }
+      expect(body(server, 1).messages.slice(1)).toEqual([
+        { role: assistant.role, content: assistant.content },
+        userMessage
+      ])
 
+      // --verbose adds nothing to the stream; --include-dispatch-events adds Switchyard's events after
+      // the assistant line they refer to.
       server.enqueue(...script())
       const verbose = yield* Effect.promise(() =>
-        runCli(["run", "-p", "read a.txt", "--cwd", dir, "--output-format", "stream-json", "--verbose"], { env: envFor(server) })
+        runCli(["run", "-p", "read a.txt", "--cwd", dir, "--output-format", "stream-json", "--verbose"], {
+          env: envFor(server)
+        })
       )
-      const types = jsonLines(verbose).map((l) => l["type"])
+      expect(jsonLines(verbose).map((l) => l["type"])).toEqual(["system", "assistant", "user", "assistant", "result"])
+      server.enqueue(...script())
+      const dispatch = yield* Effect.promise(() =>
+        runCli(["-p", "read a.txt", "--cwd", dir, "--output-format", "stream-json", "--include-dispatch-events"], {
+          env: envFor(server)
+        })
+      )
+      const types = jsonLines(dispatch).map((l) => l["type"])
       expect(types[0]).toBe("system")
       expect(types.at(-1)).toBe("result")
-      expect(types).toContain("started")
+      expect(types.indexOf("started")).toBeGreaterThan(types.indexOf("assistant"))
+      expect(types.indexOf("started")).toBeLessThan(types.indexOf("user"))
       expect(types.filter((t) => t === "result")).toHaveLength(1)
+      const started = jsonLines(dispatch).find((l) => l["type"] === "started")!
+      expect(started).toMatchObject({ tool_use_id: "toolu_r", name: "Read", parent_tool_use_id: null })
+      expect(started["uuid"]).toMatch(UUID)
     }))
 
   it.scoped("the turn limit: error_max_turns, exit 1; an API error: error_during_execution, exit 1", () =>
@@ -198,13 +322,19 @@ describe("run -p: the headless protocol", () => {
         runCli(["-p", "read", "--cwd", dir, "--output-format", "json", "--max-turns", "1"], { env: envFor(server) })
       )
       expect(limited.code).toBe(1)
-      expect(JSON.parse(limited.stdout)).toMatchObject({ subtype: "error_max_turns", is_error: true, num_turns: 1 })
+      const limitedJson = JSON.parse(limited.stdout)
+      expect(limitedJson).toMatchObject({ subtype: "error_max_turns", is_error: true, num_turns: 1 })
+      // Error subtypes carry `errors`, not `result` (Claude Code's SDKResultMessage).
+      expect(limitedJson).not.toHaveProperty("result")
+      expect(limitedJson.errors).toEqual([expect.stringContaining("max_turns")])
       server.enqueue(Server.httpError(400, "invalid_request_error", "messages: bad"))
       const failed = yield* Effect.promise(() =>
         runCli(["-p", "hello", "--cwd", dir, "--output-format", "json"], { env: envFor(server) })
       )
       expect(failed.code).toBe(1)
-      expect(JSON.parse(failed.stdout)).toMatchObject({ subtype: "error_during_execution", is_error: true })
+      const failedJson = JSON.parse(failed.stdout)
+      expect(failedJson).toMatchObject({ subtype: "error_during_execution", is_error: true })
+      expect(failedJson.errors).toEqual([expect.stringContaining("messages: bad")])
       expect(failed.stderr).toContain("invalid_request_error")
     }))
 
@@ -214,15 +344,24 @@ describe("run -p: the headless protocol", () => {
       server.enqueue(Server.message(text("First answer.")), Server.message(text("Second answer.")))
       const input = [
         JSON.stringify({ type: "user", message: { role: "user", content: "first question" } }),
-        JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "text", text: "second question" }] } })
+        JSON.stringify({
+          type: "user",
+          message: { role: "user", content: [{ type: "text", text: "second question" }] }
+        })
       ].join("\n") + "\n"
       const result = yield* Effect.promise(() =>
-        runCli(["-p", "--input-format", "stream-json", "--output-format", "stream-json"], { env: envFor(server), input })
+        runCli(["-p", "--input-format", "stream-json", "--output-format", "stream-json"], {
+          env: envFor(server),
+          input
+        })
       )
       expect(result.code).toBe(0)
       const lines = jsonLines(result)
       expect(lines.map((l) => l["type"])).toEqual(["system", "assistant", "result", "assistant", "result"])
-      expect(lines.filter((l) => l["type"] === "result").map((l) => l["result"])).toEqual(["First answer.", "Second answer."])
+      expect(lines.filter((l) => l["type"] === "result").map((l) => l["result"])).toEqual([
+        "First answer.",
+        "Second answer."
+      ])
       expect(body(server, 1).messages).toEqual([
         { role: "user", content: [{ type: "text", text: "first question" }] },
         { role: "assistant", content: [{ type: "text", text: "First answer." }] },
@@ -238,34 +377,49 @@ describe("run -p: the headless protocol", () => {
       expect(bad.stderr).toContain("stdin line 1")
     }))
 
-  it.scoped("--append-system-prompt, --system-prompt, --add-dir and --dangerously-skip-permissions", () =>
-    Effect.gen(function*() {
-      const server = yield* Server.start()
-      const dir = tempDir()
-      const other = tempDir({ "outside.txt": "from the other directory\n" })
-      const outside = path.join(other, "outside.txt")
-      server.enqueue(Server.message(toolCall("toolu_o", "Read", { file_path: outside })), Server.message(text("Read it.")))
-      const added = yield* Effect.promise(() =>
-        runCli(["-p", "read it", "--cwd", dir, "--add-dir", other, "--append-system-prompt", "Answer in French."], {
-          env: envFor(server)
-        })
-      )
-      expect(added.code).toBe(0)
-      expect(body(server, 0).system).toMatch(/working directory[\s\S]*\n\nAnswer in French\.$/)
-      expect(JSON.stringify(body(server, 1).messages.at(-1))).toContain("from the other directory")
+  it.scoped(
+    "--append-system-prompt, --system-prompt, --add-dir and --dangerously-skip-permissions",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Server.start()
+        const dir = tempDir()
+        const other = tempDir({ "outside.txt": "from the other directory\n" })
+        const outside = path.join(other, "outside.txt")
+        server.enqueue(
+          Server.message(toolCall("toolu_o", "Read", { file_path: outside })),
+          Server.message(text("Read it."))
+        )
+        const added = yield* Effect.promise(() =>
+          runCli(["-p", "read it", "--cwd", dir, "--add-dir", other, "--append-system-prompt", "Answer in French."], {
+            env: envFor(server)
+          })
+        )
+        expect(added.code).toBe(0)
+        expect(body(server, 0).system).toMatch(/working directory[\s\S]*\n\nAnswer in French\.$/)
+        expect(JSON.stringify(body(server, 1).messages.at(-1))).toContain("from the other directory")
 
-      server.enqueue(Server.message(toolCall("toolu_o2", "Read", { file_path: outside })), Server.message(text("Denied.")))
-      yield* Effect.promise(() => runCli(["-p", "read it", "--cwd", dir, "--system-prompt", "Only this."], { env: envFor(server) }))
-      expect(body(server, 2).system).toBe("Only this.")
-      expect(JSON.stringify(body(server, 3).messages.at(-1))).not.toContain("from the other directory")
+        server.enqueue(
+          Server.message(toolCall("toolu_o2", "Read", { file_path: outside })),
+          Server.message(text("Denied."))
+        )
+        yield* Effect.promise(() =>
+          runCli(["-p", "read it", "--cwd", dir, "--system-prompt", "Only this."], { env: envFor(server) })
+        )
+        expect(body(server, 2).system).toBe("Only this.")
+        expect(JSON.stringify(body(server, 3).messages.at(-1))).not.toContain("from the other directory")
 
-      server.enqueue(Server.message(toolCall("toolu_b", "Bash", { command: "touch made.txt" })), Server.message(text("Made.")))
-      const bypass = yield* Effect.promise(() =>
-        runCli(["-p", "make it", "--cwd", dir, "--dangerously-skip-permissions"], { env: envFor(server) })
-      )
-      expect(bypass.code).toBe(0)
-      expect(fs.existsSync(path.join(dir, "made.txt"))).toBe(true)
-    }))
+        server.enqueue(
+          Server.message(toolCall("toolu_b", "Bash", { command: "touch made.txt" })),
+          Server.message(text("Made."))
+        )
+        const bypass = yield* Effect.promise(() =>
+          runCli(["-p", "make it", "--cwd", dir, "--dangerously-skip-permissions"], { env: envFor(server) })
+        )
+        expect(bypass.code).toBe(0)
+        expect(fs.existsSync(path.join(dir, "made.txt"))).toBe(true)
+      }),
+    90_000
+  )
 })
 
 describe("run -p: API failures", () => {
@@ -306,6 +460,8 @@ describe("run -p: API failures", () => {
       expect(result.code).toBe(1)
       const retries = result.stderr.split("\n").filter((l) => l.includes("retrying"))
       expect(retries).toHaveLength(2)
-      expect(result.stderr.trim().split("\n").at(-1)).toMatch(new RegExp(`cannot reach the Anthropic API.* at ${url.replace(/[.]/g, "\\.")}`))
+      expect(result.stderr.trim().split("\n").at(-1)).toMatch(
+        new RegExp(`cannot reach the Anthropic API.* at ${url.replace(/[.]/g, "\\.")}`)
+      )
     }))
 })

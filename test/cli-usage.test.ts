@@ -76,6 +76,41 @@ describe("usage errors: one line, exit 2", () => {
   })
 })
 
+describe("Claude Code's parsing (issue 24)", () => {
+  it("a list option takes the words after it up to the next option or --; the prompt goes before it", () => {
+    expect(CommandLine.parse(["node", "sy", "-p", "q", "--allowedTools", "Bash(git log *)", "Read", "--verbose"])).toEqual({
+      _tag: "Run",
+      argv: ["node", "sy", "run", "--print", "--allowed-tools", "Bash(git log *)", "--allowed-tools", "Read", "--verbose", "--", "q"]
+    })
+    expect(CommandLine.parse(["node", "sy", "--add-dir", "a", "b", "--", "the prompt"])).toEqual({
+      _tag: "Run",
+      argv: ["node", "sy", "run", "--add-dir", "a", "--add-dir", "b", "--", "the prompt"]
+    })
+    // A non-list option takes one value; the next word is the prompt again.
+    expect(CommandLine.parse(["node", "sy", "--model", "opus", "fix it"])).toEqual({
+      _tag: "Run",
+      argv: ["node", "sy", "run", "--model", "opus", "--", "fix it"]
+    })
+    // An empty list survives the hand-over to @effect/cli (which drops empty values).
+    expect(CommandLine.parse(["node", "sy", "tools", "list", "--tools", ""])).toEqual({
+      _tag: "Run",
+      argv: ["node", "sy", "tools", "list", "--tools", ","]
+    })
+  })
+
+  it("-v is --version; a misspelt command followed by arguments is a usage error", () => {
+    expect(CommandLine.parse(["node", "sy", "-v"])).toEqual({ _tag: "Version" })
+    expect(CommandLine.parse(["node", "sy", "-p", "x", "--", "-v"])).toMatchObject({ _tag: "Run" })
+    expect(CommandLine.parse(["node", "sy", "dispach", "calls.json"])).toMatchObject({
+      _tag: "UsageError",
+      message: expect.stringContaining("did you mean `dispatch`?")
+    })
+    expect(CommandLine.parse(["node", "sy", "tols", "list", "--json"])).toMatchObject({ _tag: "UsageError" })
+    // A quoted prompt, or words not close to a command, are prompts.
+    expect(CommandLine.parse(["node", "sy", "explain", "the", "code"])).toMatchObject({ _tag: "Run" })
+  })
+})
+
 describe("--help", () => {
   it("every command's help is the table's, with usage lines naming the command and every option described", async () => {
     const paths = CommandLine.commands.map((c) => c.path)

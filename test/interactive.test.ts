@@ -1,6 +1,7 @@
 /**
  * `switchyard run` in a real terminal (tmux): permission questions answered
- * 3 (no, with what to do instead) then 2 (yes, and don't ask again), and ESC
+ * 3 (no, with what to do instead: the model hears it and goes on, as in
+ * Claude Code) then 2 (yes, and don't ask again), and ESC
  * in the middle of a long Bash command leaving no process behind. Skipped
  * where tmux is missing (CI installs it).
  */
@@ -37,6 +38,7 @@ describe.skipIf(!Tmux.hasTmux)("interactive run in a terminal (tmux)", () => {
       const marker = `sleep 37.${process.pid % 1000}`
       server.enqueue(
         bash("toolu_rm", "rm notes.txt"),
+        text("Keeping the notes, then."),
         bash("toolu_touch", "touch created.txt"),
         text("Created the file."),
         bash("toolu_sleep", `${marker} && echo finished`)
@@ -56,16 +58,16 @@ describe.skipIf(!Tmux.hasTmux)("interactive run in a terminal (tmux)", () => {
       terminal.type("keep the notes")
       terminal.send("Enter")
       yield* terminal.waitFor(/denied/)
-      yield* terminal.waitFor(/^> $/m)
+      // The feedback went to the model in the same turn, and it answered.
+      yield* terminal.waitFor(/Keeping the notes, then\.[\s\S]*^> $/m)
       expect(fs.existsSync(path.join(dir, "notes.txt"))).toBe(true)
-      expect(server.requests).toHaveLength(1)
+      expect(server.requests).toHaveLength(2)
+      expect(JSON.stringify(server.requests[1]!.body)).toContain("keep the notes")
 
       terminal.send("create a file", "Enter")
       yield* terminal.waitFor(/Bash\(touch created\.txt\)[\s\S]*3\. No/)
       terminal.send("2")
       yield* terminal.waitFor(/Created the file\./)
-      // The rejected call's result told the model what the user said.
-      expect(JSON.stringify(server.requests[1]!.body)).toContain("keep the notes")
       expect(fs.existsSync(path.join(dir, "created.txt"))).toBe(true)
       const local = JSON.parse(fs.readFileSync(path.join(dir, ".switchyard/settings.local.json"), "utf8"))
       expect(local.permissions.allow).toEqual(expect.arrayContaining([expect.stringMatching(/^Bash\(touch/)]))

@@ -11,8 +11,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { bin } from "./support/cli.js"
+import * as System from "./support/system.js"
 
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0
+const hasTmux = System.has("tmux")
 const socket = `switchyard-confirm-${process.pid}`
 const tmux = (...args: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" })
 const capture = (session: string) => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", session)

@@ -30,6 +30,8 @@ export const runCli = (
     // Never touch the real ~/.switchyard from tests; one state directory per test worker, so that
     // files running side by side never see each other's sessions.
     env["SWITCHYARD_HOME"] ??= path.join(root, ".switchyard-test", `home-${process.env["VITEST_POOL_ID"] ?? "0"}`)
+    // Nor the real ~/.claude/CLAUDE.md (memory files).
+    env["CLAUDE_CONFIG_DIR"] ??= path.join(root, ".switchyard-test", "claude")
     delete env["FORCE_COLOR"]
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? root,

@@ -5,9 +5,11 @@
 import * as Effect from "effect/Effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import type * as Scope from "effect/Scope"
-import { bin } from "./cli.js"
+import * as path from "node:path"
+import { bin, root } from "./cli.js"
+import * as System from "./system.js"
 
-export const hasTmux = spawnSync("tmux", ["-V"]).status === 0
+export const hasTmux = System.has("tmux")
 
 export interface Terminal {
   /** Send keys (tmux key names, or literal text with `literal`). */
@@ -29,24 +31,31 @@ let counter = 0
 const quote = (part: string) => `'${part.replace(/'/g, "'\\''")}'`
 
 /**
- * Start `switchyard ...args` in a 160×50 terminal; the tmux server is killed when the scope closes.
+ * Start `switchyard ...args` in a terminal (160×50 unless `size` says); the tmux server is killed when the scope closes.
  * Next-prompt suggestions are off unless `env` turns them on: each would be one more request to the
  * scripted Messages server (their own tmux test is `suggestion.interactive.test.ts`).
  */
 export const start = (
   args: ReadonlyArray<string>,
-  env: Readonly<Record<string, string>>
+  env: Readonly<Record<string, string>>,
+  size: { readonly width: number; readonly height: number } = { width: 160, height: 50 }
 ): Effect.Effect<Terminal, never, Scope.Scope> =>
   Effect.gen(function*() {
     const socket = `switchyard-test-${process.pid}-${++counter}`
     const tmux = (...a: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" })
     const session = "sy"
-    const command = ["env", ...Object.entries({ NO_COLOR: "1", SWITCHYARD_SUGGESTIONS: "0", ...env }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
+    const command = ["env", ...Object.entries({
+      NO_COLOR: "1",
+      SWITCHYARD_SUGGESTIONS: "0",
+      // Never the real ~/.claude/CLAUDE.md.
+      CLAUDE_CONFIG_DIR: path.join(root, ".switchyard-test", "claude"),
+      ...env
+    }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
       .map(quote)
       .join(" ")
     // Keep the pane after the program exits, to read its last words: set in the same tmux call,
     // so even a program that dies at once leaves its pane.
-    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", command, ";", "set-option", "-t", session, "remain-on-exit", "on")
+    tmux("new-session", "-d", "-s", session, "-x", String(size.width), "-y", String(size.height), command, ";", "set-option", "-t", session, "remain-on-exit", "on")
     yield* Effect.addFinalizer(() => Effect.sync(() => spawnSync("tmux", ["-L", socket, "kill-server"])))
     const screen = () => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", session)
     const alive = () => tmux("display-message", "-p", "-t", session, "#{pane_dead}").trim() !== "1"

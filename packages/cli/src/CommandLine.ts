@@ -13,6 +13,7 @@
  * @since 0.1.0
  */
 import * as EditDistance from "@switchyard/core/EditDistance"
+import * as HelpText from "./internal/helpText.js"
 import * as McpCommandLine from "./internal/mcpCommandLine.js"
 
 /**
@@ -40,7 +41,17 @@ export interface OptionSpec {
   readonly valueOptional?: boolean
   readonly choices?: ReadonlyArray<string>
   readonly integer?: "positive"
+  /** A positive decimal number (`--max-budget-usd 0.50`). */
+  readonly decimal?: "positive"
   readonly repeatable?: boolean
+  /**
+   * Takes one or more values, as Claude Code's `--allowedTools A B` does: the
+   * words after it up to the next option (or `--`) are its values, so a
+   * prompt goes before it. Implies `repeatable`.
+   */
+  readonly variadic?: boolean
+  /** The value may be the empty string (`--tools ""`: no built-in tools). */
+  readonly allowEmpty?: boolean
   readonly description: string
   readonly default?: string
   readonly complete?: ValueCompletion
@@ -80,21 +91,6 @@ const permissionModes = ["default", "acceptEdits", "plan", "bypassPermissions", 
 const outputFormats = ["text", "json", "stream-json"] as const
 
 /**
- * Claude model names shells offer for `--model` (any name is accepted); the
- * first is the default model (`@switchyard/core/anthropic`'s `defaultModel`).
- *
- * @since 0.1.0
- * @category constants
- */
-export const modelNames: ReadonlyArray<string> = [
-  "claude-sonnet-5-5",
-  "claude-opus-4-5",
-  "claude-sonnet-4-5",
-  "claude-haiku-4-5",
-  "claude-opus-4-1"
-]
-
-/**
  * The shells `switchyard completions` writes a script for (`sh` gets the bash one).
  *
  * @since 0.1.0
@@ -129,21 +125,41 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     aliases: ["allowedTools"],
     value: "RULES",
     repeatable: true,
-    description: 'Permission rules to allow, e.g. "Bash(git log *)" Edit (comma or space separated)'
+    variadic: true,
+    description: "Permission rules to allow, e.g. \"Bash(git log *)\" Edit (commas also separate them)"
   },
   {
     name: "disallowed-tools",
     aliases: ["disallowedTools"],
     value: "RULES",
     repeatable: true,
-    description: "Permission rules to deny (comma or space separated); a deny rule wins over every allow rule"
+    variadic: true,
+    description: "Permission rules to deny (commas also separate them); a deny rule wins over every allow rule"
   },
   {
     name: "add-dir",
     value: "DIR",
     repeatable: true,
-    description: "Another directory the tools may work in, besides the working directory",
+    variadic: true,
+    description: "More directories the tools may work in, besides the working directory",
     complete: "directories"
+  },
+  {
+    name: "tools",
+    value: "TOOLS",
+    repeatable: true,
+    variadic: true,
+    allowEmpty: true,
+    description:
+      "Which built-in tools exist, e.g. \"Bash,Edit,Read\" (\"\" for none, default for all); MCP tools are not affected",
+    default: "default"
+  },
+  {
+    name: "setting-sources",
+    value: "SOURCES",
+    allowEmpty: true,
+    description: "Which settings files to load, comma-separated: user, project, local (--settings files always load)",
+    default: "user,project,local"
   },
   {
     name: "dangerously-skip-permissions",
@@ -154,10 +170,14 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
     name: "mcp-config",
     value: "FILE",
     repeatable: true,
-    description: "MCP servers to connect, in Claude Code's .mcp.json format (a file or inline JSON)",
+    variadic: true,
+    description: "MCP servers to connect, in Claude Code's .mcp.json format (files or inline JSON)",
     complete: "files"
   },
-  { name: "strict-mcp-config", description: "Use only the --mcp-config servers, not the working directory's .mcp.json" },
+  {
+    name: "strict-mcp-config",
+    description: "Use only the --mcp-config servers, not the working directory's .mcp.json"
+  },
   {
     name: "scheduling",
     value: "SCHEDULE",
@@ -215,14 +235,13 @@ export const commands: ReadonlyArray<CommandSpec> = [
         name: "input-format",
         value: "FORMAT",
         choices: ["text", "stream-json"],
-        description:
-          "With -p: stream-json reads user messages as JSON lines on stdin, one turn each, until stdin ends",
+        description: "With -p: stream-json reads user messages as JSON lines on stdin, one turn each, until stdin ends",
         default: "text"
       },
       {
         name: "model",
         value: "NAME",
-        description: "The Claude model",
+        description: "The Claude model: an alias (sonnet, opus, haiku, sonnet[1m], opus[1m]) or a model id",
         default: "$SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model",
         complete: "models"
       },
@@ -239,6 +258,40 @@ export const commands: ReadonlyArray<CommandSpec> = [
         complete: "sessions"
       },
       { name: "session-id", value: "ID", description: "The id of the new session (a UUID)" },
+      {
+        name: "fork-session",
+        description: "With --continue or --resume: continue in a new session (a new id), leaving the old one as it was"
+      },
+      {
+        name: "fallback-model",
+        value: "NAME",
+        description: "With -p: the model that takes over when the model is overloaded",
+        complete: "models"
+      },
+      {
+        name: "max-budget-usd",
+        value: "USD",
+        decimal: "positive",
+        description: "With -p: send no further model request once the run has cost this much (error_max_budget_usd)"
+      },
+      {
+        name: "json-schema",
+        value: "SCHEMA",
+        description: "With -p: a JSON Schema the final answer must match; the result's structured_output holds it"
+      },
+      {
+        name: "permission-prompt-tool",
+        value: "TOOL",
+        description: "With -p: an MCP tool (mcp__server__tool) that answers permission questions instead of a terminal"
+      },
+      {
+        name: "include-partial-messages",
+        description: "With stream-json: add stream_event lines, the API's stream events as they arrive"
+      },
+      {
+        name: "include-dispatch-events",
+        description: "With stream-json: add Switchyard's dispatch events (started, progress, permission_*, hook)"
+      },
       sandboxOption,
       ...engineOptions
     ]
@@ -332,7 +385,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       {
         name: "model",
         value: "NAME",
-        description: "The Claude model",
+        description: "The Claude model: an alias (sonnet, opus, haiku, sonnet[1m], opus[1m]) or a model id",
         default: "$SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model",
         complete: "models"
       },
@@ -425,7 +478,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
 
 const builtIns: ReadonlyArray<OptionSpec> = [
   { name: "help", aliases: ["h"], description: "Show this help" },
-  { name: "version", description: "Show the version" },
+  { name: "version", aliases: ["v"], description: "Show the version" },
   {
     name: "completions",
     value: "SHELL",
@@ -471,110 +524,13 @@ export const describeOption = (path: ReadonlyArray<string>, name: string): strin
 // help
 // -----------------------------------------------------------------------------
 
-const flagText = (option: OptionSpec): string => {
-  const short = (option.aliases ?? []).filter((a) => a.length === 1).map((a) => `-${a}, `).join("")
-  const value = option.value === undefined ? "" : option.valueOptional ? ` [${option.value}]` : ` ${option.value}`
-  return `${short}--${option.name}${value}`
-}
-
-const optionHelp = (option: OptionSpec): string => {
-  const notes = [
-    option.choices === undefined ? undefined : `one of: ${option.choices.join(", ")}`,
-    option.default === undefined ? undefined : `default: ${option.default}`,
-    option.repeatable ? "repeatable" : undefined,
-    ...(option.aliases ?? []).filter((a) => a.length > 1).map((a) => `also --${a}`)
-  ].filter((n): n is string => n !== undefined)
-  return notes.length === 0 ? option.description : `${option.description} (${notes.join("; ")})`
-}
-
-const wrap = (text: string, width: number): ReadonlyArray<string> => {
-  const lines: Array<string> = []
-  let current = ""
-  for (const word of text.split(" ")) {
-    if (current !== "" && current.length + 1 + word.length > width) {
-      lines.push(current)
-      current = word
-    } else {
-      current = current === "" ? word : `${current} ${word}`
-    }
-  }
-  if (current !== "") lines.push(current)
-  return lines
-}
-
-const table = (rows: ReadonlyArray<readonly [string, string]>): ReadonlyArray<string> => {
-  const left = Math.min(34, Math.max(...rows.map(([l]) => l.length)) + 2)
-  return rows.flatMap(([l, r]) => {
-    const text = wrap(r, 110 - left - 2)
-    const first = l.length + 2 > left ? [`  ${l}`, ...text.map((t) => `  ${" ".repeat(left)}${t}`)] : [
-      `  ${l.padEnd(left)}${text[0] ?? ""}`,
-      ...text.slice(1).map((t) => `  ${" ".repeat(left)}${t}`)
-    ]
-    return first
-  })
-}
-
-const usageLine = (command: CommandSpec): string => {
-  const args = command.args.map((a) => {
-    const name = a.variadic ? `${a.name}...` : a.name
-    return a.optional ? `[${name}]` : name
-  }).join(" ")
-  const options = command.options.length > 0 ? " [options]" : ""
-  return `switchyard ${command.path.join(" ")}${options}${args === "" ? "" : ` ${args}`}`
-}
-
 /**
  * The help text of a command (`[]` for `switchyard` itself).
  *
  * @since 0.1.0
  * @category help
  */
-export const help = (path: ReadonlyArray<string>): string => {
-  if (path.length === 0) return rootHelp()
-  const command = findCommand(path)
-  if (command === undefined) return rootHelp()
-  const subcommands = commands.filter((c) => c.path.length === path.length + 1 && path.every((p, i) => c.path[i] === p))
-  const lines = [
-    `Usage: ${command.group ? `switchyard ${path.join(" ")} COMMAND` : usageLine(command)}`,
-    "",
-    command.summary + ".",
-    ...(command.details ?? []),
-    ""
-  ]
-  if (subcommands.length > 0) {
-    lines.push("Commands:", ...table(subcommands.map((s) => [usageLine(s).replace(/^switchyard /, ""), s.summary])), "")
-  }
-  if (command.args.length > 0) {
-    lines.push(
-      "Arguments:",
-      ...table(command.args.map((a) => [a.name, `${a.description}${a.optional ? " (optional)" : " (required)"}`])),
-      ""
-    )
-  }
-  lines.push("Options:", ...table([...command.options, builtIns[0]!].map((o) => [flagText(o), optionHelp(o)])))
-  return `${lines.join("\n")}\n`
-}
-
-const rootHelp = (): string => {
-  const run = findCommand(["run"])!
-  const lines = [
-    "Usage: switchyard [options] [PROMPT]        (the same as switchyard run)",
-    "       switchyard COMMAND [options] …",
-    "",
-    "Switchyard: an Effect-based tool-dispatch runtime for LLM agents, with Claude Code's tools, permissions and",
-    "hooks. `switchyard` in a terminal opens an interactive session; `switchyard -p PROMPT` runs once.",
-    "",
-    "Commands:",
-    ...table(commands.filter((c) => !c.group).map((c) => [usageLine(c).replace(/^switchyard /, ""), c.summary])),
-    "",
-    "Options of run (see `switchyard run --help`):",
-    ...table(run.options.map((o) => [flagText(o), optionHelp(o)])),
-    "",
-    "Other options:",
-    ...table(builtIns.map((o) => [flagText(o), optionHelp(o)]))
-  ]
-  return `${lines.join("\n")}\n`
-}
+export const help = (path: ReadonlyArray<string>): string => HelpText.render(path, commands, builtIns)
 
 // -----------------------------------------------------------------------------
 // checking and normalising argv
@@ -647,7 +603,12 @@ const checkValue = (command: CommandSpec, option: OptionSpec, flag: string, valu
   if (option.integer === "positive" && !/^[1-9]\d*$/.test(value)) {
     return `${flag} needs a whole number of at least 1, not '${value}' (e.g. ${flag} 10)`
   }
-  if (value === "" && !option.valueOptional) return `${flag} needs a value (${option.value ?? "a value"}); see \`switchyard ${command.path.join(" ")} --help\``
+  if (option.decimal === "positive" && !(/^\d*\.?\d+$/.test(value) && Number(value) > 0)) {
+    return `${flag} needs a positive number, not '${value}' (e.g. ${flag} 0.50)`
+  }
+  if (value === "" && !option.valueOptional && !option.allowEmpty) {
+    return `${flag} needs a value (${option.value ?? "a value"}); see \`switchyard ${command.path.join(" ")} --help\``
+  }
   return undefined
 }
 
@@ -656,16 +617,21 @@ const checkValue = (command: CommandSpec, option: OptionSpec, flag: string, valu
  * the order `@effect/cli` wants, or say what is wrong in one line.
  *
  * - No command word: `run` (so `switchyard "prompt"` and bare `switchyard` work).
- * - A single bare word within edit distance 2 of a command is a misspelt
- *   command, not a prompt.
+ * - A first bare word close to a command (edit distance 1, or 2 for a
+ *   command of five letters or more) is a misspelt command, not a prompt,
+ *   with or without arguments after it (`switchyard dispach calls.json`).
+ * - A variadic option (`--allowedTools A B`) takes the words after it up to
+ *   the next option or `--`, as Claude Code's parser does.
  * - `--resume` without a value becomes `--resume ""` (pick a session).
+ * - `-v` is `--version`.
  *
  * @since 0.1.0
  * @category parsing
  */
 export const parse = (argv: ReadonlyArray<string>): Parsed => {
   const [node = "node", script = "switchyard", ...rest] = argv
-  if (rest.includes("--version") && !rest.includes("--")) return { _tag: "Version" }
+  const beforeDashes = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest
+  if (beforeDashes.includes("--version") || beforeDashes.includes("-v")) return { _tag: "Version" }
   if (rest[0] === "--completions") {
     const shell = rest[1]
     const spec = builtIns.find((b) => b.name === "completions")!
@@ -690,8 +656,14 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
         return {
           _tag: "UsageError",
           message: next.startsWith("-")
-            ? `\`switchyard ${first}\` needs a command first: ${subcommands.join(", ")} (e.g. switchyard ${first} ${subcommands[0]} ${next})`
-            : `unknown command \`${first} ${next}\`; ${suggestion === undefined ? `the commands are ${subcommands.join(", ")}` : `did you mean \`${first} ${suggestion}\`?`}`
+            ? `\`switchyard ${first}\` needs a command first: ${subcommands.join(", ")} (e.g. switchyard ${first} ${
+              subcommands[0]
+            } ${next})`
+            : `unknown command \`${first} ${next}\`; ${
+              suggestion === undefined
+                ? `the commands are ${subcommands.join(", ")}`
+                : `did you mean \`${first} ${suggestion}\`?`
+            }`
         }
       }
       path.push(next)
@@ -699,14 +671,14 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
     }
   } else {
     path.push("run")
-    const positional = rest.filter((t) => !t.startsWith("-"))
-    if (first !== undefined && !first.startsWith("-") && positional.length === 1 && /^[A-Za-z][\w-]*$/.test(first)) {
-      const suggestion = closest(first, topLevel)
-      if (suggestion !== undefined) {
-        return {
-          _tag: "UsageError",
-          message: `unknown command \`${first}\`; did you mean \`${suggestion}\`? (to send "${first}" to the model, use \`switchyard run ${first}\`)`
-        }
+    const suggestion = first === undefined ? undefined : misspeltCommand(first)
+    if (first !== undefined && suggestion !== undefined) {
+      const words = rest.filter((t) => !t.startsWith("-"))
+      const prompt = words.length === 1 ? first : `"${words.join(" ")}"`
+      return {
+        _tag: "UsageError",
+        message: `unknown command \`${first}\`; did you mean \`${suggestion}\`? ` +
+          `(to send ${words.length === 1 ? `"${first}"` : "the words"} to the model, use \`switchyard run ${prompt}\`)`
       }
     }
   }
@@ -754,12 +726,18 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
       }
       value = rest[++i]!
     }
-    const problem = checkValue(command, option, flag, value)
-    if (problem !== undefined) return { _tag: "UsageError", message: problem }
-    if (!option.repeatable && options.includes(canonical)) {
-      return { _tag: "UsageError", message: `${canonical} is given twice; it takes one value` }
+    const values = [value]
+    // A variadic option takes the words after it, up to the next option (Claude Code's `<tools...>`).
+    while (option.variadic && eq === -1 && i + 1 < rest.length && !rest[i + 1]!.startsWith("-")) values.push(rest[++i]!)
+    for (const each of values) {
+      const problem = checkValue(command, option, flag, each)
+      if (problem !== undefined) return { _tag: "UsageError", message: problem }
+      if (!option.repeatable && options.includes(canonical)) {
+        return { _tag: "UsageError", message: `${canonical} is given twice; it takes one value` }
+      }
+      // `@effect/cli` drops an empty value; an empty list is spelt as a lone separator.
+      options.push(canonical, each === "" && option.allowEmpty ? "," : each)
     }
-    options.push(canonical, value)
   }
   const maxArgs = command.args.at(-1)?.variadic ? Infinity : command.args.length
   const required = command.args.filter((a) => !a.optional)
@@ -778,7 +756,9 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
     const missing = required[positionals.length]!
     return {
       _tag: "UsageError",
-      message: `\`switchyard ${path.join(" ")}\` needs ${missing.name}: ${missing.description.toLowerCase()} (usage: ${usageLine(command)})`
+      message: `\`switchyard ${path.join(" ")}\` needs ${missing.name}: ${missing.description.toLowerCase()} (usage: ${
+        HelpText.usageLine(command)
+      })`
     }
   }
   for (const [index, arg] of command.args.entries()) {
@@ -787,12 +767,31 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
     const suggestion = closest(value, arg.choices)
     return {
       _tag: "UsageError",
-      message: `${arg.name} of \`switchyard ${path.join(" ")}\` must be one of ${arg.choices.join(", ")}, not '${value}'` +
+      message:
+        `${arg.name} of \`switchyard ${path.join(" ")}\` must be one of ${arg.choices.join(", ")}, not '${value}'` +
         (suggestion === undefined ? "" : `; did you mean ${suggestion}?`)
     }
   }
-  if (path[0] === "completions") return { _tag: "Completions", shell: positionals[0] as (typeof completionShells)[number] }
-  return { _tag: "Run", argv: [node, script, ...path, ...options, ...(positionals.length > 0 ? ["--", ...positionals] : [])] }
+  if (path[0] === "completions") {
+    return { _tag: "Completions", shell: positionals[0] as (typeof completionShells)[number] }
+  }
+  return {
+    _tag: "Run",
+    argv: [node, script, ...path, ...options, ...(positionals.length > 0 ? ["--", ...positionals] : [])]
+  }
+}
+
+/**
+ * The command a first word misspells, if any: a bare word (letters, digits,
+ * `-`) within edit distance 1 of a command, or 2 of a command of five
+ * letters or more.
+ */
+const misspeltCommand = (word: string): string | undefined => {
+  if (!/^[A-Za-z][\w-]*$/.test(word) || topLevel.includes(word)) return undefined
+  const suggestion = closest(word, topLevel)
+  if (suggestion === undefined) return undefined
+  const distance = EditDistance.levenshtein(word.toLowerCase(), suggestion.toLowerCase())
+  return distance <= (suggestion.length >= 5 ? 2 : 1) ? suggestion : undefined
 }
 
 /** A session id as `--resume` takes it: no spaces, at most 100 characters. */

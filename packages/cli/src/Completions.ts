@@ -11,6 +11,7 @@
  */
 import * as Builtins from "@switchyard/tools/Builtins"
 import * as CommandLine from "./CommandLine.js"
+import * as ModelLayer from "./ModelLayer.js"
 
 /**
  * Tool names a script offers when `switchyard tools list --cached` gives none.
@@ -29,7 +30,7 @@ const kindOf = (spec: { readonly choices?: ReadonlyArray<string>; readonly compl
   spec.choices !== undefined
     ? { _tag: "words", words: spec.choices }
     : spec.complete === "models"
-    ? { _tag: "words", words: CommandLine.modelNames }
+    ? { _tag: "words", words: ModelLayer.knownModels }
     : spec.complete === undefined
     ? { _tag: "none" }
     : { _tag: spec.complete }

@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as CliError from "./CliError.js"
 import * as Journaling from "./Journaling.js"
+import * as Memory from "./Memory.js"
 import * as ModelLayer from "./ModelLayer.js"
 import * as Output from "./Output.js"
 import * as Runtime from "./Runtime.js"
@@ -42,6 +43,16 @@ export interface Options extends Runtime.CommonOptions {
   /** `""`: `--resume` without an id (pick one). */
   readonly resume?: string | undefined
   readonly sessionId?: string | undefined
+  /** With `--continue`/`--resume`: go on in a new session (`--session-id` names it). */
+  readonly forkSession?: boolean | undefined
+  readonly fallbackModel?: string | undefined
+  readonly maxBudgetUsd?: number | undefined
+  /** A JSON Schema (text) the answer must match. */
+  readonly jsonSchema?: string | undefined
+  /** An MCP tool that answers permission questions. */
+  readonly permissionPromptTool?: string | undefined
+  readonly includePartialMessages?: boolean | undefined
+  readonly includeDispatchEvents?: boolean | undefined
 }
 
 /**
@@ -69,11 +80,14 @@ export interface Setup {
   readonly prepared: Runtime.Prepared
   readonly model: string
   readonly loopOptions: QueryLoop.Options
+  /** The memory files, sent with every request (`loopOptions.userContext`). */
+  readonly memory: Memory.Memory
 }
 
 /**
  * Prepare the settings (warnings on stderr, the files loaded with
- * `--verbose`), pick the model name and build the system prompt.
+ * `--verbose`), pick the model name, build the system prompt and read the
+ * memory files.
  *
  * @since 0.1.0
  * @category constructors
@@ -91,13 +105,18 @@ export const setup = (
     const system = [options.systemPrompt ?? defaultSystemPrompt(prepared.cwd), options.appendSystemPrompt]
       .filter((part): part is string => part !== undefined && part !== "")
       .join("\n\n")
+    const memory = yield* Memory.make(prepared.cwd)
+    if (options.verbose) {
+      for (const file of yield* memory.files) yield* Output.error(`memory: loaded ${file.path} (${file.kind})`)
+    }
     const loopOptions: QueryLoop.Options = {
       system,
       maxTurns: options.maxTurns,
-      model: options.model,
-      scheduling: prepared.scheduling
+      model,
+      scheduling: prepared.scheduling,
+      userContext: memory.userContext
     }
-    return { prepared, model, loopOptions }
+    return { prepared, model, loopOptions, memory }
   })
 
 /**
@@ -124,7 +143,9 @@ export type Picker = (sessions: ReadonlyArray<Sessions.Summary>) => Effect.Effec
 /**
  * Pick the conversation from `--continue`, `--resume ID` and `--session-id`
  * (`--resume` without an id is answered by `pick`). Nothing picked ends the
- * command quietly with exit code 1.
+ * command quietly with exit code 1. With `--fork-session` a resumed
+ * conversation goes on under a new id (`--session-id`'s, else a fresh one):
+ * its transcript is a copy, the old one stays as it was.
  *
  * @since 0.1.0
  * @category sessions
@@ -135,13 +156,18 @@ export const startingPoint = (
   pick: Picker | undefined
 ): Effect.Effect<Start | undefined, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
+    const resuming = options.continue === true || options.resume !== undefined
     const chosen = [
       options.continue ? "--continue" : undefined,
       options.resume !== undefined ? "--resume" : undefined,
-      options.sessionId !== undefined ? "--session-id" : undefined
+      // A fork may be named.
+      options.sessionId !== undefined && !(options.forkSession && resuming) ? "--session-id" : undefined
     ].filter((x): x is string => x !== undefined)
     if (chosen.length > 1) {
       return yield* Effect.fail(CliError.badInput(`${chosen.join(" and ")} cannot be used together; give one of them`))
+    }
+    if (options.forkSession && !resuming) {
+      return yield* Effect.fail(CliError.badInput("--fork-session forks a resumed session: add --continue or --resume"))
     }
     if (options.sessionId !== undefined) {
       if (!Sessions.isValidId(options.sessionId)) {
@@ -158,8 +184,21 @@ export const startingPoint = (
           )
         )
       }
-      return { id: options.sessionId, messages: [], repaired: false }
+      if (!resuming) return { id: options.sessionId, messages: [], repaired: false }
     }
+    const fork = (start: Start): Start =>
+      options.forkSession
+        ? { id: options.sessionId ?? crypto.randomUUID(), messages: start.messages, repaired: true }
+        : start
+    return yield* Effect.map(resumed(options, cwd, pick), (start) => (start === undefined ? undefined : fork(start)))
+  })
+
+const resumed = (
+  options: Options,
+  cwd: string,
+  pick: Picker | undefined
+): Effect.Effect<Start | undefined, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
     if (options.continue) {
       const recent = yield* Journaling.mostRecent(cwd)
       if (Option.isNone(recent)) {

@@ -105,7 +105,7 @@ export const run = (options: Options) => {
         meanwhile: summary(outcome, wall, options.keep ? cwd : undefined)
       }).pipe(Effect.catchAll((error) => Output.warn(`The speculation step failed: ${error.message}`)))
     }
-    yield* LoopRunner.failUnlessEnded(outcome, !text)
+    yield* LoopRunner.failUnlessEnded(outcome)
   }).pipe(Effect.ensuring(Effect.suspend(() => cleanup)))
 }
 

@@ -53,16 +53,42 @@ export const paint = (color: keyof typeof codes, text: string, stream: NodeJS.Wr
   colorEnabled(stream) ? `\x1b[${codes[color]}m${text}\x1b[0m` : text
 
 /**
- * All of stdin as text.
+ * All of stdin as text. With `idleMs`: `""` when no data has come by then
+ * (stdin is then let go); once data comes, everything up to the end.
  *
  * @since 0.1.0
  * @category input
  */
-export const readStdin = async (): Promise<string> => {
-  const chunks: Array<Buffer> = []
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)
-  return Buffer.concat(chunks).toString("utf8")
-}
+export const readStdin = (options: { readonly idleMs?: number } = {}): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const stdin = process.stdin
+    const chunks: Array<Buffer> = []
+    const done = () => {
+      if (timer !== undefined) clearTimeout(timer)
+      stdin.off("data", onData).off("end", onEnd).off("error", onError)
+    }
+    const onData = (chunk: Buffer | string) => {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)
+    }
+    const onEnd = () => {
+      done()
+      resolve(Buffer.concat(chunks).toString("utf8"))
+    }
+    const onError = (error: Error) => {
+      done()
+      reject(error)
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined = options.idleMs === undefined
+      ? undefined
+      : setTimeout(() => {
+        done()
+        stdin.destroy()
+        resolve("")
+      }, options.idleMs)
+    stdin.on("data", onData).on("end", onEnd).on("error", onError)
+  })
 
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
 

@@ -58,5 +58,5 @@ export const run = (options: Options) =>
         })
       )
     )
-    yield* LoopRunner.failUnlessEnded(outcome, options.outputFormat !== "text")
+    yield* LoopRunner.failUnlessEnded(outcome)
   })

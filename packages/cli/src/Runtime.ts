@@ -11,13 +11,14 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Deferral from "@switchyard/core/Deferral"
+import * as EditDistance from "@switchyard/core/EditDistance"
 import * as Footprint from "@switchyard/core/Footprint"
 import * as HookRunner from "@switchyard/core/HookRunner"
 import type * as Hooks from "@switchyard/core/Hooks"
 import type * as Model from "@switchyard/core/Model"
 import * as PermissionChain from "@switchyard/core/PermissionChain"
 import * as PermissionContext from "@switchyard/core/PermissionContext"
-import type * as Permissions from "@switchyard/core/Permissions"
+import * as Permissions from "@switchyard/core/Permissions"
 import * as Registry from "@switchyard/core/Registry"
 import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Results from "@switchyard/core/Results"
@@ -57,6 +58,10 @@ export interface CommonOptions {
   /** `--add-dir`: more directories the tools may work in. */
   readonly additionalDirectories?: ReadonlyArray<string> | undefined
   readonly verbose: boolean
+  /** `--tools` values: which built-in tools exist (`""` none, `default` all; default all). */
+  readonly tools?: ReadonlyArray<string> | undefined
+  /** `--setting-sources`: which of user, project and local settings to read (comma-separated). */
+  readonly settingSources?: string | undefined
   /** `--mcp-config` values (files or inline JSON). */
   readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
   /** `--strict-mcp-config`: ignore `.mcp.json`. */
@@ -117,9 +122,62 @@ export interface Prepared {
   readonly stateDir?: string | undefined
   /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
   readonly scheduling: Footprint.Scheduling
+  /** `--tools`: the built-in tools that exist (absent: all of them). */
+  readonly builtinTools?: ReadonlyArray<string> | undefined
   /** The `sandbox` settings, `--sandbox` applied. */
   readonly sandbox?: SandboxPort.SandboxSettings | undefined
 }
+
+/**
+ * The built-in tools `--tools` keeps: `default` (or nothing given) is all,
+ * `""` none, otherwise the names listed (commas or spaces between them). An
+ * unknown name is bad input with the closest one.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const builtinToolsOption = (
+  values: ReadonlyArray<string> | undefined
+): Effect.Effect<ReadonlyArray<string> | undefined, CliError.CliError> =>
+  Effect.gen(function*() {
+    if (values === undefined) return undefined
+    const names = values.flatMap(splitRuleList)
+    if (names.includes("default")) return undefined
+    for (const name of names) {
+      if (Builtins.names.includes(name)) continue
+      const guess = Builtins.names.find((known) =>
+        EditDistance.levenshtein(known.toLowerCase(), name.toLowerCase()) <= 2
+      )
+      return yield* Effect.fail(CliError.badInput(
+        `--tools: "${name}" is not a built-in tool${guess === undefined ? "" : `; did you mean ${guess}?`} ` +
+          `(the built-ins: ${Builtins.names.join(", ")})`
+      ))
+    }
+    return names
+  })
+
+const settingScopes = ["user", "project", "local"] as const
+
+/**
+ * The scopes of `--setting-sources user,project,local`; an unknown one is bad input.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const settingSourcesOption = (
+  value: string | undefined
+): Effect.Effect<ReadonlyArray<(typeof settingScopes)[number]> | undefined, CliError.CliError> =>
+  Effect.gen(function*() {
+    if (value === undefined) return undefined
+    const scopes = value.split(",").map((part) => part.trim()).filter((part) => part !== "")
+    const unknown = scopes.find((scope) => !settingScopes.some((known) => known === scope))
+    if (unknown !== undefined) {
+      return yield* Effect.fail(
+        CliError.badInput(`--setting-sources: "${unknown}" is not a settings source (use user, project, local)`)
+      )
+    }
+    return settingScopes.filter((scope) => scopes.includes(scope))
+  })
 
 /**
  * Load the settings files, add the command-line rules and pick the mode.
@@ -146,16 +204,20 @@ export const prepare = (
         return yield* Effect.fail(CliError.badInput(`Settings file not found: ${file}`))
       }
     }
-    const load = Settings.load({ cwd, extraFiles })
+    const settingSources = yield* settingSourcesOption(options.settingSources)
+    const builtinTools = yield* builtinToolsOption(options.tools)
+    const load = Settings.load({ cwd, extraFiles, settingSources })
     // A project file's bypassPermissions is confirmed by the user in a terminal; without one it is ignored.
     const settings = yield* (process.stdin.isTTY === true && process.stderr.isTTY === true
       ? Effect.provideService(load, Settings.ModeConfirmation, terminalModeConfirmation)
       : load)
     const cliRules: Array<PermissionContext.PermissionRule> = []
-    for (const [values, behavior, flag] of [
-      [options.allowedTools, "allow", "--allowed-tools"],
-      [options.disallowedTools, "deny", "--disallowed-tools"]
-    ] as const) {
+    for (
+      const [values, behavior, flag] of [
+        [options.allowedTools, "allow", "--allowed-tools"],
+        [options.disallowedTools, "deny", "--disallowed-tools"]
+      ] as const
+    ) {
       for (const raw of values.flatMap(splitRuleList)) {
         const rule = PermissionContext.parseRule(raw, behavior, flag, cwd)
         if (rule === undefined) {
@@ -202,7 +264,9 @@ export const prepare = (
     const configured = settings.values["scheduling"]
     const fromSettings = Schema.decodeUnknownOption(Footprint.Scheduling)(configured)
     if (configured !== undefined && Option.isNone(fromSettings)) {
-      warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
+      warnings.push(
+        `settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`
+      )
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
     const toolSearch = settings.env["ENABLE_TOOL_SEARCH"] ?? process.env["ENABLE_TOOL_SEARCH"]
@@ -210,7 +274,7 @@ export const prepare = (
       warnings.push(`ENABLE_TOOL_SEARCH="${toolSearch}" is not true, false, auto or auto:N; deferring as for true`)
     }
     const sandbox = options.sandbox === true ? { ...settings.sandbox, enabled: true } : settings.sandbox
-    return { cwd, settings, permissions, warnings, mcp, mcpSetup, stateDir, scheduling, sandbox }
+    return { cwd, settings, permissions, warnings, mcp, mcpSetup, stateDir, scheduling, builtinTools, sandbox }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */
@@ -246,43 +310,65 @@ export const toolUseContext = (prepared: Prepared): ToolUseContext.ToolUseContex
  * @category models
  */
 export type Services =
+  | LivePermissions
   | Registry.ToolRegistry
   | Tool.ToolPool
   | Results.ResultStore
   | Permissions.PermissionPolicy
   | Hooks.Hooks
   | ShellAnalysis.ShellAnalysis
+  | SandboxPort.Sandbox
   | McpServers.McpServers
   | NodeContext.NodeContext
 
 /**
- * The engine on Node: built-in tools, registry, result store, permission
- * chain (asking through `prompt`), hooks from the settings, tree-sitter shell
- * analysis. Pass a model layer to enable the query loop and the Agent tool.
+ * The permission rules the session has added so far ("yes, and don't ask
+ * again" answers), for `/permissions`.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class LivePermissions extends Context.Tag("@switchyard/cli/Runtime/LivePermissions")<
+  LivePermissions,
+  { readonly sessionRules: Effect.Effect<ReadonlyArray<PermissionContext.PermissionRule>> }
+>() {}
+
+/**
+ * The engine on Node: built-in tools (and `tools`, tools of the command's
+ * own), registry, result store, permission chain (asking through `prompt`,
+ * which may use the tools: a permission prompt tool), hooks from the
+ * settings, tree-sitter shell analysis. Pass a model layer (the language
+ * model, and the `Cost.Meter` counting it when it has one) to enable the
+ * query loop and the Agent tool.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = <ME = never, MR = never>(
+export const layer = <MO = never, ME = never, MR = never>(
   prepared: Prepared,
   options: {
-    readonly model?: Layer.Layer<Model.LanguageModel, ME, MR> | undefined
-    readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt>
+    readonly model?: Layer.Layer<MO, ME, MR> | undefined
+    readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt, never, Tool.ToolPool | Registry.ToolRegistry>
     /** The model's name, for where tool search is off and for `auto`'s context window (default: the environment's). */
     readonly modelName?: string | undefined
+    readonly tools?: ReadonlyArray<Tool.Any> | undefined
   }
-): Layer.Layer<Services | Model.LanguageModel, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>> => {
-  const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
-  const tools = toolsLayer(prepared, options.modelName).pipe(
+): Layer.Layer<Services | MO, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>> => {
+  const model = (options.model ?? Layer.empty) as Layer.Layer<MO, ME, MR>
+  const tools = toolsLayer(prepared, options.modelName, options.tools).pipe(
     Layer.provideMerge(Results.layer),
     Layer.provideMerge(model)
   )
-  const policy = PermissionChain.layer({ projectDir: prepared.cwd, howToAllow: cliHowToAllow })
+  const policy = Layer.unwrapEffect(Effect.map(
+    PermissionChain.make({ projectDir: prepared.cwd, howToAllow: cliHowToAllow }),
+    (chain) => Layer.merge(Layer.succeed(Permissions.PermissionPolicy, chain), Layer.succeed(LivePermissions, chain))
+  ))
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
-  return Layer.mergeAll(tools, policy, hooks, ShellCommand.layer, options.prompt).pipe(
+  return options.prompt.pipe(
+    Layer.provideMerge(Layer.mergeAll(tools, policy, hooks, ShellCommand.layer)),
     Layer.provideMerge(sandboxLayer(prepared)),
     Layer.provideMerge(NodeContext.layer)
-  ) as Layer.Layer<Services | Model.LanguageModel, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>>
+  ) as Layer.Layer<Services | MO, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>>
 }
 
 /**
@@ -347,6 +433,7 @@ export const mcpVariable = (prepared: Prepared, name: string): string | undefine
  * settings' `env` or the environment, off for a model without tool search
  * and behind a base URL that is not Anthropic's unless that variable says
  * otherwise; `auto` against the model's context window.
+ * With `--tools`, the built-ins left out are never offered.
  *
  * @since 0.1.0
  * @category config
@@ -356,7 +443,11 @@ export const registryOptions = (prepared: Prepared, modelName: string | undefine
     [process.env["SWITCHYARD_MODEL"], process.env["ANTHROPIC_MODEL"]].find((m) => m !== undefined && m !== "")
   const raw = mcpVariable(prepared, "ENABLE_TOOL_SEARCH")
   const policy = Deferral.resolvePolicy({ raw, model, baseUrl: process.env["ANTHROPIC_BASE_URL"] })
-  return { deferral: policy, contextWindowTokens: Deferral.contextWindow(model) }
+  // `--tools`: the built-ins left out exist for nobody (the registry's special tools are never offered).
+  const specialTools = prepared.builtinTools === undefined
+    ? {}
+    : { specialTools: Builtins.names.filter((name) => !prepared.builtinTools!.includes(name)) }
+  return { deferral: policy, contextWindowTokens: Deferral.contextWindow(model), ...specialTools }
 }
 
 /**
@@ -367,8 +458,12 @@ export const registryOptions = (prepared: Prepared, modelName: string | undefine
  * @since 0.1.0
  * @category layers
  */
-export const toolsLayer = (prepared: Prepared, modelName?: string | undefined) =>
-  Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
+export const toolsLayer = (
+  prepared: Prepared,
+  modelName?: string | undefined,
+  own: ReadonlyArray<Tool.Any> = []
+) =>
+  Layer.mergeAll(Builtins.layer(), mcpLayer(prepared), ...own.map((tool) => Tool.layer(tool))).pipe(
     Layer.provideMerge(Registry.layer(registryOptions(prepared, modelName))),
     Layer.provide(FetchHttpClient.layer)
   )
@@ -421,13 +516,16 @@ export const mcpLayer = (
   const stateDir = prepared.stateDir
   if (servers.length === 0 || stateDir === undefined) return layer
   // Remember the tool names for completion scripts, which never start a server.
-  return Layer.tap(layer, (context) =>
-    Effect.flatMap(Context.get(context, McpServers.McpServers).servers, (statuses) =>
-      McpToolCache.write(
-        stateDir,
-        prepared.cwd,
-        Object.fromEntries(statuses.filter((s) => s.state === "connected").map((s) => [s.name, s.tools]))
-      )))
+  return Layer.tap(
+    layer,
+    (context) =>
+      Effect.flatMap(Context.get(context, McpServers.McpServers).servers, (statuses) =>
+        McpToolCache.write(
+          stateDir,
+          prepared.cwd,
+          Object.fromEntries(statuses.filter((s) => s.state === "connected").map((s) => [s.name, s.tools]))
+        ))
+  )
 }
 
 /**

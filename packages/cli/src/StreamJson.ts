@@ -2,8 +2,10 @@
  * The wire contract: every JSON line and object the CLI prints for programs,
  * in one place. `dispatch --output-format stream-json` prints
  * {@link dispatchEventLine}s; `run -p`, `replay` and `demo` print Claude
- * Code's headless lines (the `system`/`init` line, assistant and user
- * messages, the result object); `run --input-format stream-json` reads
+ * Code's headless lines, field for field with its SDK message types (the
+ * `system`/`init` line, assistant and user messages with
+ * `parent_tool_use_id`, `stream_event` lines, the result object); every line
+ * of a run has `session_id` and a `uuid`; `run --input-format stream-json` reads
  * {@link InputLine}s; `speculate --output-format json` prints one
  * {@link speculationReport}.
  *
@@ -13,19 +15,13 @@
  * @since 0.1.0
  */
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
-import * as Execution from "@switchyard/core/Execution"
-import type * as Messages from "@switchyard/core/Messages"
+import * as Messages from "@switchyard/core/Messages"
+import type * as Model from "@switchyard/core/Model"
 import type * as QueryLoop from "@switchyard/core/QueryLoop"
-import type * as Registry from "@switchyard/core/Registry"
-import * as SandboxPort from "@switchyard/core/Sandbox"
 import type * as Speculation from "@switchyard/core/Speculation"
-import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
-import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import * as McpServers from "@switchyard/tools/McpServers"
 import * as CliError from "./CliError.js"
 import type * as Cost from "./Cost.js"
 
@@ -100,121 +96,228 @@ export const dispatchEventLine = (event: DispatchEvent.DispatchEvent, t0: number
 }
 
 // -----------------------------------------------------------------------------
-// the headless run
+// the headless run: Claude Code's SDK message types
 // -----------------------------------------------------------------------------
 
 /**
- * A loop event as a stream-json line (snake_case `type`), with times relative
- * to `t0`. Tool events use the `dispatch` line shapes plus the turn.
+ * What every line of a run's stream has: the session and a fresh `uuid`.
  *
  * @since 0.1.0
  * @category run
  */
-export const loopEventJson = (event: QueryLoop.LoopEvent, t0: number): Record<string, unknown> => {
-  switch (event._tag) {
-    case "TurnStarted":
-      return { type: "turn_started", turn: event.turn, at: event.at - t0 }
-    case "TextDelta":
-      return { type: "text_delta", turn: event.turn, index: event.index, text: event.text }
-    case "ThinkingDelta":
-      return { type: "thinking_delta", turn: event.turn, index: event.index, thinking: event.thinking }
-    case "ToolUse":
-      return {
-        type: "tool_use",
-        turn: event.turn,
-        tool_use_id: event.block.id,
-        name: event.block.name,
-        input: event.block.input,
-        at: event.at - t0
-      }
-    case "Tool":
-      return { ...dispatchEventLine(event.event, t0), turn: event.turn }
-    case "AssistantMessage":
-      return { type: "assistant", turn: event.turn, message: event.message }
-    case "ToolResults":
-      return { type: "user", turn: event.turn, message: event.message }
-    case "Usage":
-      return { type: "usage", turn: event.turn, usage: event.usage }
-    case "HookMessage":
-      return { type: "hook", hook_event: event.hookEvent, level: event.level, content: event.content }
-    case "ResponseEnded":
-      return { type: "response_ended", turn: event.turn, stop_reason: event.stopReason ?? null, at: event.at - t0 }
-    case "Error":
-      return { type: "error", turn: event.turn, reason: event.reason, message: event.message }
-    case "TurnEnded":
-      return { type: "turn_ended", turn: event.turn, stop_reason: event.stopReason ?? null, at: event.at - t0 }
-    case "Stopped":
-      return { type: "stopped", reason: event.reason, turns: event.turns, detail: event.detail ?? null }
-  }
+export interface Envelope {
+  readonly sessionId: string
+  /** `null` for the main conversation; the Agent call's `tool_use` id for a sub-agent's lines. */
+  readonly parentToolUseId: string | null
 }
 
-/** The configured MCP servers and their status; none when no MCP layer runs. */
-const mcpServers: Effect.Effect<ReadonlyArray<{ readonly name: string; readonly status: string }>> = Effect.flatMap(
-  Effect.serviceOption(McpServers.McpServers),
-  (service) =>
-    service._tag === "None"
-      ? Effect.succeed([])
-      : Effect.map(service.value.servers, (servers) => servers.map((s) => ({ name: s.name, status: s.state })))
-)
-
 /**
- * The `system`/`init` line of stream-json (with the sandbox's state:
- * `"sandbox": {"enabled", "available"}`).
+ * The `system`/`init` line's facts. Modules that own more facts add them
+ * where the record is built (`LoopRunner.initFacts`: the sandbox's state,
+ * `"sandbox": {"enabled", "available"}`); `extra` fields follow Claude
+ * Code's, before the `uuid`.
  *
  * @since 0.1.0
  * @category run
  */
-export const initLine = (
-  context: Ref.Ref<ToolUseContext.ToolUseContext>,
-  model: string
-): Effect.Effect<Record<string, unknown>, never, Registry.ToolRegistry> =>
-  Effect.gen(function*() {
-    const env = yield* Execution.makeEnvironment(context)
-    const ctx = yield* Ref.get(context)
-    const sandbox = yield* (yield* SandboxPort.Sandbox).status
-    return {
-      type: "system",
-      subtype: "init",
-      session_id: ctx.sessionId,
-      cwd: ctx.cwd,
-      model,
-      permissionMode: ctx.permissions.mode,
-      tools: env.tools.map((tool) => tool.name),
-      // Claude Code's shape: each server with connected, failed, needs-auth or pending.
-      mcp_servers: yield* mcpServers,
-      sandbox: { enabled: sandbox.enabled, available: sandbox.available }
-    }
-  })
+export interface Init {
+  readonly cwd: string
+  readonly sessionId: string
+  readonly tools: ReadonlyArray<string>
+  readonly mcpServers: ReadonlyArray<{ readonly name: string; readonly status: string }>
+  readonly model: string
+  readonly permissionMode: string
+  readonly slashCommands: ReadonlyArray<string>
+  readonly apiKeySource: string
+  /** Switchyard's version, in the field Claude Code's consumers read (`claude_code_version`). */
+  readonly version: string
+  readonly outputStyle: string
+  readonly agents: ReadonlyArray<string>
+  readonly extra?: Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * `{"type":"system","subtype":"init",…}`: Claude Code's `SDKSystemMessage`.
+ *
+ * @since 0.1.0
+ * @category run
+ */
+export const initLine = (init: Init, uuid: string): Record<string, unknown> => ({
+  type: "system",
+  subtype: "init",
+  cwd: init.cwd,
+  session_id: init.sessionId,
+  tools: init.tools,
+  mcp_servers: init.mcpServers,
+  model: init.model,
+  permissionMode: init.permissionMode,
+  slash_commands: init.slashCommands,
+  apiKeySource: init.apiKeySource,
+  claude_code_version: init.version,
+  output_style: init.outputStyle,
+  agents: init.agents,
+  skills: [],
+  plugins: [],
+  ...init.extra,
+  uuid
+})
+
+/**
+ * The API's message object for an assistant response: `{id, type, role,
+ * model, content, stop_reason, stop_sequence, usage}`.
+ *
+ * @since 0.1.0
+ * @category run
+ */
+export const apiMessage = (response: {
+  readonly message: Messages.Message
+  readonly id?: string | undefined
+  readonly model?: string | undefined
+  readonly stopReason?: string | undefined
+  readonly stopSequence?: string | undefined
+  readonly usage?: Model.Usage | undefined
+}, fallback: { readonly id: string; readonly model: string }): Record<string, unknown> => ({
+  id: response.id ?? fallback.id,
+  type: "message",
+  role: "assistant",
+  model: response.model ?? fallback.model,
+  content: Messages.blocks(response.message),
+  stop_reason: response.stopReason ?? null,
+  stop_sequence: response.stopSequence ?? null,
+  usage: response.usage ?? {}
+})
+
+/**
+ * `{"type":"assistant","message":<the API message>,"parent_tool_use_id","session_id","uuid"}`.
+ *
+ * @since 0.1.0
+ * @category run
+ */
+export const assistantLine = (message: Record<string, unknown>, envelope: Envelope, uuid: string) => ({
+  type: "assistant",
+  message,
+  parent_tool_use_id: envelope.parentToolUseId,
+  session_id: envelope.sessionId,
+  uuid
+})
+
+/**
+ * `{"type":"user","message":{"role":"user","content":…},"parent_tool_use_id","session_id","uuid"}`:
+ * the tool results sent back to the model.
+ *
+ * @since 0.1.0
+ * @category run
+ */
+export const userLine = (message: Messages.Message, envelope: Envelope, uuid: string) => ({
+  type: "user",
+  message: { role: "user", content: message.content },
+  parent_tool_use_id: envelope.parentToolUseId,
+  session_id: envelope.sessionId,
+  uuid
+})
+
+/**
+ * `{"type":"stream_event","event":<the raw Messages API stream event>,…}`
+ * (`--include-partial-messages`): Claude Code's `SDKPartialAssistantMessage`.
+ *
+ * @since 0.1.0
+ * @category run
+ */
+export const streamEventLine = (event: Model.ModelStreamEvent, envelope: Envelope, uuid: string) => ({
+  type: "stream_event",
+  event,
+  parent_tool_use_id: envelope.parentToolUseId,
+  uuid,
+  session_id: envelope.sessionId
+})
+
+/**
+ * A dispatch event in a run's stream (`--include-dispatch-events`): the
+ * `dispatch` line with the turn, the session and a `uuid`.
+ *
+ * @since 0.1.0
+ * @category run
+ */
+export const runDispatchLine = (
+  event: DispatchEvent.DispatchEvent,
+  t0: number,
+  turn: number,
+  envelope: Envelope,
+  uuid: string
+) => ({
+  ...dispatchEventLine(event, t0),
+  turn,
+  parent_tool_use_id: envelope.parentToolUseId,
+  session_id: envelope.sessionId,
+  uuid
+})
+
+/**
+ * The result's `subtype`.
+ *
+ * @since 0.1.0
+ * @category run
+ */
+export type ResultSubtype =
+  | "success"
+  | "error_max_turns"
+  | "error_during_execution"
+  | "error_max_budget_usd"
+  | "error_max_structured_output_retries"
 
 /**
  * The result object of `--output-format json` (and the last line of
- * `stream-json`), in Claude Code's shape.
+ * `stream-json`): Claude Code's `SDKResultMessage`. `result` is on a
+ * success, `errors` on the error subtypes, `structured_output` with
+ * `--json-schema`.
  *
  * @since 0.1.0
  * @category run
  */
 export interface ResultJson {
   readonly type: "result"
-  readonly subtype: "success" | "error_max_turns" | "error_during_execution"
+  readonly subtype: ResultSubtype
   readonly is_error: boolean
-  readonly result: string
-  readonly session_id: string
-  readonly num_turns: number
   readonly duration_ms: number
   readonly duration_api_ms: number
+  readonly num_turns: number
+  readonly result?: string
+  readonly stop_reason: string | null
+  readonly session_id: string
   readonly total_cost_usd: number
   readonly usage: Cost.Usage
+  readonly modelUsage: Readonly<Record<string, Cost.ModelUsage>>
   readonly permission_denials: ReadonlyArray<{
     readonly tool_name: string
     readonly tool_use_id: string
     readonly tool_input: unknown
   }>
+  readonly structured_output?: unknown
+  readonly errors?: ReadonlyArray<string>
+  readonly uuid: string
 }
 
 /**
- * The result object for a run's events. A run that ended at its last turn or
- * by a hook's stop is a success; the turn limit is `error_max_turns`; an
- * error, an interrupt or a blocked prompt is `error_during_execution`.
+ * The subtype of a run that stopped so: at its last turn or by a hook's stop,
+ * a success; the turn limit, `error_max_turns`; a spending limit,
+ * `error_max_budget_usd`; an error, an interrupt or a blocked prompt,
+ * `error_during_execution`.
+ *
+ * @since 0.1.0
+ * @category run
+ */
+export const subtypeOf = (stopped: QueryLoop.StopReason | undefined): ResultSubtype =>
+  stopped === "end_turn" || stopped === "hook_stop"
+    ? "success"
+    : stopped === "max_turns"
+    ? "error_max_turns"
+    : stopped === "budget"
+    ? "error_max_budget_usd"
+    : "error_during_execution"
+
+/**
+ * The result object for a run's events (one or more runs of a session for
+ * one prompt, as with `--json-schema`'s reminders).
  *
  * @since 0.1.0
  * @category run
@@ -227,24 +330,32 @@ export const resultJson = (
     readonly finalText: string
     readonly usage: Cost.Usage
     readonly costUsd: number
+    readonly modelUsage: Readonly<Record<string, Cost.ModelUsage>>
+    readonly uuid: string
+    /** `--json-schema`: the validated output, or why there is none. */
+    readonly structured?:
+      | { readonly _tag: "Output"; readonly value: unknown }
+      | { readonly _tag: "Missing" }
+      | undefined
   }
 ): ResultJson => {
-  const stopped = events.findLast((e): e is Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }> => e._tag === "Stopped")
-  const subtype = stopped === undefined
-    ? "error_during_execution"
-    : stopped.reason === "end_turn" || stopped.reason === "hook_stop"
-    ? "success"
-    : stopped.reason === "max_turns"
-    ? "error_max_turns"
-    : "error_during_execution"
+  const stops = events.filter((e): e is Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }> => e._tag === "Stopped")
+  const stopped = stops.at(-1)
+  const missing = options.structured?._tag === "Missing" && subtypeOf(stopped?.reason) === "success"
+  const subtype: ResultSubtype = missing ? "error_max_structured_output_retries" : subtypeOf(stopped?.reason)
   const inputs = new Map<string, unknown>()
   const started = new Map<number, number>()
   let apiMs = 0
+  let stopReason: string | null = null
   const denials: Array<ResultJson["permission_denials"][number]> = []
+  const errors: Array<string> = []
   for (const event of events) {
     if (event._tag === "ToolUse") inputs.set(event.block.id, event.block.input)
     else if (event._tag === "TurnStarted") started.set(event.turn, event.at)
-    else if (event._tag === "ResponseEnded") apiMs += event.at - (started.get(event.turn) ?? event.at)
+    else if (event._tag === "ResponseEnded") {
+      apiMs += event.at - (started.get(event.turn) ?? event.at)
+      stopReason = event.stopReason ?? null
+    } else if (event._tag === "Error") errors.push(event.message)
     else if (event._tag === "Tool" && DispatchEvent.isResult(event.event) && event.event.status === "denied") {
       const result = event.event
       denials.push({
@@ -254,19 +365,31 @@ export const resultJson = (
       })
     }
   }
-  const error = events.findLast((e) => e._tag === "Error")
+  if (subtype !== "success" && stopped !== undefined && stopped.reason !== "error") {
+    errors.push(
+      subtype === "error_max_structured_output_retries"
+        ? "The model did not call StructuredOutput with an answer that matches the --json-schema"
+        : `${stopped.reason}${stopped.detail === undefined ? "" : `: ${stopped.detail}`}`
+    )
+  }
+  if (subtype !== "success" && stopped === undefined) errors.push("the run ended without a result")
   return {
     type: "result",
     subtype,
     is_error: subtype !== "success",
-    result: options.finalText === "" && error?._tag === "Error" ? error.message : options.finalText,
-    session_id: options.sessionId,
-    num_turns: stopped?.turns ?? 0,
     duration_ms: Math.round(options.durationMs),
     duration_api_ms: Math.round(apiMs),
+    num_turns: stops.reduce((sum, stop) => sum + stop.turns, 0),
+    ...(subtype === "success" ? { result: options.finalText } : {}),
+    stop_reason: stopReason,
+    session_id: options.sessionId,
     total_cost_usd: options.costUsd,
     usage: options.usage,
-    permission_denials: denials
+    modelUsage: options.modelUsage,
+    permission_denials: denials,
+    ...(options.structured?._tag === "Output" ? { structured_output: options.structured.value } : {}),
+    ...(subtype === "success" ? {} : { errors }),
+    uuid: options.uuid
   }
 }
 

@@ -21,6 +21,9 @@ import type * as Sessions from "./Sessions.js"
 const ESC = "\x1b"
 const CTRL_C = "\x03"
 const CTRL_D = "\x04"
+const SHIFT_TAB = "\x1b[Z"
+const RIGHT = "\x1b[C"
+const RIGHT_SS3 = "\x1bOC"
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
 /**
@@ -36,6 +39,33 @@ export type LineInput =
   | { readonly _tag: "EndOfInput" }
 
 const acceptSuggestion: LineInput = { _tag: "AcceptSuggestion" }
+
+/**
+ * What a Tab completes: the new line, and the candidates when there were
+ * several.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Completion {
+  readonly line: string
+  readonly candidates: ReadonlyArray<string>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReadLineOptions {
+  /** The dimmed next-prompt suggestion. */
+  readonly suggestion?: Hint | undefined
+  /** Enter on an empty line gives the empty line (a question that may be skipped). */
+  readonly allowEmpty?: boolean | undefined
+  /** Tab: complete the line (an `@file` mention), or nothing. */
+  readonly complete?: ((line: string) => Completion | undefined) | undefined
+  /** Shift+Tab: the notice to show (the new permission mode). */
+  readonly onShiftTab?: (() => string | undefined) | undefined
+}
 const endOfInput: LineInput = { _tag: "EndOfInput" }
 
 interface Running {
@@ -43,6 +73,11 @@ interface Running {
   readonly startedAt: number
   lastLine: string
 }
+
+const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
+
+/** How many columns text takes on screen (colour codes take none). */
+const visibleLength = (text: string): number => [...text.replace(ANSI, "")].length
 
 /**
  * The keys in a chunk of terminal input: an escape sequence (an arrow key:
@@ -189,43 +224,68 @@ export class TerminalUi {
   }
 
   /**
-   * Read one line with simple editing: the line, the suggestion accepted
-   * (Tab or Enter on the empty line while `suggestion` shows), or the end of
-   * input (Ctrl-D, or Ctrl-C twice, at an empty prompt).
+   * Read one line with simple editing: the line, the suggestion accepted, or
+   * the end of input (Ctrl-D, or Ctrl-C twice, at an empty prompt).
+   *
+   * - Enter on an empty line does nothing (unless `allowEmpty`: the empty line).
+   * - Tab or → on the empty line accepts the `suggestion` shown; any other key
+   *   dismisses it.
+   * - Tab elsewhere asks `complete` (an `@file` mention); several candidates
+   *   are listed under the line.
+   * - Shift+Tab calls `onShiftTab` (cycling the permission mode) and shows its
+   *   notice above the line.
    */
-  readLine(promptText: string, suggestion?: Hint): Promise<LineInput> {
+  readLine(promptText: string, options: ReadLineOptions = {}): Promise<LineInput> {
+    const { allowEmpty = false, complete, onShiftTab, suggestion } = options
     return new Promise((resolve) => {
       let buffer = ""
       let ctrlC = false
+      const redraw = () => this.out.write(`\r\x1b[2K${promptText}${buffer}`)
+      const finish = (input: LineInput) => {
+        this.handler = () => {}
+        resolve(input)
+      }
       this.out.write(promptText)
       suggestion?.show(this.out, promptText)
       this.handler = (key) => {
-        if (suggestion?.visible === true) {
-          // Tab or Enter on the empty line accepts the suggestion; anything else dismisses it.
-          if (key === "\t" || key === "\r" || key === "\n") {
+        if (suggestion?.visible === true && buffer === "") {
+          if (key === "\t" || key === RIGHT || key === RIGHT_SS3) {
             suggestion.accept()
             this.atLineStart = true
-            this.handler = () => {}
-            return resolve(acceptSuggestion)
+            return finish(acceptSuggestion)
           }
-          suggestion.dismiss()
+          // Enter and Shift+Tab leave the suggestion where it is.
+          if (key === "\r" || key === "\n") return
+          if (key !== SHIFT_TAB) suggestion.dismiss()
         }
         if (key === "\r" || key === "\n") {
+          if (buffer.trim() === "" && !allowEmpty) return
           this.out.write("\n")
           this.atLineStart = true
-          this.handler = () => {}
-          return resolve({ _tag: "Line", text: buffer })
+          return finish({ _tag: "Line", text: buffer })
+        }
+        if (key === SHIFT_TAB) {
+          const notice = onShiftTab?.()
+          if (notice !== undefined) this.out.write(`\r\x1b[2K${notice}\n${promptText}${buffer}`)
+          return
+        }
+        if (key === "\t") {
+          const completed = complete?.(buffer)
+          if (completed === undefined) return
+          if (completed.candidates.length > 1) {
+            this.out.write(`\r\x1b[2K${paint("gray", completed.candidates.join("  "))}\n`)
+          }
+          buffer = completed.line
+          return redraw()
         }
         if (key === CTRL_D && buffer === "") {
           this.out.write("\n")
-          this.handler = () => {}
-          return resolve(endOfInput)
+          return finish(endOfInput)
         }
         if (key === CTRL_C) {
           if (buffer === "" && ctrlC) {
             this.out.write("\n")
-            this.handler = () => {}
-            return resolve(endOfInput)
+            return finish(endOfInput)
           }
           ctrlC = buffer === ""
           buffer = ""
@@ -245,6 +305,24 @@ export class TerminalUi {
         this.out.write(key)
       }
     })
+  }
+
+  /**
+   * Hand the terminal to another program (an editor) while `use` runs, and
+   * take it back.
+   */
+  async handOver<A>(use: () => A): Promise<A> {
+    this.stopStatus()
+    this.input.off("data", this.onData)
+    this.input.setRawMode?.(false)
+    this.input.pause()
+    try {
+      return use()
+    } finally {
+      this.input.setRawMode?.(true)
+      this.input.on("data", this.onData)
+      this.input.resume()
+    }
   }
 
   /** While a turn runs: ESC or Ctrl-C interrupts it. */
@@ -343,7 +421,9 @@ export class TerminalUi {
       else if (picked === "always") answer = { answer: "always", persist: true }
       else {
         const typed = picked === "no"
-          ? await this.readLine(paint("gray", "  What should the model do instead? (Enter to skip) "))
+          ? await this.readLine(paint("gray", "  What should the model do instead? (Enter to skip) "), {
+            allowEmpty: true
+          })
           : endOfInput
         const feedback = typed._tag === "Line" ? typed.text.trim() : ""
         answer = feedback === "" ? { answer: "no" } : { answer: "no", feedback }
@@ -427,8 +507,12 @@ export class Hint {
 
   private draw() {
     if (!this.visible) return
+    // One line, cut to the terminal's width: a hint that wrapped could not be redrawn or cleared in place.
+    const room = (this.out!.columns ?? 80) - visibleLength(this.prompt) - 1
+    const full = `${this.text}  ${this.status}`
+    const shown = full.length <= room ? full : room > 1 ? `${full.slice(0, room - 1)}…` : ""
     // Save the cursor, draw after it, restore: the user types over the hint.
-    this.out!.write(`\r\x1b[2K${this.prompt}\x1b7${paint("gray", `${this.text}  ${this.status}`)}\x1b8`)
+    this.out!.write(`\r\x1b[2K${this.prompt}\x1b7${paint("gray", shown)}\x1b8`)
   }
 
   /** Tab or Enter: the suggestion becomes the line. */

@@ -64,6 +64,11 @@ const engineOptions = (path: ReadonlyArray<string>) => ({
     Options.withDescription(describeOption(path, "dangerously-skip-permissions"))
   ),
   verbose: Options.boolean("verbose").pipe(Options.withDescription(describeOption(path, "verbose"))),
+  tools: Options.text("tools").pipe(Options.withDescription(describeOption(path, "tools")), Options.repeated),
+  settingSources: Options.text("setting-sources").pipe(
+    Options.withDescription(describeOption(path, "setting-sources")),
+    Options.optional
+  ),
   mcpConfig: Options.text("mcp-config").pipe(Options.withDescription(describeOption(path, "mcp-config")), Options.repeated),
   strictMcpConfig: Options.boolean("strict-mcp-config").pipe(
     Options.withDescription(describeOption(path, "strict-mcp-config"))
@@ -92,6 +97,8 @@ const toCommon = (args: {
   readonly addDir: ReadonlyArray<string>
   readonly dangerouslySkipPermissions: boolean
   readonly verbose: boolean
+  readonly tools: ReadonlyArray<string>
+  readonly settingSources: Option.Option<string>
   readonly mcpConfig: ReadonlyArray<string>
   readonly strictMcpConfig: boolean
   readonly scheduling: Option.Option<"greedy" | "footprints">
@@ -103,6 +110,8 @@ const toCommon = (args: {
   disallowedTools: args.disallowedTools,
   additionalDirectories: args.addDir,
   verbose: args.verbose,
+  tools: args.tools.length === 0 ? undefined : args.tools,
+  settingSources: Option.getOrUndefined(args.settingSources),
   mcpConfigFiles: args.mcpConfig,
   strictMcpConfig: args.strictMcpConfig,
   scheduling: Option.getOrUndefined(args.scheduling)
@@ -137,6 +146,16 @@ const run = Command.make(
       Options.optional
     ),
     sessionId: text(["run"], "session-id"),
+    forkSession: flag(["run"], "fork-session"),
+    fallbackModel: text(["run"], "fallback-model"),
+    maxBudgetUsd: Options.float("max-budget-usd").pipe(
+      Options.withDescription(describeOption(["run"], "max-budget-usd")),
+      Options.optional
+    ),
+    jsonSchema: text(["run"], "json-schema"),
+    permissionPromptTool: text(["run"], "permission-prompt-tool"),
+    includePartialMessages: flag(["run"], "include-partial-messages"),
+    includeDispatchEvents: flag(["run"], "include-dispatch-events"),
     sandbox: flag(["run"], "sandbox")
   },
   (args) => {
@@ -153,7 +172,14 @@ const run = Command.make(
       appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
       continue: args.continue,
       resume: Option.getOrUndefined(args.resume),
-      sessionId: Option.getOrUndefined(args.sessionId)
+      sessionId: Option.getOrUndefined(args.sessionId),
+      forkSession: args.forkSession,
+      fallbackModel: Option.getOrUndefined(args.fallbackModel),
+      maxBudgetUsd: Option.getOrUndefined(args.maxBudgetUsd),
+      jsonSchema: Option.getOrUndefined(args.jsonSchema),
+      permissionPromptTool: Option.getOrUndefined(args.permissionPromptTool),
+      includePartialMessages: args.includePartialMessages,
+      includeDispatchEvents: args.includeDispatchEvents
     }
     // In a terminal, without -p: the interactive session; otherwise the prompt runs once.
     const interactive = !args.print && args.inputFormat === "text" && process.stdin.isTTY === true &&

@@ -90,14 +90,20 @@ export class PermissionClassifier extends Context.Tag("@switchyard/core/Permissi
 >() {}
 
 /**
- * A user's answer. `unavailable`: nobody can be asked (no terminal).
+ * A user's answer. `yes` may replace the input (a permission prompt tool's
+ * `updatedInput`; it is validated again). `no` without feedback ends the
+ * turn; with feedback the model is told what the user said and goes on, as
+ * in Claude Code. `deny`: a programmatic answer (a permission prompt tool)
+ * with the message for the model; `interrupt` ends the turn too.
+ * `unavailable`: nobody can be asked (no terminal).
  *
  * @since 0.1.0
  * @category models
  */
 export type PromptAnswer =
-  | { readonly answer: "yes" }
+  | { readonly answer: "yes"; readonly updatedInput?: unknown }
   | { readonly answer: "no"; readonly feedback?: string | undefined }
+  | { readonly answer: "deny"; readonly message: string; readonly interrupt: boolean }
   | { readonly answer: "always"; readonly persist: boolean }
   | { readonly answer: "unavailable"; readonly reason: string }
 
@@ -254,15 +260,24 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
         )
         switch (answer.answer) {
           case "yes":
-            return allow("user", "approved by the user", updatedInput)
-          case "no":
-            return deny(
+            return allow(
               "user",
-              answer.feedback !== undefined && answer.feedback.trim() !== ""
-                ? `The user rejected this ${tool.name} call and said: ${answer.feedback}`
-                : `The user rejected this ${tool.name} call.`,
-              true
+              "approved by the user",
+              answer.updatedInput === undefined
+                ? updatedInput
+                : { input: answer.updatedInput, source: "the permission prompt's updatedInput" }
             )
+          case "no":
+            // Rejected with feedback: the model hears it and goes on; without, the turn ends (SPEC §4.9).
+            return answer.feedback !== undefined && answer.feedback.trim() !== ""
+              ? deny(
+                "user",
+                `The user doesn't want to proceed with this ${tool.name} call; it was rejected (nothing it would ` +
+                  `have changed was changed). To tell you how to proceed, the user said:\n${answer.feedback.trim()}`
+              )
+              : deny("user", `The user rejected this ${tool.name} call.`, true)
+          case "deny":
+            return deny("user", answer.message, answer.interrupt)
           case "unavailable":
             return deny(
               "user",

@@ -54,6 +54,8 @@ export type StopReason =
   | "new_message"
   | "error"
   | "prompt_blocked"
+  /** `Options.beforeRequest` stopped the run before a model request (a spending limit). */
+  | "budget"
 
 /**
  * @since 0.1.0
@@ -63,6 +65,8 @@ export type LoopEvent = Data.TaggedEnum<{
   TurnStarted: { readonly turn: number; readonly at: number }
   TextDelta: { readonly turn: number; readonly index: number; readonly text: string }
   ThinkingDelta: { readonly turn: number; readonly index: number; readonly thinking: string }
+  /** A model stream event as it arrived (only with `Options.modelEvents`). */
+  ModelEvent: { readonly turn: number; readonly event: Model.ModelStreamEvent }
   /** A completed `tool_use` block, handed to the executor. */
   ToolUse: { readonly turn: number; readonly block: Messages.ToolUseBlock; readonly at: number }
   /** An event of the turn's dispatcher (progress, permission, result, …). */
@@ -86,6 +90,13 @@ export type LoopEvent = Data.TaggedEnum<{
     readonly stopReason: Model.StopReason | undefined
     readonly at: number
     readonly message?: Messages.Message | undefined
+    /** The API message's id and model (from `message_start`), when the model sent them. */
+    readonly id?: string | undefined
+    readonly model?: string | undefined
+    /** The stop sequence that ended the response (`message_delta`), if one did. */
+    readonly stopSequence?: string | undefined
+    /** The response's usage: `message_start`'s, each field `message_delta` reports replaced by that value. */
+    readonly usage?: Model.Usage | undefined
   }
   /** Something ended the turn abnormally (model error, malformed input, …). */
   Error: { readonly turn: number; readonly reason: string; readonly message: string }
@@ -128,6 +139,21 @@ export interface Options {
    * Each turn's executor is its child while the turn runs.
    */
   readonly interruption?: Interruption.InterruptionNode | undefined
+  /** Emit every model stream event as a `ModelEvent` (for consumers that relay the raw stream). */
+  readonly modelEvents?: boolean | undefined
+  /**
+   * Asked before each model request after the first; a reason stops the run
+   * there (`Stopped` with reason `budget` and that detail), e.g. a spending
+   * limit reached.
+   */
+  readonly beforeRequest?: ((turn: number) => Effect.Effect<string | undefined>) | undefined
+  /**
+   * Context for every request that is not part of the conversation (Claude
+   * Code's user context: memory files): its blocks are put at the start of
+   * the first user message of each request, read afresh for each one, and
+   * never recorded.
+   */
+  readonly userContext?: Effect.Effect<ReadonlyArray<Messages.ContentBlock>> | undefined
   /**
    * Run each turn, its model call and its tool calls as durable steps (SPEC
    * §4.14; `@switchyard/durable`). When the session stopped in a turn whose
@@ -136,6 +162,60 @@ export interface Options {
    * `Journal.none`.
    */
   readonly journal?: Journal.Journal | undefined
+}
+
+/**
+ * What the conversation says where the user interrupted a response
+ * (Claude Code's words).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const INTERRUPTED = "[Request interrupted by user]"
+
+/**
+ * What the tool results message says when the user interrupted running tools.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
+
+/**
+ * The messages as a request sends them: consecutive user messages (an
+ * interruption followed by the next prompt) joined into one, so roles
+ * alternate.
+ *
+ * @since 0.1.0
+ * @category requests
+ */
+export const forRequest = (messages: ReadonlyArray<Messages.Message>): ReadonlyArray<Messages.Message> => {
+  const out: Array<Messages.Message> = []
+  for (const message of messages) {
+    const last = out.at(-1)
+    if (last !== undefined && last.role === "user" && message.role === "user") {
+      out[out.length - 1] = { role: "user", content: [...Messages.blocks(last), ...Messages.blocks(message)] }
+    } else {
+      out.push(message)
+    }
+  }
+  return out
+}
+
+/**
+ * The messages of a request with `blocks` at the start of the first user
+ * message.
+ *
+ * @since 0.1.0
+ * @category requests
+ */
+export const withUserContext = (
+  messages: ReadonlyArray<Messages.Message>,
+  blocks: ReadonlyArray<Messages.ContentBlock>
+): ReadonlyArray<Messages.Message> => {
+  const first = messages[0]
+  if (blocks.length === 0 || first === undefined || first.role !== "user") return messages
+  return [{ role: "user", content: [...blocks, ...Messages.blocks(first)] }, ...messages.slice(1)]
 }
 
 /**
@@ -313,6 +393,10 @@ const loop = (
       if (Option.isSome(aborted)) {
         return yield* stopped(interruptedStop(aborted.value), turn - 1, interruptedDetail(aborted.value))
       }
+      if (turn > 1 && options.beforeRequest !== undefined) {
+        const reason = yield* options.beforeRequest(turn)
+        if (reason !== undefined) return yield* stopped("budget", turn - 1, reason)
+      }
 
       const outcome = yield* journaledTurn(turn)
       if (outcome.failure !== undefined) return yield* stopped("error", turn, outcome.failure)
@@ -427,6 +511,13 @@ const runTurn = (
     const toolCalls: Array<ToolCall.ToolCall> = []
     let stopReason: Model.StopReason | undefined
     let sawMessageStop = false
+    let response: { id?: string; model?: string; usage?: Model.Usage; stopSequence?: string } = {}
+    const mergeUsage = (usage: Model.Usage | undefined) => {
+      if (usage === undefined) return
+      const merged: Record<string, unknown> = { ...response.usage }
+      for (const [key, value] of Object.entries(usage)) if (value !== undefined && value !== null) merged[key] = value
+      response = { ...response, usage: merged as Model.Usage }
+    }
     const streaming = options.streaming ?? true
 
     const assistantMessage = (): Messages.Message | undefined => {
@@ -472,7 +563,9 @@ const runTurn = (
       )
     }
 
-    const handle = (event: Model.ModelStreamEvent): Effect.Effect<void, TurnFailure> => {
+    const handle = (event: Model.ModelStreamEvent): Effect.Effect<void, TurnFailure> =>
+      options.modelEvents ? Effect.zipRight(emit(LoopEvent.ModelEvent({ turn, event })), apply(event)) : apply(event)
+    const apply = (event: Model.ModelStreamEvent): Effect.Effect<void, TurnFailure> => {
       switch (event.type) {
         case "content_block_start": {
           open.set(event.index, { start: event.content_block, text: "", json: "", signature: "", closed: false })
@@ -518,9 +611,16 @@ const runTurn = (
         }
         case "message_delta": {
           if (event.delta.stop_reason != null) stopReason = event.delta.stop_reason
+          if (event.delta.stop_sequence != null) response = { ...response, stopSequence: event.delta.stop_sequence }
+          mergeUsage(event.usage)
           return event.usage === undefined ? Effect.void : emit(LoopEvent.Usage({ turn, usage: event.usage }))
         }
         case "message_start":
+          response = {
+            id: event.message.id,
+            ...(event.message.model === undefined ? {} : { model: event.message.model })
+          }
+          mergeUsage(event.message.usage)
           return event.message.usage === undefined
             ? Effect.void
             : emit(LoopEvent.Usage({ turn, usage: event.message.usage }))
@@ -535,10 +635,11 @@ const runTurn = (
     }
 
     const context = yield* Ref.get(contextRef)
+    const userContext = options.userContext === undefined ? [] : yield* options.userContext
     const request: Model.ModelRequest = {
       // Deferred tools are one line each in the system prompt (SPEC §4.3).
       system: Deferral.systemPrompt(options.system, env.tools, context.messages),
-      messages: context.messages,
+      messages: withUserContext(forRequest(context.messages), userContext),
       tools: env.tools.map((tool) => Model.toolDefinition(tool, { deferred: Tool.isDeferred(tool) })),
       maxTokens: options.maxTokens,
       model: options.model
@@ -558,7 +659,13 @@ const runTurn = (
     if (Either.isLeft(finished)) {
       failure = finished.left.message
     } else if (node.isAborted()) {
-      // Interrupted: nothing more is added; the executor gives what ran its results.
+      // Interrupted: nothing more is added; the executor gives what ran its results. Text that had
+      // streamed stays (Claude Code keeps it); a half-streamed tool call or thinking block is dropped.
+      for (const [index, block] of [...open.entries()].sort(([a], [b]) => a - b)) {
+        if (block.closed || block.start.type !== "text") continue
+        block.closed = true
+        closed.push({ index, block: Messages.text(block.start.text + block.text) })
+      }
     } else if (!sawMessageStop) {
       failure = "The model stream ended before message_stop"
     } else {
@@ -590,7 +697,16 @@ const runTurn = (
         cutOff.push(call)
       }
     }
-    yield* emit(LoopEvent.ResponseEnded({ turn, stopReason, at: responseEndedAt, message: assistantMessage() }))
+    yield* emit(LoopEvent.ResponseEnded({
+      turn,
+      stopReason,
+      at: responseEndedAt,
+      message: assistantMessage(),
+      id: response.id,
+      model: response.model,
+      stopSequence: response.stopSequence,
+      usage: response.usage
+    }))
     if (failure !== undefined) {
       yield* emit(LoopEvent.Error({
         turn,
@@ -615,7 +731,13 @@ const runTurn = (
       extra = batch.additionalContext
       if (batch.stop !== undefined && Option.isNone(hookStop)) hookStop = Option.some(batch.stop)
     }
-    yield* record(toolResults, extra)
+    // The user's interrupt is recorded as Claude Code records it: in the results message when tools
+    // were interrupted, else as a user message of its own (requests merge it with the next prompt).
+    const userInterrupt = Option.getOrUndefined(node.reason()) === "user_interrupt"
+    yield* record(toolResults, userInterrupt && toolUses.length > 0 ? [...extra, INTERRUPTED_FOR_TOOL_USE] : extra)
+    if (userInterrupt && toolUses.length === 0) {
+      yield* appendMessages(contextRef, [{ role: "user", content: [Messages.text(INTERRUPTED)] }])
+    }
     yield* emit(LoopEvent.TurnEnded({ turn, stopReason, at: yield* Clock.currentTimeMillis }))
     return {
       toolResults: toolUses.length === 0 ? [] : toolResults,

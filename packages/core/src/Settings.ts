@@ -201,6 +201,11 @@ export interface LoadOptions {
   readonly stateDir?: string
   /** `--settings FILE` paths, lowest precedence first; relative paths resolve against `cwd`. */
   readonly extraFiles?: ReadonlyArray<string>
+  /**
+   * Which of the user, project and local files to read (Claude Code's
+   * `--setting-sources`; default all three). `extraFiles` are always read.
+   */
+  readonly settingSources?: ReadonlyArray<"user" | "project" | "local"> | undefined
 }
 
 /**
@@ -248,8 +253,13 @@ export const sources = (options: LoadOptions): Effect.Effect<ReadonlyArray<Sourc
       { path: path.join(cwd, ".claude", "settings.local.json"), scope: "local", root: cwd },
       { path: localSettingsPath(cwd, path), scope: "local", root: cwd }
     ]
+    const wanted = (source: Source) =>
+      options.settingSources === undefined || options.settingSources.some((scope) => scope === source.scope)
     // A file also given with `--settings` is read once, at the flag's precedence.
-    return [...defaults.filter((source) => !extra.some((flag) => flag.path === source.path)), ...extra]
+    return [
+      ...defaults.filter((source) => wanted(source) && !extra.some((flag) => flag.path === source.path)),
+      ...extra
+    ]
   })
 
 /**

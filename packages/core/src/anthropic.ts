@@ -5,7 +5,7 @@
  *
  * ```ts
  * import * as AnthropicModel from "@switchyard/core/anthropic"
- * // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, SWITCHYARD_MODEL / ANTHROPIC_MODEL
+ * // ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, SWITCHYARD_MODEL / ANTHROPIC_MODEL
  * const ModelLive = AnthropicModel.layerConfig()
  * ```
  *
@@ -29,6 +29,11 @@
  *   `idleTimeout` (`"network"`). The stream therefore never emits `error`
  *   events, nor `ping`s (the SDK drops them).
  * - Interrupting the consuming fiber aborts the HTTP request.
+ * - A model name ending in `[1m]` (Claude Code's spelling, `claude-sonnet-5-5[1m]`)
+ *   is sent without the suffix and with the 1M-token context beta.
+ * - Credentials: an API key, or an auth token (`ANTHROPIC_AUTH_TOKEN`, sent
+ *   as `Authorization: Bearer`, for gateways); the token wins when both are
+ *   set, as in Claude Code.
  *
  * @since 0.1.0
  */
@@ -79,7 +84,10 @@ export const defaultRetrySchedule: Schedule.Schedule<unknown, Model.ModelError> 
  * @category models
  */
 export interface Options {
-  readonly apiKey: Redacted.Redacted<string>
+  /** The API key; optional when `authToken` is given. */
+  readonly apiKey?: Redacted.Redacted<string> | undefined
+  /** A bearer token (`ANTHROPIC_AUTH_TOKEN`); it wins over `apiKey`. */
+  readonly authToken?: Redacted.Redacted<string> | undefined
   /** Default: the SDK's (`ANTHROPIC_BASE_URL`, else the public API). */
   readonly baseUrl?: string | undefined
   /** Default {@link defaultModel}; a request's `model` wins. */
@@ -118,7 +126,7 @@ export const requestParams = (
   request: Model.ModelRequest,
   defaults: { readonly model: string; readonly maxTokens: number }
 ): Anthropic.MessageCreateParamsStreaming => ({
-  model: request.model ?? defaults.model,
+  model: apiModel(request.model ?? defaults.model).model,
   max_tokens: request.maxTokens ?? defaults.maxTokens,
   // Messages and tool definitions are already in the API's JSON shapes (the
   // Messages schemas; `input_schema` inlined; `defer_loading` on deferred
@@ -129,6 +137,28 @@ export const requestParams = (
   ...(request.tools.length > 0 ? { tools: request.tools as Array<Anthropic.Tool> } : {}),
   stream: true
 })
+
+/**
+ * The beta that gives a model the 1M-token context window (Claude Code's `[1m]` models).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const longContextBeta = "context-1m-2025-08-07"
+
+/**
+ * The model id the API is sent and the request headers it needs: `NAME[1m]`
+ * is `NAME` with the {@link longContextBeta}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const apiModel = (
+  model: string
+): { readonly model: string; readonly headers: Readonly<Record<string, string>> } =>
+  model.endsWith("[1m]")
+    ? { model: model.slice(0, -"[1m]".length), headers: { "anthropic-beta": longContextBeta } }
+    : { model, headers: {} }
 
 /**
  * A model service on an SDK client (e.g. one configured for another backend).
@@ -147,7 +177,12 @@ export const fromClient = (
   return {
     stream: (request) =>
       Stream.unwrapScoped(
-        internal.open(client, requestParams(request, defaults), idleTimeout).pipe(
+        internal.open(
+          client,
+          requestParams(request, defaults),
+          idleTimeout,
+          apiModel(request.model ?? defaults.model).headers
+        ).pipe(
           Effect.retry(internal.retryPolicy(schedule, { onRetry: options.onRetry })),
           Effect.mapError((failure) =>
             internal.isConnectionFailure(failure.error)
@@ -170,7 +205,11 @@ export const make = (options: Options): Effect.Effect<Model.Service> =>
   Effect.sync(() =>
     fromClient(
       new Anthropic({
-        apiKey: Redacted.value(options.apiKey),
+        ...(options.authToken !== undefined
+          ? { authToken: Redacted.value(options.authToken) }
+          : options.apiKey !== undefined
+          ? { apiKey: Redacted.value(options.apiKey) }
+          : {}),
         maxRetries: 0,
         ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
         ...(options.requestTimeout !== undefined ? { timeout: Duration.toMillis(options.requestTimeout) } : {})
@@ -186,7 +225,12 @@ export const make = (options: Options): Effect.Effect<Model.Service> =>
 export const layer = (options: Options): Layer.Layer<Model.LanguageModel> =>
   Layer.effect(Model.LanguageModel, make(options))
 
+type Credentials = Pick<Options, "apiKey" | "authToken">
+
 const apiKeyConfig = Config.redacted("ANTHROPIC_API_KEY")
+const authTokenConfig = Config.option(Config.redacted("ANTHROPIC_AUTH_TOKEN").pipe(
+  Config.validate({ message: "ANTHROPIC_AUTH_TOKEN is empty", validation: (token) => Redacted.value(token) !== "" })
+))
 const baseUrlConfig = Config.option(Config.nonEmptyString("ANTHROPIC_BASE_URL"))
 const modelConfig = Config.nonEmptyString("SWITCHYARD_MODEL").pipe(
   Config.orElse(() => Config.nonEmptyString("ANTHROPIC_MODEL")),
@@ -196,7 +240,8 @@ const modelConfig = Config.nonEmptyString("SWITCHYARD_MODEL").pipe(
 /**
  * The settings read from the environment: `ANTHROPIC_API_KEY` (redacted),
  * `ANTHROPIC_BASE_URL` (optional), the model from `SWITCHYARD_MODEL`, else
- * `ANTHROPIC_MODEL`, else {@link defaultModel}.
+ * `ANTHROPIC_MODEL`, else {@link defaultModel}. (`ANTHROPIC_AUTH_TOKEN` is
+ * read by {@link layerConfig}.)
  *
  * @since 0.1.0
  * @category config
@@ -210,7 +255,9 @@ export const config: Config.Config<{
 /**
  * The model layer configured from the environment ({@link config}); a field
  * given in `options` wins over its variable (so `ANTHROPIC_API_KEY` is not
- * required when `options.apiKey` is given).
+ * required when `options.apiKey` is given). With `ANTHROPIC_AUTH_TOKEN` set
+ * (or `options.authToken`), the token is the credential and no API key is
+ * needed.
  *
  * @since 0.1.0
  * @category layers
@@ -219,14 +266,16 @@ export const layerConfig = (
   options: Partial<Options> = {}
 ): Layer.Layer<Model.LanguageModel, ConfigError.ConfigError> =>
   Layer.unwrapEffect(
-    Effect.map(
-      Config.all({
-        apiKey: options.apiKey !== undefined ? Config.succeed(options.apiKey) : apiKeyConfig,
-        baseUrl: options.baseUrl !== undefined ? Config.succeed(Option.some(options.baseUrl)) : baseUrlConfig,
-        model: options.model !== undefined ? Config.succeed(options.model) : modelConfig
-      }),
-      (settings) => layer({ ...options, ...settings, baseUrl: Option.getOrUndefined(settings.baseUrl) })
-    )
+    Effect.gen(function*() {
+      const baseUrl = options.baseUrl ?? Option.getOrUndefined(yield* baseUrlConfig)
+      const model = options.model ?? (yield* modelConfig)
+      const token = options.authToken ?? Option.getOrUndefined(yield* authTokenConfig)
+      // The token wins; without one an API key is required.
+      const credentials: Credentials = token !== undefined
+        ? { authToken: token }
+        : { apiKey: options.apiKey ?? (yield* apiKeyConfig) }
+      return layer({ ...options, ...credentials, baseUrl, model })
+    })
   )
 
 /**

@@ -95,14 +95,37 @@ layer(TestLayer)("PermissionChain: asking the user (SPEC §4.5)", (it) => {
       expect(log).toEqual(["event: PermissionRequested", "prompt: `npm install` needs approval"])
     }))
 
-  it.effect("a \"no\" with feedback passes the feedback to the model", () =>
+  it.effect("a \"no\" with feedback passes the feedback to the model and lets it go on (Claude Code)", () =>
     Effect.gen(function*() {
       const chain = yield* PermissionChain.make({ home: HOME })
       const decision = yield* chain.decide(request(Bash, { command: "npm install" }, contextOf("/work/p"))).pipe(
         withPrompt([{ answer: "no", feedback: "use pnpm instead" }], [])
       )
-      expect(decision).toMatchObject({ behavior: "deny", rejectedByUser: true })
-      if (decision.behavior === "deny") expect(decision.message).toContain("use pnpm instead")
+      expect(decision).toMatchObject({ behavior: "deny", source: "user" })
+      expect(decision).not.toHaveProperty("rejectedByUser")
+      if (decision.behavior === "deny") expect(decision.message).toContain("the user said:\nuse pnpm instead")
+      // Without feedback the turn ends.
+      const plain = yield* chain.decide(request(Bash, { command: "npm install" }, contextOf("/work/p"))).pipe(
+        withPrompt([{ answer: "no", feedback: "  " }], [])
+      )
+      expect(plain).toMatchObject({ behavior: "deny", rejectedByUser: true })
+    }))
+
+  it.effect("a programmatic answer: deny with its message (interrupt ends the turn); yes with a replaced input", () =>
+    Effect.gen(function*() {
+      const chain = yield* PermissionChain.make({ home: HOME })
+      const ask = (answer: PermissionChain.PromptAnswer) =>
+        chain.decide(request(Bash, { command: "npm install" }, contextOf("/work/p"))).pipe(withPrompt([answer], []))
+      expect(yield* ask({ answer: "deny", message: "not today", interrupt: false })).toEqual({
+        behavior: "deny",
+        source: "user",
+        message: "not today"
+      })
+      expect(yield* ask({ answer: "deny", message: "stop", interrupt: true })).toMatchObject({ rejectedByUser: true })
+      expect(yield* ask({ answer: "yes", updatedInput: { command: "npm ci" } })).toMatchObject({
+        behavior: "allow",
+        updatedInput: { input: { command: "npm ci" } }
+      })
     }))
 
   it.effect("a \"yes\" allows once: the next call asks again", () =>

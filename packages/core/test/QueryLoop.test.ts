@@ -366,10 +366,52 @@ describe("QueryLoop (SPEC §4.11)", () => {
         }).pipe(Effect.provide(Layer.mergeAll(model, toolsLayer(log), MemoryAllowAll)))
         expect(stoppedOf(events).reason).toBe("interrupted")
         expectPaired(messages)
-        const results = Messages.blocks(messages[2]!) as ReadonlyArray<Messages.ToolResultBlock>
+        const blocks = Messages.blocks(messages[2]!)
+        const results = blocks.filter((b): b is Messages.ToolResultBlock => b.type === "tool_result")
         expect(results.map((r) => Messages.contentText(r.content))).toEqual(["Interrupted by user", "Interrupted by user"])
+        // Recorded as Claude Code records it, in the results message.
+        expect(blocks.at(-1)).toEqual(Messages.text(QueryLoop.INTERRUPTED_FOR_TOOL_USE))
         expect(log.get("t1")!.interrupted).toBe(true)
         expect(log.get("t2")).toBeUndefined()
+      }))
+
+    it.effect("a user interrupt while text streams keeps the text and records the interruption; the next request joins it with the prompt", () =>
+      Effect.gen(function*() {
+        const requests: Array<Model.ModelRequest> = []
+        const replay = ReplayModel.layer({
+          turns: [
+            { blocks: [{ block: { type: "text", text: "one two three four" }, chunks: 4, chunkDelayMs: 100 }] },
+            { blocks: [textBlock("Sure.")] }
+          ]
+        })
+        const recording = Layer.effect(
+          Model.LanguageModel,
+          Effect.map(Model.LanguageModel, (model) => ({
+            stream: (request: Model.ModelRequest) => Stream.suspend(() => (requests.push(request), model.stream(request)))
+          }))
+        ).pipe(Layer.provide(replay))
+        const messages = yield* Effect.gen(function*() {
+          const session = yield* QueryLoop.makeSession(ToolUseContext.make({ cwd: "/", sessionId: "s" }))
+          const fiber = yield* QueryLoop.collect(session.run("count")).pipe(Effect.fork)
+          yield* TestClock.adjust(150)
+          yield* session.interrupt("user_interrupt")
+          yield* TestClock.adjust(1_000)
+          const events = yield* Fiber.join(fiber)
+          expect(stoppedOf(events).reason).toBe("interrupted")
+          const afterInterrupt = yield* session.messages
+          yield* QueryLoop.collect(session.run("go on"))
+          return afterInterrupt
+        }).pipe(Effect.provide(Layer.mergeAll(recording, toolsLayer(new RunLog()), Results.layerMemory)))
+        // The streamed text is kept; the interruption is a user message of its own.
+        expect(messages).toHaveLength(3)
+        expect(messages[1]!.role).toBe("assistant")
+        const kept = Messages.blocks(messages[1]!)[0]
+        expect(kept?.type === "text" && "one two three four".startsWith(kept.text) && kept.text.length > 0).toBe(true)
+        expect(messages[2]).toEqual({ role: "user", content: [Messages.text(QueryLoop.INTERRUPTED)] })
+        // The next request joins the interruption and the new prompt: roles alternate.
+        const sent = requests[1]!.messages
+        expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"])
+        expect(Messages.blocks(sent[2]!)).toEqual([Messages.text(QueryLoop.INTERRUPTED), Messages.text("go on")])
       }))
 
     it.effect("session.interrupt is lazy: built before the run, it acts when it runs (sleep, then interrupt)", () =>
@@ -471,7 +513,8 @@ describe("QueryLoop (SPEC §4.11)", () => {
           "hello",
           "branch: main"
         ])
-        expect(requests[1]!.messages.at(-1)).toEqual({ role: "user", content: [Messages.text("run the tests first")] })
+        // The first response was empty: the Stop hook's reason follows the prompt, and the request joins them.
+        expect(Messages.blocks(requests[1]!.messages.at(-1)!).at(-1)).toEqual(Messages.text("run the tests first"))
         expect(yield* Ref.get(calls)).toBe(2)
       }))
 

@@ -54,6 +54,18 @@ export type AgentInput = typeof AgentInput.Type
  */
 export type AgentProgress =
   | { readonly type: "text"; readonly text: string }
+  /** A response of the sub-agent, as the API sent it (for headless consumers: Claude Code's sub-agent messages). */
+  | {
+    readonly type: "assistant"
+    readonly message: Messages.Message
+    readonly id?: string | undefined
+    readonly model?: string | undefined
+    readonly stopReason?: string | undefined
+    readonly stopSequence?: string | undefined
+    readonly usage?: Model.Usage | undefined
+  }
+  /** The sub-agent's tool results message. */
+  | { readonly type: "user"; readonly message: Messages.Message }
   | { readonly type: "tool_started"; readonly tool: string; readonly toolUseId: string }
   | { readonly type: "tool_finished"; readonly tool: string; readonly toolUseId: string; readonly status: string }
 
@@ -182,6 +194,18 @@ export const make = (
                 }
                 return Effect.void
               }
+              case "ResponseEnded":
+                return event.message === undefined ? Effect.void : ctx.progress({
+                  type: "assistant",
+                  message: event.message,
+                  id: event.id,
+                  model: event.model,
+                  stopReason: event.stopReason,
+                  stopSequence: event.stopSequence,
+                  usage: event.usage
+                })
+              case "ToolResults":
+                return ctx.progress({ type: "user", message: event.message })
               case "Stopped":
                 stopped = event
                 return Effect.void

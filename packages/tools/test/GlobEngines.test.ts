@@ -17,8 +17,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import picomatch from "picomatch"
 import { dispatch, makeContext, tempDir, toolsLayer } from "./fixtures/toolHarness.js"
+import * as System from "../../../test/support/system.js"
 
-const hasRg = spawnSync("rg", ["--version"]).status === 0
+const hasRg = System.has("rg", "ripgrep")
 
 const names = ["a", "b", "src", ".h", "x.ts", "a.ts", ".e.ts", "y.md", "ab.d.ts", "c d.ts", "[x]", "x.js"]
 const segment = FastCheck.constantFrom(...names)

@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { spawnSync } from "node:child_process"
+import * as System from "../../../test/support/system.js"
 import {
   dispatch,
   expectPlainObjectSchema,
@@ -22,7 +23,7 @@ import {
   toolsLayer
 } from "./fixtures/toolHarness.js"
 
-const hasRipgrep = spawnSync("rg", ["--version"]).status === 0
+const hasRipgrep = System.has("rg", "ripgrep")
 
 const engineLayer = (engine: Grep.Engine) =>
   toolsLayer(Grep.layer.pipe(Layer.provide(Layer.succeed(Grep.GrepEngine, engine))))

@@ -17,8 +17,9 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import { spawnSync } from "node:child_process"
 import { dispatch, makeContext, tempDir, toolsLayer } from "./fixtures/toolHarness.js"
+import * as System from "../../../test/support/system.js"
 
-const hasRipgrep = spawnSync("rg", ["--version"]).status === 0
+const hasRipgrep = System.has("rg", "ripgrep")
 const engines: ReadonlyArray<Grep.Engine> = hasRipgrep ? ["builtin", "ripgrep"] : ["builtin"]
 
 const layerFor = (engine: Grep.Engine) =>

@@ -16,6 +16,7 @@ import * as fs from "node:fs"
 import { readOnlyCommands } from "./fixtures/shell-corpus.js"
 import { commandLine } from "./fixtures/shellGrammar.js"
 import { bwrapWorks, makeRoot, makeTemplate, runBatch, type SandboxResult } from "./fixtures/shellSandbox.js"
+import * as System from "../../../test/support/system.js"
 
 const seed = Number(process.env["SHELL_ORACLE_SEED"] ?? Date.now() % 2 ** 31)
 const runs = Number(process.env["SHELL_ORACLE_RUNS"] ?? 3000)
@@ -42,7 +43,7 @@ const execute = (root: string, template: string, commands: ReadonlyArray<string>
 const failures = (results: ReadonlyArray<SandboxResult>) =>
   results.filter((result) => result.change !== null || (result.leftover.length > 0 && !result.timedOut))
 
-describe("ShellCommand execution oracle", () => {
+describe.skipIf(!System.has("bwrap", "bubblewrap"))("ShellCommand execution oracle", () => {
   it("bubblewrap creates its namespaces here", () => {
     expect(bwrapWorks()).toBe(true)
   })

@@ -192,7 +192,8 @@ const idleError = (idleTimeout: Duration.Duration, where = "") => () => ({
 export const open = (
   client: Anthropic,
   params: Anthropic.MessageCreateParamsStreaming,
-  idleTimeout: Duration.Duration
+  idleTimeout: Duration.Duration,
+  headers: Readonly<Record<string, string>> = {}
 ): Effect.Effect<Opened, AttemptFailure, Scope.Scope> =>
   Effect.gen(function*() {
     const controller = yield* Effect.acquireRelease(
@@ -201,7 +202,7 @@ export const open = (
     )
     return yield* Effect.gen(function*() {
       const stream = yield* Effect.tryPromise({
-        try: () => client.messages.create(params, { signal: controller.signal }),
+        try: () => client.messages.create(params, { signal: controller.signal, headers }),
         catch: classify
       })
       const iterator = stream[Symbol.asyncIterator]()
@@ -220,7 +221,8 @@ export const open = (
     )
   })
 
-const decodeEvent = Schema.decodeUnknown(Model.ModelStreamEvent)
+// Fields the schemas do not name are kept: consumers (the CLI's stream_event lines) see the API's event as sent.
+const decodeEvent = Schema.decodeUnknown(Model.ModelStreamEvent, { onExcessProperty: "preserve" })
 
 /** The issues of a decoding error as `path: message`, the first per path (unions repeat themselves). */
 const formatIssues = (error: ParseResult.ParseError): string => {
