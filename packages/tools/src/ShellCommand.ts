@@ -12,7 +12,7 @@
  *   backticks and process substitution — so a deny rule sees `rm` in
  *   `git status $(rm x)`. Nothing is stripped (`timeout 5`, `VAR=1` stay).
  * - `isReadOnly` is true only when every simple command is on the read-only
- *   list with safe arguments (see `internal/shellReadOnlyCommands.ts`) and
+ *   list with safe arguments (see `internal/programs/table.ts`) and
  *   the line has no output redirection to a file (`/dev/null` and descriptor
  *   duplication such as `2>&1` are fine), no command or process
  *   substitution, no expansion or glob in command position, no assignment

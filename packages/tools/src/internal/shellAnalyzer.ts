@@ -24,7 +24,18 @@
  */
 import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import type { Node, Tree } from "web-tree-sitter"
-import { describeInvocation, type Word } from "./shellReadOnlyCommands.js"
+import { describeInvocation, type Word } from "./programs/table.js"
+import * as TestOperands from "./programs/testOperands.js"
+import {
+  decodeAnsiC,
+  embeddedCommands,
+  LITERAL_ARITHMETIC,
+  naiveWords,
+  SAFE_EXPANSION,
+  unescapeDoubleQuoted,
+  UNQUOTED_GLOB,
+  unquote
+} from "./shellWords.js"
 
 interface CommandRecord {
   readonly text: string
@@ -92,36 +103,6 @@ const EVALUATING_BUILTINS = new Set([
   "readarray", "shift", "return", "exit", "break", "continue", "wait"
 ])
 
-/** The `$( … )` and backtick bodies in a text, outermost first. */
-export const embeddedCommands = (text: string): ReadonlyArray<string> => {
-  const out: Array<string> = []
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === "$" && text[i + 1] === "(" && text[i + 2] !== "(") {
-      let depth = 1
-      let j = i + 2
-      for (; j < text.length && depth > 0; j++) {
-        if (text[j] === "(") depth++
-        else if (text[j] === ")") depth--
-      }
-      const inner = text.slice(i + 2, depth === 0 ? j - 1 : j)
-      out.push(inner, ...embeddedCommands(inner))
-      i = j - 1
-    } else if (text[i] === "`") {
-      const end = text.indexOf("`", i + 1)
-      const inner = text.slice(i + 1, end === -1 ? text.length : end)
-      out.push(inner, ...embeddedCommands(inner))
-      i = end === -1 ? text.length : end
-    }
-  }
-  return out.map((inner) => inner.trim()).filter((inner) => inner.length > 0)
-}
-
-const naiveWords = (text: string): ReadonlyArray<Word> =>
-  text.split(/\s+/).filter((word) => word.length > 0).map((value) => ({ value: value.replace(/['"]/g, ""), dynamic: true }))
-
-const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"])
-const LITERAL_NUMBER = /^[+-]?[0-9]+$/
-const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 const STATEMENTS = new Set([
   "program", "list", "pipeline", "compound_statement", "subshell", "do_group", "if_statement", "elif_clause",
@@ -141,80 +122,6 @@ const HARMLESS_TARGETS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"])
 /** Assignments by `for`/`read` to lowercase names cannot clobber the exported environment. */
 const LOWERCASE_NAME = /^[a-z_][a-z0-9_]*$/
 
-/** Arithmetic on literals only: with a name in it, `$(( ))` can assign or evaluate `a[$(cmd)]`. */
-const LITERAL_ARITHMETIC = /^\$\(\([\s\d+\-*/%()<>=!&|^~?:,]*\)\)$/
-
-/**
- * `${…}` forms that only read a variable. Indirection (`${!x}`), transforms
- * (`${x@P}` expands a prompt string, which runs substitutions), non-literal
- * subscripts and offsets (evaluated as arithmetic, where `a[$(cmd)]` runs
- * `cmd`) and assignments (`${x:=y}`) are left out.
- */
-const SAFE_EXPANSION = new RegExp(
-  String.raw`^\$\{#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?:[0-9]+|@|\*)\])?` +
-    String.raw`(?:\}|:[0-9]+(?::[0-9]+)?\}|(?::?[-+?]|##?|%%?|\/[/#%]?|\^\^?|,,?)[\s\S]*\})$`
-)
-
-const UNQUOTED_GLOB = /[*?]|\[.*\]|\{[^}]*(,|\.\.)[^}]*\}/
-
-const unquote = (text: string): { readonly value: string; readonly pattern: string } => {
-  let value = ""
-  // The word with escaped characters blanked, to look for glob characters.
-  let pattern = ""
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (c === "\\" && i + 1 < text.length) {
-      const next = text[++i]!
-      if (next !== "\n") {
-        value += next
-        pattern += "_"
-      }
-      continue
-    }
-    value += c
-    pattern += c
-  }
-  return { value, pattern }
-}
-
-/** The value of a `$'…'` word: bash's backslash escapes decoded (`\x2d`, `\055`, `\u2028`, `\cA`, …). */
-export const decodeAnsiC = (body: string): string => {
-  const simple: Readonly<Record<string, string>> = {
-    a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\",
-    "'": "'", "\"": "\"", "?": "?"
-  }
-  let out = ""
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!
-    if (c !== "\\" || i + 1 >= body.length) {
-      out += c
-      continue
-    }
-    const next = body[++i]!
-    const hex = (max: number) => {
-      let digits = ""
-      while (digits.length < max && /[0-9a-fA-F]/.test(body[i + 1] ?? "")) digits += body[++i]
-      return digits
-    }
-    if (next in simple) out += simple[next]
-    else if (next === "x") {
-      const digits = hex(2)
-      out += digits.length > 0 ? String.fromCharCode(parseInt(digits, 16)) : "\\x"
-    } else if (next === "u" || next === "U") {
-      const digits = hex(next === "u" ? 4 : 8)
-      out += digits.length > 0 ? String.fromCodePoint(Math.min(parseInt(digits, 16), 0x10ffff)) : `\\${next}`
-    } else if (/[0-7]/.test(next)) {
-      let digits = next
-      while (digits.length < 3 && /[0-7]/.test(body[i + 1] ?? "")) digits += body[++i]
-      out += String.fromCharCode(parseInt(digits, 8) & 0xff)
-    } else if (next === "c" && i + 1 < body.length) out += String.fromCharCode(body[++i]!.charCodeAt(0) & 0x1f)
-    else out += `\\${next}`
-  }
-  return out
-}
-
-const unescapeDoubleQuoted = (text: string): string =>
-  text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c))
 
 class Walker {
   readonly commands: Array<CommandRecord> = []
@@ -561,10 +468,12 @@ class Walker {
     for (const expression of node.descendantsOfType(["binary_expression", "unary_expression"])) {
       const operator = expression.childForFieldName("operator")?.text ?? ""
       const operands = expression.namedChildren.filter((child) => child.type !== "test_operator")
-      if (ARITHMETIC_TEST_OPERATORS.has(operator)) {
-        if (!operands.every((child) => child.type === "number" || LITERAL_NUMBER.test(child.text))) evaluates = true
-      } else if (operator === "-v" || operator === "-R") {
-        if (!operands.every((child) => child.type === "word" && PLAIN_NAME.test(child.text))) evaluates = true
+      if (TestOperands.ARITHMETIC_OPERATORS.has(operator)) {
+        const literal = (child: Node) => child.type === "number" || !TestOperands.evaluatesOperand(operator, child.text)
+        if (!operands.every(literal)) evaluates = true
+      } else if (TestOperands.NAME_OPERATORS.has(operator)) {
+        const plain = (child: Node) => child.type === "word" && !TestOperands.evaluatesOperand(operator, child.text)
+        if (!operands.every(plain)) evaluates = true
       }
     }
     if (evaluates) this.embedded(node.text)
