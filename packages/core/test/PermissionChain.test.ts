@@ -36,6 +36,7 @@ const simpleShell: ShellAnalysis.Service = {
     Effect.succeed(Option.some({
       commands: [{ text: command, argv: command.trim().split(/\s+/), assignments: [], redirects: [], ...ShellAnalysis.unknownPaths }],
       hasDynamicParts: false,
+      runsUnseen: false,
       readOnly: /^(ls|cat|pwd)\b/.test(command)
     }))
 }

@@ -138,6 +138,7 @@ describe("PermissionRules (SPEC §4.5)", () => {
               Effect.succeed(Option.some({
                 commands: [{ text: command, argv: command.split(" "), assignments: [], redirects: [], ...ShellAnalysis.unknownPaths }],
                 hasDynamicParts: false,
+                runsUnseen: false,
                 readOnly: true
               }))
           })

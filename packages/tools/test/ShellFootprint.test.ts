@@ -47,7 +47,9 @@ describe("Bash footprint (issue 15)", () => {
       expect(yield* of("echo hi | tee out")).toEqual({ writes: [`${dir}/out`] })
       expect(yield* of("truncate -s 0 f")).toEqual({ writes: [`${dir}/f`] })
       expect(yield* of("sed -i s/a/b/ f")).toEqual({ writes: [`${dir}/f`] })
-      expect((yield* of("ln -s a b")).writes).toEqual([`${dir}/b/**`])
+      // Making a link changes what other paths mean: a barrier (issue 20).
+      expect(yield* of("ln -s a b")).toEqual(Footprint.writesEverything)
+      expect(yield* of("cp -s a b")).toEqual(Footprint.writesEverything)
       expect(yield* of(`mkdir ${dir}/where`)).toEqual({ writes: [`${dir}/where`] })
     }).pipe(Effect.provide(Tools)))
 
@@ -73,9 +75,11 @@ describe("Bash footprint (issue 15)", () => {
       expect(yield* of("cat < a")).toEqual({ reads: [`${dir}/a`] })
       expect(yield* of("grep x a sub/b")).toEqual({ reads: [`${dir}/a`, `${dir}/sub/b`] })
       expect(yield* of("grep -r x sub")).toEqual({ reads: [`${dir}/sub/**`] })
-      for (const command of ["ls", "find", "rg x", "grep -r x"]) {
+      for (const command of ["ls", "find", "grep -r x"]) {
         expect(yield* of(command)).toEqual({ reads: [`${dir}/**`] })
       }
+      // rg also reads the ignore files of every parent directory: not proven, so a barrier (issue 20).
+      expect(yield* of("rg x")).toEqual(Footprint.writesEverything)
       // Reads and writes together: `sort a > b`.
       expect(yield* of("sort a > b")).toEqual({ reads: [`${dir}/a`], writes: [`${dir}/b`] })
     }).pipe(Effect.provide(Tools)))

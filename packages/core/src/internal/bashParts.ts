@@ -9,6 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as PermissionRules from "../PermissionRules.js"
 import * as ShellAnalysis from "../ShellAnalysis.js"
 import * as CommandPatterns from "./commandPatterns.js"
 
@@ -29,21 +30,72 @@ export const unresolvableName = (name: string | undefined): boolean =>
   /\{[^}]*(?:,|\.\.)[^}]*\}/.test(name)
 
 /**
- * A part after which a plain name may run another program, or whose shell runs a script from
- * elsewhere: `hash -p /bin/rm ls` (then `ls` is `rm`), `enable -f lib.so name` (a builtin
- * loaded from a file), `BASH_ENV=…`/`ENV=…` (a script every non-interactive shell sources first).
+ * A part after which a plain name may run another program, or whose program is not the one its
+ * name says: `hash -p /bin/rm ls` (then `ls` is `rm`), `enable -f lib.so name` (a builtin loaded
+ * from a file), `fc` (it runs commands from the history, which `history -s` fills), and a
+ * command with an assignment outside the harmless list (`PATH=/tmp ls`, `BASH_ENV=f bash -c x`,
+ * `env HOME=/tmp/evil git log`, whose planted configuration runs programs: issue 19, class 9).
  */
 export const rebindsNames = (part: CommandPart): boolean => {
   const argv = part.forms.argv
   const name = argv[0]
   if (name === "hash" && argv.some((word) => /^-[a-z]*p/.test(word))) return true
   if (name === "enable" && argv.some((word) => /^-[a-z]*f/.test(word))) return true
+  if (name === "fc" && !argv.slice(1).some((word) => /^-[a-zA-Z]*l/.test(word))) return true
+  if (part.forms.dangerousAssignment) return true
   const assignments = [
     ...(part.simple?.assignments ?? []),
     ...(part.simple?.argv ?? []).filter((word) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word))
   ]
   return assignments.some((word) => /^(?:BASH_ENV|ENV)=/.test(word))
 }
+
+/**
+ * Part `index` runs a program by path (`./x`, `/tmp/x`) after an earlier part
+ * may have made or changed files: `ln -s /bin/rm x; ./x victim` runs `rm`
+ * under another name (issue 19, class 9). An earlier part may have when it
+ * writes a path, redirects to a file, or is a program the analyser does not
+ * describe.
+ */
+export const runsWhatItMade = (parts: ReadonlyArray<CommandPart>, index: number): boolean => {
+  const name = parts[index]!.forms.argv[0]
+  if (name === undefined || !name.includes("/")) return false
+  return parts.slice(0, index).some((part) =>
+    part.simple === undefined || !part.simple.readOnly || part.simple.writePaths.length > 0 || part.redirects.length > 0
+  )
+}
+
+/**
+ * For each part run by a path, the same part named by the basename of that
+ * path's real path (`./x` that links to `/usr/bin/rm` is `rm`), so that deny
+ * rules see the program that runs.
+ */
+export const resolvedNameParts = (
+  parts: ReadonlyArray<CommandPart>,
+  env: PermissionRules.Environment
+): Effect.Effect<ReadonlyArray<CommandPart>> =>
+  Effect.gen(function*() {
+    const out: Array<CommandPart> = []
+    for (const part of parts) {
+      const argv = part.forms.argv
+      const name = argv[0]
+      if (name === undefined || !name.includes("/") || name.endsWith("/")) continue
+      const expanded = name.startsWith("~/") ? env.path.join(env.home, name.slice(2)) : name
+      const resolved = yield* env.resolvePath(env.path.isAbsolute(expanded) ? expanded : env.path.join(env.cwd, expanded))
+      for (const real of resolved.real) {
+        const base = env.path.basename(real)
+        if (base === env.path.basename(name)) continue
+        const renamed = [base, ...argv.slice(1)]
+        out.push({
+          text: renamed.join(" "),
+          forms: CommandPatterns.commandForms(renamed.join(" "), renamed, []),
+          redirects: [],
+          ...(part.simple === undefined ? {} : { simple: part.simple })
+        })
+      }
+    }
+    return out
+  })
 
 /** A shell that reads its script from standard input or a file: what it runs is not on the line. */
 export const shellWithoutScript = (argv: ReadonlyArray<string>): boolean => {
@@ -74,6 +126,13 @@ const scriptOf = (argv: ReadonlyArray<string>): string | undefined => {
     const long = argv.find((word) => word.startsWith("--command="))
     return long === undefined ? undefined : long.slice("--command=".length)
   }
+  // `mapfile -C CALLBACK`: bash evaluates the callback every few lines (issue 19, class 9).
+  if (name === "mapfile" || name === "readarray") {
+    const flag = argv.findIndex((word, index) => index > 0 && /^-[a-zA-Z]*C/.test(word))
+    if (flag === -1) return undefined
+    const attached = argv[flag]!.slice(argv[flag]!.indexOf("C") + 1)
+    return attached.length > 0 ? attached : argv[flag + 1]
+  }
   if (name === undefined || !shells.has(name)) return undefined
   const flag = argv.findIndex((word, index) => index > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(word))
   if (flag === -1) return undefined
@@ -84,6 +143,75 @@ const scriptOf = (argv: ReadonlyArray<string>): string | undefined => {
 }
 
 /** Scripts a command runs that are not shell scripts on their own: aliases, `env -S`, `find -exec`. */
+/** A word quoted for the shell: what `env` passes on is one word whatever it holds. */
+const shellQuote = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`
+
+/**
+ * `env -S STRING` split as GNU env splits it (issue 19, class 9): blanks
+ * separate words, quotes group them, `\_` is a space, `\c` ends the
+ * string, `\t \n \r \f \v \\ \' \" \# \$` are those characters, `#`
+ * starting a word begins a comment; each word comes back shell-quoted, and a
+ * `${VAR}` comes back as a bare expansion (what it holds is not known).
+ */
+export const splitEnvString = (text: string): ReadonlyArray<string> => {
+  const words: Array<string> = []
+  let current = ""
+  let started = false
+  let quote: "'" | "\"" | undefined
+  const escapes: Readonly<Record<string, string>> = {
+    _: " ", t: "\t", n: "\n", r: "\r", f: "\f", v: "\v", "\\": "\\", "'": "'", "\"": "\"", "#": "#", $: "$"
+  }
+  const end = () => {
+    if (started) words.push(current)
+    current = ""
+    started = false
+  }
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (quote === "'") {
+      if (c === "'") quote = undefined
+      else current += c
+      continue
+    }
+    if (c === "\\" && i + 1 < text.length) {
+      const next = text[++i]!
+      if (next === "c") break
+      current += next === "_" && quote === undefined ? "'\u0000'" : escapes[next] ?? next
+      started = true
+      continue
+    }
+    if (c === "$" && text[i + 1] === "{") {
+      const close = text.indexOf("}", i)
+      const variable = close === -1 ? text.slice(i + 2) : text.slice(i + 2, close)
+      current += `\u0001${variable}\u0001`
+      started = true
+      i = close === -1 ? text.length : close
+      continue
+    }
+    if (quote === undefined && (c === "'" || c === "\"")) {
+      quote = c
+      started = true
+      continue
+    }
+    if (quote === "\"" && c === "\"") {
+      quote = undefined
+      continue
+    }
+    if (quote === undefined && /\s/.test(c)) {
+      end()
+      continue
+    }
+    if (quote === undefined && c === "#" && !started) break
+    current += c
+    started = true
+  }
+  end()
+  // `\_` outside quotes separates words too (it is a space); expansions stay bare.
+  return words.flatMap((word) => word.split("'\u0000'")).map((word) =>
+    word.split("\u0001").map((piece, index) => (index % 2 === 1 ? `"$\{${piece}}"` : shellQuote(piece))).join("")
+  )
+}
+
 const embeddedScripts = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const name = argv[0]
   if (name === "alias") {
@@ -96,9 +224,16 @@ const embeddedScripts = (argv: ReadonlyArray<string>): ReadonlyArray<string> => 
   if (name === "env") {
     for (let i = 1; i < argv.length; i++) {
       const word = argv[i]!
-      if (word === "-S" || word === "--split-string") return [argv.slice(i + 1).join(" ")]
-      if (word.startsWith("-S")) return [[word.slice(2), ...argv.slice(i + 1)].join(" ")]
-      if (word.startsWith("--split-string=")) return [[word.slice(15), ...argv.slice(i + 1)].join(" ")]
+      const split = word === "-S" || word === "--split-string"
+        ? argv[i + 1]
+        : word.startsWith("--split-string=")
+        ? word.slice(15)
+        : /^-[a-zA-Z]*S/.test(word) && !word.startsWith("--")
+        ? word.slice(word.indexOf("S") + 1) || argv[i + 1]
+        : undefined
+      if (split === undefined) continue
+      const rest = word === "-S" || word === "--split-string" || split === argv[i + 1] ? argv.slice(i + 2) : argv.slice(i + 1)
+      return [[...splitEnvString(split), ...rest.map(shellQuote)].join(" ")]
     }
     return []
   }

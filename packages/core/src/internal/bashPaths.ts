@@ -65,6 +65,18 @@ export const pathArguments = (argv: ReadonlyArray<string>): ReadonlyArray<string
   return out
 }
 
+/**
+ * `word` relative to `dir`, joined as the kernel will walk it: not normalised,
+ * because `LINK/..` is the parent of the link's target, not the directory the
+ * link is in (issue 19, class 7). The permission environment's `resolvePath`
+ * resolves it component by component.
+ */
+export const joinUnnormalised = (env: PermissionRules.Environment, dir: string, word: string): string =>
+  env.path.isAbsolute(word) ? word : dir.endsWith(env.path.sep) ? dir + word : dir + env.path.sep + word
+
+/** Whether a path has a `..` component (after a link it may lead anywhere). */
+const climbs = (path: string): boolean => path.split("/").includes("..")
+
 export interface ResolutionBases {
   /** Directories relative paths may be relative to: the cwd and every `cd` target. */
   readonly dirs: ReadonlyArray<string>
@@ -85,7 +97,7 @@ export const resolutionBases = (
     else if (/[$`]/.test(target) || target === "-" || isOtherUsersHome(target)) unknown = true
     else {
       const expanded = PathRules.expandHome(target, env.home, env.path)
-      dirs = Array.from(new Set([...dirs, ...dirs.map((dir) => env.path.resolve(dir, expanded))]))
+      dirs = Array.from(new Set([...dirs, ...dirs.map((dir) => joinUnnormalised(env, dir, expanded))]))
     }
     if (dirs.length > 16) unknown = true
   }
@@ -109,15 +121,15 @@ export const resolveArgument = (
   const own = /^\/proc\/+(?:self|thread-self)\/+cwd(?:\/+(.*))?$/.exec(expanded)
   if (own !== null) {
     if (resolution.unknown) return undefined
-    return resolution.dirs.map((dir) => env.path.resolve(dir, own[1] ?? "."))
+    return resolution.dirs.map((dir) => joinUnnormalised(env, dir, own[1] ?? "."))
   }
   const standardStream = /^\/proc\/+(?:self|thread-self)\/+fd\/+[0-2]$/.test(expanded)
   if (/^\/proc\/+[^/]+\/+(?:task\/|cwd|root|fd|map_files)/.test(expanded) && !standardStream) {
-    return /^\/proc\/+(?:self|thread-self)\/+root(?:\/|$)/.test(expanded) ? [env.path.resolve(expanded)] : undefined
+    return /^\/proc\/+(?:self|thread-self)\/+root(?:\/|$)/.test(expanded) ? [expanded] : undefined
   }
-  if (env.path.isAbsolute(expanded)) return [env.path.resolve(expanded)]
+  if (env.path.isAbsolute(expanded)) return [expanded]
   if (resolution.unknown) return undefined
-  return resolution.dirs.map((dir) => env.path.resolve(dir, expanded))
+  return resolution.dirs.map((dir) => joinUnnormalised(env, dir, expanded))
 }
 
 /** `~user/x`: a home we do not know. */
@@ -168,10 +180,11 @@ export const literalDirectories = (
   const first = segments.findIndex((segment) => /[*?[\]{}$`]/.test(segment))
   const literal = first === -1 ? segments : segments.slice(0, first)
   if (first !== -1 && segments.slice(first).includes("..")) return undefined
-  if (literal.length === 0 || (literal.length === 1 && literal[0] === "")) {
-    return word.startsWith("/") ? [env.path.sep] : resolution.unknown ? undefined : resolution.dirs
-  }
-  return resolveArgument(literal.join("/") || "/", resolution, env)
+  const dirs = literal.length === 0 || (literal.length === 1 && literal[0] === "")
+    ? word.startsWith("/") ? [env.path.sep] : resolution.unknown ? undefined : resolution.dirs
+    : resolveArgument(literal.join("/") || "/", resolution, env)
+  // `LINK/../x*`: after a link, `..` may lead anywhere (issue 19, class 7).
+  return dirs === undefined || dirs.some(climbs) ? undefined : dirs
 }
 
 
@@ -242,8 +255,17 @@ export const touchedBy = (
         redirect: false
       }))
       : [
-        ...simple.readPaths.map((use) => ({ ...use, write: false, redirect: false })),
-        ...simple.writePaths.map((use) => ({ ...use, write: true, redirect: targets.has(use.path) }))
+        // Paths anchored at the repository are for footprints; the rules judge the paths as written.
+        ...simple.readPaths.filter((use) => use.anchor === undefined).map((use) => ({
+          ...use,
+          write: false,
+          redirect: false
+        })),
+        ...simple.writePaths.filter((use) => use.anchor === undefined).map((use) => ({
+          ...use,
+          write: true,
+          redirect: targets.has(use.path)
+        }))
       ]
     for (const use of uses) {
       out.push({

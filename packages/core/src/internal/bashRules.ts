@@ -161,6 +161,9 @@ const firstCommandMatch = (
   return undefined
 }
 
+/** Why a fail-closed subject names a line that runs what no part shows; `pathVerdict` keeps such asks closed. */
+const unseen = "what it runs cannot be known ahead of time"
+
 /** A line the analyser could not parse: deny and ask rules see a naive split; a rule that could match asks. */
 const assessUnanalysed = (command: string, rules: BashRuleSet): PermissionRules.Assessment => {
   const parts = ShellAnalysis.naiveSplit(command).map((text) =>
@@ -189,15 +192,46 @@ const assessUnanalysed = (command: string, rules: BashRuleSet): PermissionRules.
  * `find -exec`, aliases included); a name that cannot be resolved statically
  * may be any program a rule names.
  */
-const commandVerdict = (everyPart: ReadonlyArray<CommandPart>, rules: BashRuleSet): Verdict => {
-  const match = firstCommandMatch(
-    everyPart.map((part) => ({ forms: part.forms, subject: CommandPatterns.normalizeSpaces(part.text) })),
-    rules
-  )
-  if (match !== undefined) return { match, failedClosed: false }
-  const hidden = everyPart.find((part) =>
+const commandVerdict = (
+  command: string,
+  analysis: ShellAnalysis.Analysis,
+  everyPart: ReadonlyArray<CommandPart>,
+  rules: BashRuleSet
+): Effect.Effect<Verdict> =>
+  Effect.gen(function*() {
+    // A program named by a path is also the program its real path names (`./x` linked to `/bin/rm`).
+    const resolved = yield* BashParts.resolvedNameParts(everyPart, rules.env)
+    const match = firstCommandMatch(
+      [...everyPart, ...resolved].map((part) => ({
+        forms: part.forms,
+        subject: CommandPatterns.normalizeSpaces(part.text)
+      })),
+      rules
+    )
+    if (match !== undefined) return { match, failedClosed: false }
+    return hiddenVerdict(command, analysis, everyPart, rules)
+  })
+
+/**
+ * A line whose programs cannot all be named ahead of time counts as matching
+ * every deny and ask rule that could match it (SPEC §4.5; issue 19, class 9).
+ */
+const hiddenVerdict = (
+  command: string,
+  analysis: ShellAnalysis.Analysis,
+  everyPart: ReadonlyArray<CommandPart>,
+  rules: BashRuleSet
+): Verdict => {
+  // Bash runs what no part shows (an evaluated value, a rebound name): any program, reading any path.
+  if (analysis.runsUnseen) {
+    const rule = couldMatch(rules, "both")
+    const line = CommandPatterns.normalizeSpaces(command)
+    if (rule !== undefined) return failClosed(rule, `\`${line}\` (bash evaluates part of it at run time: ${unseen})`)
+  }
+  const hidden = everyPart.find((part, index) =>
     BashParts.unresolvableName(part.forms.argv[0] ?? part.simple?.argv[0]) && (part.forms.argv.length > 0) ||
-    BashParts.shellWithoutScript(part.forms.argv) || BashParts.rebindsNames(part)
+    BashParts.shellWithoutScript(part.forms.argv) || BashParts.rebindsNames(part) ||
+    BashParts.runsWhatItMade(everyPart, index)
   )
   const rule = hidden === undefined ? undefined : couldMatch(rules, "command")
   return hidden !== undefined && rule !== undefined
@@ -293,12 +327,16 @@ const allowVerdict = (
   rules: BashRuleSet
 ): AllowVerdict => {
   const env = rules.env
-  const dynamic = analysis.hasDynamicParts
+  // A line bash evaluates at run time is judged as a whole: no part's allow rule or read-only verdict
+  // allows it (issue 19, class 2).
+  const dynamic = analysis.hasDynamicParts || analysis.runsUnseen
   const used: Array<PermissionContext.PermissionRule> = []
   const suggestions: Array<string> = []
   let allowed = !dynamic
   let allowedWithEdits = !dynamic
-  let reason: string | undefined = dynamic
+  let reason: string | undefined = analysis.runsUnseen
+    ? "bash evaluates part of the command at run time (arithmetic, a subscript, a prompt string or a rebound name)"
+    : dynamic
     ? "the command contains a substitution or expansion that cannot be checked ahead of time"
     : undefined
   const redirectTouched = parts.flatMap((part) =>
@@ -382,7 +420,7 @@ export const assessBash = (
     const touchedByPart = new Map<CommandPart, ReadonlyArray<Touched>>()
     for (const part of everyPart) touchedByPart.set(part, yield* BashPaths.touchedBy(part, resolution, env))
     const { failedClosed, match } = pathVerdict(
-      commandVerdict(everyPart, rules),
+      yield* commandVerdict(command, analysis.value, everyPart, rules),
       everyPart,
       touchedByPart,
       resolution,

@@ -122,6 +122,41 @@ const HARMLESS_TARGETS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"])
 /** Assignments by `for`/`read` to lowercase names cannot clobber the exported environment. */
 const LOWERCASE_NAME = /^[a-z_][a-z0-9_]*$/
 
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** Builtins after which relative paths, and the repository git finds, are somewhere else. */
+const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"])
+
+/**
+ * The `{NAME}` words written right before a redirection operator (`{fd}>file`,
+ * `true {HOME}>/dev/null`): bash assigns NAME a new descriptor number. The
+ * tree has them as ordinary words, so they are found in the source: a
+ * `{NAME}` that starts a word and ends where a redirection starts.
+ */
+const namedDescriptorWords = (source: string, root: Node): ReadonlyMap<number, string> => {
+  const out = new Map<number, string>()
+  for (const redirect of root.descendantsOfType("file_redirect")) {
+    const before = source.slice(Math.max(0, redirect.startIndex - 260), redirect.startIndex)
+    const match = /(?:^|[\s;&|()])\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(before)
+    if (match !== null) out.set(redirect.startIndex - match[1]!.length - 2, match[1]!)
+  }
+  return out
+}
+
+
+/** Two words bash joins into one (`r\<newline>m`). */
+const joinWords = (first: Word, second: Word): Word =>
+  first.dynamic || second.dynamic
+    ? {
+      value: first.value + second.value,
+      dynamic: true,
+      option: first.dynamic ? first.option !== false : first.value.startsWith("-"),
+      several: (first.dynamic && first.several !== false) || (second.dynamic && second.several !== false)
+    }
+    : { value: first.value + second.value, dynamic: false }
+
+/** A double-quoted word that expands to several words: `"$@"`, `"${a[@]}"`, `"${!prefix@}"`. */
+const QUOTED_SEVERAL = /\$@|\$\{@|\[@\]\}|\$\{![A-Za-z_][A-Za-z0-9_]*@\}/
 
 class Walker {
   readonly commands: Array<CommandRecord> = []
@@ -129,8 +164,41 @@ class Walker {
   dynamic = false
   /** Something that is never read-only, wherever it is. */
   unsafe = false
+  /**
+   * Bash evaluates a value known only at run time as arithmetic, a subscript,
+   * a prompt string or a name (issue 19, class 2): it may run commands no part
+   * shows.
+   */
+  evaluates = false
+  /**
+   * The line changes what later names mean: it assigns a variable that is not
+   * lowercase and not harmless (`PATH`, `HOME`, `BASH_CMDS[ls]`, `GIT_*`),
+   * with `VAR=`, `for VAR in`, `read VAR`, `{VAR}>` or a declaration, or
+   * unsets one (issue 19, classes 3, 4 and 9).
+   */
+  rebinds = false
+  /** A `cd`, `pushd` or `popd` was walked: a later git may run in another repository (issue 19, class 4). */
+  changedDirectory = false
+  /** Start offsets of the `{NAME}` words of named-descriptor redirections (`{fd}>file`), with NAME. */
+  readonly namedDescriptors: ReadonlyMap<number, string>
 
-  constructor(readonly source: string) {}
+  constructor(readonly source: string, root: Node) {
+    this.namedDescriptors = namedDescriptorWords(source, root)
+  }
+
+  /** Bash evaluates a run-time value here (see `evaluates`). */
+  evaluated(): void {
+    this.unsafe = true
+    this.evaluates = true
+  }
+
+  /** The line assigns `name` (or unsets it): a rebinding unless it is lowercase or harmless. */
+  assigns(name: string): void {
+    if (!LOWERCASE_NAME.test(name) && !ShellAnalysis.isHarmlessAssignment(`${name}=x`)) {
+      this.rebinds = true
+      this.unsafe = true
+    }
+  }
 
   statement(node: Node, inherited: ReadonlyArray<RedirectRecord>): void {
     switch (node.type) {
@@ -141,12 +209,14 @@ class Walker {
       case "redirected_statement":
         return this.redirectedStatement(node, inherited)
       case "compound_statement":
-        // `(( … ))` is an arithmetic command: it can assign.
-        if (node.firstChild?.type !== "{") this.unsafe = true
+        // `(( … ))` is an arithmetic command: it evaluates names and can assign.
+        if (node.firstChild?.type !== "{") this.evaluated()
         return this.container(node, inherited)
       case "for_statement": {
+        // `for HOME in …` sets HOME for the loop's commands.
         const variable = node.childForFieldName("variable")
         if (variable === null || !LOWERCASE_NAME.test(variable.text)) this.unsafe = true
+        if (variable !== null) this.assigns(variable.text)
         return this.container(node, inherited)
       }
       case "test_command":
@@ -156,8 +226,10 @@ class Walker {
       case "declaration_command":
       case "unset_command":
         return this.stateChange(node, inherited)
-      case "function_definition":
       case "c_style_for_statement":
+        this.evaluated()
+        return this.container(node, inherited)
+      case "function_definition":
         this.unsafe = true
         return this.container(node, inherited)
       case "program":
@@ -251,18 +323,31 @@ class Walker {
           this.generic(child)
           break
         default: {
+          const descriptor = this.namedDescriptors.get(child.startIndex)
+          if (descriptor !== undefined) {
+            // `{NAME}>file` assigns NAME a new descriptor number (issue 19, class 3).
+            assignments.push(`${descriptor}=10`)
+            this.assigns(descriptor)
+            break
+          }
           const word = this.word(child)
-          if (joinNext) {
-            const last = words.pop()!
-            words.push({ value: last.value + word.value, dynamic: last.dynamic || word.dynamic })
-          } else words.push(word)
+          if (joinNext) words.push(joinWords(words.pop()!, word))
+          else words.push(word)
         }
       }
     }
     for (const extra of extraArguments) words.push(this.word(extra))
 
     const [name, ...args] = words
-    const invocation = name === undefined || name.dynamic ? undefined : describeInvocation(name.value, args)
+    let invocation = name === undefined || name.dynamic ? undefined : describeInvocation(name.value, args)
+    if (name !== undefined && !name.dynamic) {
+      if (DIRECTORY_CHANGES.has(name.value)) this.changedDirectory = true
+      // After a `cd`, git may run in a repository the project supplies (its config runs programs).
+      if (name.value === "git" && this.changedDirectory && invocation !== undefined) {
+        invocation = { ...invocation, readOnly: false, pathsKnown: false }
+      }
+      this.builtinEvaluates(name.value, args)
+    }
     // The program itself; the line's verdict also weighs the redirections (`redirects`, `writePaths`).
     const readOnly = structural &&
       assignments.every(ShellAnalysis.isHarmlessAssignment) &&
@@ -476,7 +561,10 @@ class Walker {
         if (!operands.every(plain)) evaluates = true
       }
     }
-    if (evaluates) this.embedded(node.text)
+    if (evaluates) {
+      this.embedded(node.text)
+      this.evaluated()
+    }
     this.generic(node)
     this.commands.push(opaque(
       node.text,
@@ -502,29 +590,92 @@ class Walker {
   stateChange(node: Node, inherited: ReadonlyArray<RedirectRecord>): void {
     const assignments: Array<string> = []
     const words: Array<Word> = []
-    if (node.type === "variable_assignment") {
-      assignments.push(node.text)
-      this.generic(node)
-    } else {
+    const assigned = (assignment: Node) => {
+      assignments.push(assignment.text)
+      const name = assignment.childForFieldName("name") ?? assignment.firstNamedChild
+      // `BASH_CMDS[ls]=/bin/rm`: the array's name.
+      const variable = name?.type === "subscript" ? name.childForFieldName("name") ?? name.firstNamedChild : name
+      if (variable !== null && variable !== undefined) this.assigns(variable.text)
+      this.generic(assignment)
+    }
+    if (node.type === "variable_assignment") assigned(node)
+    else {
       for (const child of node.children) {
-        if (child.type === "variable_assignment") {
-          assignments.push(child.text)
-          this.generic(child)
+        if (child.type === "variable_assignment") assigned(child)
+        else if (child.type === "variable_assignments") {
+          for (const inner of child.namedChildren) if (inner.type === "variable_assignment") assigned(inner)
         } else if (!child.isNamed) words.push({ value: child.text, dynamic: false })
         else words.push(this.word(child))
       }
+    }
+    const [keyword, ...rest] = words
+    if (node.type === "unset_command") {
+      // `unset PATH`, `unset GIT_CONFIG_COUNT`; a subscript in a name is evaluated.
+      for (const word of rest) {
+        if (word.dynamic || /[[\]]/.test(word.value)) this.evaluated()
+        else if (!word.value.startsWith("-")) this.assigns(word.value)
+      }
+    } else if (node.type === "declaration_command") {
+      // `declare -i`/`-n` evaluate values as arithmetic or names; a word not known until run time may be either.
+      const flags = rest.filter((word) => !word.dynamic && /^[-+][a-zA-Z]+$/.test(word.value)).map((w) => w.value)
+      if (rest.some((word) => word.dynamic) || flags.some((flag) => /[in]/.test(flag))) {
+        if (rest.some((word) => word.dynamic) || assignments.some((a) => !/^[^=]*=[+-]?[0-9]*$/.test(a))) this.evaluated()
+      }
+      if (keyword?.value === "export") for (const word of rest) if (!word.dynamic && PLAIN_NAME.test(word.value)) this.assigns(word.value)
     }
     this.commands.push(opaque(node.text, words, assignments, inherited, true))
     // `declare -i x='a[$(cmd)]'`, `unset 'a[$(cmd)]'`: evaluated as arithmetic or subscripts.
     this.embedded(node.text)
   }
 
+  /**
+   * What an evaluating builtin does with words known only at run time (issue
+   * 19, class 2): `let` evaluates its arguments; `test`/`[` may evaluate an
+   * operand; `read`, `mapfile` and `printf -v` assign names whose subscripts
+   * are evaluated, and assign (rebind) uppercase names.
+   */
+  builtinEvaluates(name: string, args: ReadonlyArray<Word>): void {
+    if (name === "let") this.evaluated()
+    else if (name === "test" || name === "[") {
+      if (TestOperands.evaluatesAtRunTime(name === "[" ? args.slice(0, -1) : args)) this.evaluated()
+    } else if (name === "printf") {
+      // `-v NAME` is printf's only option, and only first.
+      const first = args[0]
+      if (first !== undefined && (first.dynamic || /^-v/.test(first.value))) {
+        const target = first.dynamic || first.value === "-v" ? args[1] : { value: first.value.slice(2), dynamic: false }
+        this.assignedName(first.dynamic ? first : target ?? first)
+      }
+    } else if (name === "read" || name === "mapfile" || name === "readarray") {
+      for (let i = 0; i < args.length; i++) {
+        const arg = args[i]!
+        if (arg.dynamic) this.evaluated()
+        else if (/^-[a-zA-Z]*[dpntuNOsCcTu]$/.test(arg.value)) i++
+        else if (!arg.value.startsWith("-")) this.assignedName(arg)
+      }
+    }
+  }
+
+  /** A name a builtin assigns: a subscript or a name known only at run time is evaluated. */
+  assignedName(word: Word): void {
+    if (word.dynamic || !PLAIN_NAME.test(word.value)) this.evaluated()
+    else this.assigns(word.value)
+  }
+
+  /**
+   * A word's value as bash reads it, whether it is one known literal, and, when
+   * it is not, whether its expansion may start with `-` or be several words
+   * (issue 19, class 1: such a word is "any word, options included").
+   */
   word(node: Node): Word {
     const text = node.text
     switch (node.type) {
       case "word": {
+        // `$[ x ]`: bash's old arithmetic expansion.
+        if (text.includes("$[")) this.evaluated()
         const { pattern, value } = unquote(text)
-        return { value, dynamic: UNQUOTED_GLOB.test(pattern) }
+        if (!UNQUOTED_GLOB.test(pattern)) return { value, dynamic: false }
+        // A glob or brace pattern: as many words as it matches, each starting like the pattern.
+        return { value, dynamic: true, option: /^[-*?[{]/.test(pattern), several: true }
       }
       case "number":
         return { value: text, dynamic: false }
@@ -533,50 +684,48 @@ class Walker {
       case "string": {
         let value = ""
         let dynamic = false
+        let option: boolean | undefined
         for (const child of node.children) {
           if (!child.isNamed) {
             if (child.type !== "\"") value += child.text
-          } else if (child.type === "string_content") value += unescapeDoubleQuoted(child.text)
-          else {
-            value += this.word(child).value
-            dynamic = true
-          }
-        }
-        return { value, dynamic }
-      }
-      case "concatenation": {
-        let value = ""
-        let pattern = ""
-        let dynamic = false
-        for (const child of node.children) {
-          if (!child.isNamed) {
-            this.unsafe = true
-            dynamic = true
-            value += child.text
             continue
           }
-          const part = this.word(child)
-          value += part.value
-          dynamic ||= part.dynamic
-          pattern += child.type === "word" ? unquote(child.text).pattern : "_"
+          if (child.type === "string_content") {
+            if (child.text.includes("$[")) this.evaluated()
+            value += unescapeDoubleQuoted(child.text)
+          }
+          else {
+            const part = this.word(child)
+            value += part.value
+            dynamic = true
+          }
+          option ??= child.type === "string_content" ? child.text.startsWith("-") : true
         }
-        return { value, dynamic: dynamic || UNQUOTED_GLOB.test(pattern) }
+        // Quoted: one word, unless it is `"$@"` or `"${a[@]}"`.
+        return dynamic ? { value, dynamic, option: option ?? true, several: QUOTED_SEVERAL.test(text) } : { value, dynamic }
       }
+      case "concatenation":
+        return this.concatenation(node)
       case "simple_expansion":
         return { value: text, dynamic: true }
       case "expansion":
-        if (!SAFE_EXPANSION.test(text)) this.unsafe = true
+        if (!SAFE_EXPANSION.test(text)) this.evaluated()
         this.generic(node)
         return { value: text, dynamic: true }
       case "command_substitution":
-      case "process_substitution":
         this.dynamic = true
         this.generic(node)
         return { value: text, dynamic: true }
-      case "arithmetic_expansion":
-        if (!LITERAL_ARITHMETIC.test(text)) this.unsafe = true
+      case "process_substitution":
+        // One word, a `/dev/fd/N` path.
+        this.dynamic = true
         this.generic(node)
-        return { value: text, dynamic: true }
+        return { value: text, dynamic: true, option: false, several: false }
+      case "arithmetic_expansion":
+        if (!LITERAL_ARITHMETIC.test(text)) this.evaluated()
+        this.generic(node)
+        // A number: one word, maybe negative.
+        return { value: text, dynamic: true, several: false }
       case "ansi_c_string":
         return { value: decodeAnsiC(text.slice(2, -1)), dynamic: false }
       case "brace_expression":
@@ -587,6 +736,35 @@ class Walker {
         this.generic(node)
         return { value: text, dynamic: true }
     }
+  }
+
+  /** Words written next to each other (`a"$x"b`, `src/*.ts`): the first part decides whether it may be an option. */
+  concatenation(node: Node): Word {
+    let value = ""
+    let pattern = ""
+    let dynamic = false
+    let several = false
+    let option: boolean | undefined
+    for (const child of node.children) {
+      if (!child.isNamed) {
+        this.unsafe = true
+        dynamic = true
+        several = true
+        value += child.text
+        option ??= true
+        continue
+      }
+      const part = this.word(child)
+      value += part.value
+      dynamic ||= part.dynamic
+      several ||= part.dynamic && part.several !== false
+      const partPattern = child.type === "word" ? unquote(child.text).pattern : "_"
+      option ??= part.dynamic ? part.option !== false : part.value.startsWith("-") || /^[*?[{]/.test(partPattern)
+      pattern += partPattern
+    }
+    const glob = UNQUOTED_GLOB.test(pattern)
+    if (!dynamic && !glob) return { value, dynamic: false }
+    return { value, dynamic: true, option: option ?? true, several: several || glob }
   }
 
   /** Whether two words are separate words for bash, too (not joined by a line continuation). */
@@ -620,7 +798,7 @@ class Walker {
 export const analyze = (tree: Tree, source: string): ShellAnalysis.Analysis | undefined => {
   const root = tree.rootNode
   if (root.hasError) return undefined
-  const walker = new Walker(source)
+  const walker = new Walker(source, root)
   walker.statement(root, [])
   const commands = walker.commands
   return {
@@ -638,6 +816,7 @@ export const analyze = (tree: Tree, source: string): ShellAnalysis.Analysis | un
       onlyWritesPaths: command.onlyWritesPaths
     })),
     hasDynamicParts: walker.dynamic,
+    runsUnseen: walker.evaluates || walker.rebinds,
     readOnly: !walker.unsafe && !walker.dynamic && commands.length > 0 && commands.every((command) => command.readOnly)
   }
 }
@@ -652,7 +831,7 @@ export const split = (
   source: string,
   naiveSplit: (command: string) => ReadonlyArray<string>
 ): ReadonlyArray<string> => {
-  const walker = new Walker(source)
+  const walker = new Walker(source, tree.rootNode)
   walker.statement(tree.rootNode, [])
   const texts = walker.commands.map((command) => command.text.trim()).filter((text) => text.length > 0)
   if (!tree.rootNode.hasError) return texts

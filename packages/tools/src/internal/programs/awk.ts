@@ -25,5 +25,5 @@ export const awk: Describe = withGrammar(AWK, (args) => {
     if (!operand.dynamic && /^[A-Za-z_][A-Za-z0-9_]*=/.test(operand.value)) continue
     paths.read(operand, false, true)
   }
-  return paths.done(true)
+  return paths.done(true, { proven: true })
 })

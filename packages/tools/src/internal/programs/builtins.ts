@@ -3,40 +3,33 @@
  *
  * @internal
  */
-import { type Describe, NO_PATHS, UNKNOWN } from "./invocation.js"
+import { type Describe, NO_PATHS, Paths, UNKNOWN } from "./invocation.js"
 import * as TestOperands from "./testOperands.js"
 
 /**
- * `test`/`[`: bash evaluates the operands of `-eq` and friends and the name of
- * `-v` as arithmetic and subscripts, where `a[$(cmd)]` runs `cmd`; only
- * literal numbers and plain names are read-only.
+ * `test`/`[`: read-only unless bash may evaluate an operand as arithmetic or a
+ * subscript, where `a[$(cmd)]` runs `cmd` (`testOperands.ts`). The files its
+ * operators name are read (their metadata: issue 20, a footprint that names
+ * them); proven complete.
  */
 export const test = (closing: boolean): Describe => (args) => {
   const words = closing ? args.slice(0, -1) : args
   if (closing && (args.length === 0 || args[args.length - 1]!.value !== "]" || args[args.length - 1]!.dynamic)) {
     return UNKNOWN
   }
+  if (TestOperands.evaluatesAtRunTime(words)) return UNKNOWN
+  const paths = new Paths()
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!
     if (word.dynamic) continue
-    if (TestOperands.ARITHMETIC_OPERATORS.has(word.value)) {
-      const left = words[i - 1]
-      const right = words[i + 1]
-      if (left === undefined || right === undefined) continue
-      if (
-        left.dynamic || right.dynamic || TestOperands.evaluatesOperand(word.value, left.value) ||
-        TestOperands.evaluatesOperand(word.value, right.value)
-      ) return UNKNOWN
-    }
-    if (TestOperands.NAME_OPERATORS.has(word.value)) {
-      const operand = words[i + 1]
-      if (operand !== undefined && (operand.dynamic || TestOperands.evaluatesOperand(word.value, operand.value))) {
-        return UNKNOWN
-      }
+    if (TestOperands.FILE_OPERATORS.has(word.value) && i + 1 < words.length && (i === 0 || ["!", "-a", "-o", "("].includes(words[i - 1]!.value))) {
+      paths.read(words[i + 1], false, false)
+    } else if (TestOperands.FILE_COMPARISONS.has(word.value) && i > 0 && i + 1 < words.length) {
+      paths.read(words[i - 1], false, false)
+      paths.read(words[i + 1], false, false)
     }
   }
-  // Unprovable operands might become `-v` or `-eq` at run time.
-  return words.some((word) => word.dynamic) && words.length > 1 ? UNKNOWN : NO_PATHS
+  return paths.done(true, { proven: true })
 }
 
 export const printf: Describe = (args) => {

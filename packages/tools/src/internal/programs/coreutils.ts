@@ -14,24 +14,28 @@ export const ls = reader(
       "full-time group-directories-first no-group human-readable si dereference-command-line " +
       "dereference-command-line-symlink-to-dir hide: hyperlink? indicator-style: inode ignore: kibibytes literal " +
       "numeric-uid-gid quote-name quoting-style: reverse recursive* size sort: time: time-style: tabsize: width: " +
-      "context zero help version"
+      "context zero dereference hide-control-chars show-control-chars help version",
+    { complete: true }
   ),
-  { operands: "files", content: false, recursive: "always", defaultCwd: "always" }
+  // `-L` follows the links it meets into other trees.
+  { operands: "files", content: false, recursive: "always", defaultCwd: "always", proven: true, unprovenWith: ["L", "dereference"] }
 )
 
 export const cat = reader(
   Options.grammar(
     "A b e E n s t T u v",
-    "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting help version"
+    "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting help version",
+    { complete: true }
   ),
-  { operands: "files" }
+  { operands: "files", proven: true }
 )
 
 export const head = reader(
   Options.grammar("c: n: q v z", "bytes: lines: quiet silent verbose zero-terminated help version", {
-    numericShort: true
+    numericShort: true,
+    complete: true
   }),
-  { operands: "files" }
+  { operands: "files", proven: true }
 )
 
 export const tail = reader(
@@ -39,27 +43,32 @@ export const tail = reader(
     "c: f F n: q s: v z",
     "bytes: follow? lines: max-unchanged-stats: pid: quiet silent retry sleep-interval: verbose zero-terminated " +
       "debug help version",
-    { numericShort: true }
+    { numericShort: true, complete: true }
   ),
-  { operands: "files" }
+  { operands: "files", proven: true }
 )
 
 export const wc = reader(
-  Options.grammar("c m l L w", "bytes chars lines files0-from@ max-line-length words total: debug help version"),
-  { operands: "files" }
+  Options.grammar(
+    "c m l L w",
+    "bytes chars lines files0-from@ max-line-length words total: debug help version",
+    { complete: true }
+  ),
+  { operands: "files", proven: true }
 )
-
 
 export const stat = reader(
-  Options.grammar("c: f L t Z", "dereference file-system format: printf: terse cached: help version"),
-  { operands: "files", content: false }
+  Options.grammar("c: f L t Z", "dereference file-system format: printf: terse cached: help version", { complete: true }),
+  { operands: "files", content: false, proven: true }
 )
 
+// It reads every link on the way to the real path, wherever they are: not proven.
 export const realpath = reader(
   Options.grammar(
     "e m L P q s z",
     "canonicalize-existing canonicalize-missing logical physical quiet relative-to: relative-base: strip " +
-      "no-symlinks zero help version"
+      "no-symlinks zero help version",
+    { complete: true }
   ),
   { operands: "files", content: false }
 )
@@ -67,9 +76,16 @@ export const realpath = reader(
 export const readlink = reader(
   Options.grammar(
     "f e m n q s v z",
-    "canonicalize canonicalize-existing canonicalize-missing no-newline quiet silent verbose zero help version"
+    "canonicalize canonicalize-existing canonicalize-missing no-newline quiet silent verbose zero help version",
+    { complete: true }
   ),
-  { operands: "files", content: false }
+  // `-f`, `-e`, `-m` read every link on the way, wherever they are.
+  {
+    operands: "files",
+    content: false,
+    proven: true,
+    unprovenWith: ["f", "e", "m", "canonicalize", "canonicalize-existing", "canonicalize-missing"]
+  }
 )
 
 export const du = reader(
@@ -77,35 +93,42 @@ export const du = reader(
     "0 a A B: b c D d: H h k L l m P S s t: X< x",
     "null all apparent-size block-size: bytes total dereference-args max-depth: human-readable inodes si " +
       "dereference count-links separate-dirs summarize threshold: time? time-style: exclude-from< exclude: " +
-      "one-file-system no-dereference files0-from@ help version"
+      "one-file-system no-dereference files0-from@ help version",
+    { complete: true }
   ),
-  { operands: "files", content: false, recursive: "always", defaultCwd: "always" }
+  {
+    operands: "files",
+    content: false,
+    recursive: "always",
+    defaultCwd: "always",
+    proven: true,
+    unprovenWith: ["L", "dereference"]
+  }
 )
 
 export const df = reader(
   Options.grammar(
     "a B: h H i k l P t: T x: v",
     "all block-size: human-readable si inodes local no-sync output? portability print-type sync total type: " +
-      "exclude-type: help version"
+      "exclude-type: help version",
+    { complete: true }
   ),
-  { operands: "files", content: false }
+  { operands: "files", content: false, proven: true }
 )
 
 export const cut = reader(
   Options.grammar(
     "b: c: d: f: n s z",
-    "bytes: characters: delimiter: fields: complement only-delimited output-delimiter: zero-terminated help version"
+    "bytes: characters: delimiter: fields: complement only-delimited output-delimiter: zero-terminated help version",
+    { complete: true }
   ),
-  { operands: "files" }
+  { operands: "files", proven: true }
 )
 
-export const tr: Describe = (args) => {
-  const parsed = Options.parse(
-    Options.grammar("c C d s t", "complement delete squeeze-repeats truncate-set1 help version"),
-    args
-  )
-  return parsed.ok ? NO_PATHS : UNKNOWN
-}
+const TR = Options.grammar("c C d s t", "complement delete squeeze-repeats truncate-set1 help version", {
+  complete: true
+})
+export const tr: Describe = (args) => (Options.parse(TR, args).ok ? NO_PATHS : UNKNOWN)
 
 export const diff = reader(
   Options.grammar(
@@ -117,79 +140,114 @@ export const diff = reader(
       "ignore-space-change ignore-all-space ignore-blank-lines ignore-matching-lines: minimal horizon-lines: " +
       "speed-large-files strip-trailing-cr width: color? palette: line-format: old-line-format: new-line-format: " +
       "unchanged-line-format: old-group-format: new-group-format: unchanged-group-format: changed-group-format: " +
-      "ifdef: help version",
-    { numericShort: true }
+      "ifdef: ignore-file-name-case no-ignore-file-name-case help version",
+    { numericShort: true, complete: true }
   ),
-  { operands: "files", recursive: "option" }
+  // `-r` follows the links it meets (GNU diff without `--no-dereference`).
+  { operands: "files", recursive: "option", proven: true, unprovenWith: ["r", "recursive"] }
 )
 
+const CMP = Options.grammar("b i: l n: s v", "print-bytes ignore-initial: verbose bytes: quiet silent help version", {
+  complete: true
+})
 export const cmp: Describe = (args) => {
-  const parsed = Options.parse(
-    Options.grammar("b i: l n: s", "print-bytes ignore-initial: verbose bytes: quiet silent help version"),
-    args
-  )
+  const parsed = Options.parse(CMP, args)
   if (!parsed.ok || parsed.operands.length > 4) return UNKNOWN
   const paths = new Paths()
   // The third and fourth operands are byte offsets.
   for (const operand of parsed.operands.slice(0, 2)) paths.read(operand, false, true)
-  return paths.done(true)
+  return paths.done(true, { proven: true })
 }
 
 export const comm = reader(
-  Options.grammar("1 2 3 z", "check-order nocheck-order output-delimiter: total zero-terminated help version"),
-  { operands: "files" }
+  Options.grammar("1 2 3 z", "check-order nocheck-order output-delimiter: total zero-terminated help version", {
+    complete: true
+  }),
+  { operands: "files", proven: true }
 )
 
-export const tac = fileReader("b r s:", "before regex separator:")
+const complete = { complete: true } as const
+const numeric = { numericShort: true, complete: true } as const
+
+export const tac = fileReader("b r s:", "before regex separator:", {}, complete)
 export const nl = fileReader(
   "b: d: f: h: i: l: n: p s: v: w:",
   "body-numbering: section-delimiter: footer-numbering: header-numbering: line-increment: join-blank-lines: " +
-    "number-format: no-renumber number-separator: starting-line-number: number-width:"
+    "number-format: no-renumber number-separator: starting-line-number: number-width:",
+  {},
+  complete
 )
 export const od = fileReader(
-  "A: b c d D e F f H i I j: l L N: o O s S: t: v w? x X",
-  "address-radix: endian: skip-bytes: read-bytes: strings? format: output-duplicates width? traditional"
+  "A: a b c d D e F f H i I j: l L N: o O s S: t: v w? x X",
+  "address-radix: endian: skip-bytes: read-bytes: strings? format: output-duplicates width? traditional",
+  {},
+  complete
 )
-export const hexdump = fileReader("b c C d e% f# L? n: o s: v x", "length: skip: no-squeezing color?")
-export const checksum = (extra = ""): Describe => (args) => {
-  const described = fileReader(
-    `b c t w z ${extra}`,
-    "binary check text tag untagged zero ignore-missing quiet status strict warn length: algorithm: base64 raw debug"
-  )(args)
-  // `-c` reads the files a checksum list names.
-  const parsed = Options.parse(Options.grammar(`b c t w z ${extra}`, "check length: algorithm:"), args)
-  return parsed.ok && Options.has(parsed, "c", "check")
-    ? { ...described, pathsKnown: false, unresolvedPaths: true, unresolvedWords: ["<names in the checksum lists>"] }
-    : described
+// util-linux hexdump; `-e`/`-f` give a format, not a program.
+export const hexdump = fileReader(
+  "b c C d e% f# h L? n: o s: v V x",
+  "one-byte-octal one-byte-char canonical two-bytes-decimal two-bytes-octal two-bytes-hex format% format-file# " +
+    "length: skip: no-squeezing color?",
+  {},
+  complete
+)
+const CHECKSUM_LONG =
+  "binary check text tag untagged zero ignore-missing quiet status strict warn length: algorithm: base64 raw debug"
+export const checksum = (extra = ""): Describe => {
+  const describe = fileReader(`b c t w z ${extra}`, CHECKSUM_LONG, {}, complete)
+  const g = Options.grammar(`b c t w z ${extra}`, `${CHECKSUM_LONG} help version`)
+  return (args) => {
+    const described = describe(args)
+    // `-c` reads the files a checksum list names.
+    const parsed = Options.parse(g, args)
+    return parsed.ok && Options.has(parsed, "c", "check")
+      ? { ...described, pathsKnown: false, unresolvedPaths: true, unresolvedWords: ["<names in the checksum lists>"] }
+      : described
+  }
 }
-export const base64 = fileReader("d i w:", "decode ignore-garbage wrap:", { maxFiles: 1 })
+// `base64 IN OUT` is an error (extra operand), not a write; more than one file is refused anyway.
+export const base64 = fileReader("d i w:", "decode ignore-garbage wrap:", { maxFiles: 1 }, complete)
 export const column = fileReader(
-  "c: d E: H: i: J l: L n: N: o: O: p: r: R: s: t T: W: x",
+  "c: d e E: h H: i: J l: L n: N: o: O: p: r: R: s: t T: V W: x",
   "columns: table-noheadings table-column: table-columns: table-columns-limit: table-empty-lines table-hide: json " +
     "keep-empty-lines table-name: table-order: output-separator: table-right: tree: tree-id: tree-parent: " +
-    "separator: table table-truncate: table-noextreme: table-wrap: fillrows"
-)
-export const fold = fileReader("b s w:", "bytes spaces width:", {}, true)
-export const expand = fileReader("i t:", "initial tabs:", {}, true)
-export const unexpand = fileReader("a t:", "all first-only tabs:", {}, true)
-export const rev = fileReader("", "")
-export const paste = fileReader("d: s z", "delimiters: serial zero-terminated")
-export const join = fileReader("a: e: i j: o: t: v: z 1: 2:", "ignore-case check-order nocheck-order header zero-terminated", {
-  maxFiles: 2
-})
-export const strings = fileReader(
-  "a d f n: t: e: o T: w s: h v",
-  "all data print-file-name bytes: radix: encoding: target: include-all-whitespace output-separator: unicode:",
+    "separator: table table-truncate: table-noextreme: table-wrap: fillrows table-header-repeat output-width:",
   {},
-  true
+  complete
 )
-export const fmt = fileReader("c p: s t u w: g:", "crown-margin prefix: split-only tagged-paragraph uniform-spacing width: goal:", {}, true)
+export const fold = fileReader("b s w:", "bytes spaces width:", {}, numeric)
+export const expand = fileReader("i t:", "initial tabs:", {}, numeric)
+export const unexpand = fileReader("a t:", "all first-only tabs:", {}, numeric)
+export const rev = fileReader("h V", "", {}, complete)
+export const paste = fileReader("d: s z", "delimiters: serial zero-terminated", {}, complete)
+export const join = fileReader(
+  "a: e: i j: o: t: v: z 1: 2:",
+  "ignore-case check-order nocheck-order header zero-terminated",
+  { maxFiles: 2 },
+  complete
+)
+// binutils strings: an operand `@FILE` is a response file, whose words are read as more options and files.
+export const strings = fileReader(
+  "a d f n: t: e: o T: w s: h v U: V",
+  "all data print-file-name bytes: radix: encoding: target: include-all-whitespace output-separator: unicode:",
+  { responseFiles: true },
+  numeric
+)
+export const fmt = fileReader(
+  "c p: s t u w: g:",
+  "crown-margin prefix: split-only tagged-paragraph uniform-spacing width: goal:",
+  {},
+  numeric
+)
+const LOOK = Options.grammar("a b d f h t: V", "alternative alphanum ignore-case terminate: help version", {
+  complete: true
+})
 export const look: Describe = (args) => {
-  const parsed = Options.parse(Options.grammar("a b d f t:", "alternative alphanum ignore-case terminate: help version"), args)
+  const parsed = Options.parse(LOOK, args)
   if (!parsed.ok || parsed.operands.length > 2) return UNKNOWN
   const paths = new Paths()
   paths.read(parsed.operands[1], false, true)
-  return paths.done(true)
+  return paths.done(true, { proven: true })
 }
 
 export const sort = reader(
@@ -198,19 +256,22 @@ export const sort = reader(
     "ignore-leading-blanks dictionary-order ignore-case general-numeric-sort human-numeric-sort " +
       "ignore-nonprinting month-sort numeric-sort random-sort random-source< reverse sort: version-sort check? " +
       "batch-size: compress-program! debug files0-from@ key: merge output! stable buffer-size: field-separator: " +
-      "temporary-directory: parallel: unique zero-terminated help version"
+      "temporary-directory: parallel: unique zero-terminated help version",
+    { complete: true }
   ),
-  { operands: "files" }
+  // `-T DIR` puts temporary files there.
+  { operands: "files", proven: true, unprovenWith: ["T", "temporary-directory"] }
 )
 
-// `uniq INPUT OUTPUT` writes OUTPUT.
+// `uniq INPUT OUTPUT` writes OUTPUT (issue 20: an output operand is a write, never a read).
 export const uniq = reader(
   Options.grammar(
     "c d D f: i s: u w: z",
     "count repeated all-repeated? skip-fields: ignore-case skip-chars: unique zero-terminated check-chars: group? " +
-      "help version"
+      "help version",
+    { complete: true }
   ),
-  { operands: "files", maxFiles: 1 }
+  { operands: "files", outputAfter: 1, proven: true }
 )
 
 // `tree -o file` writes; `-R` with `-H` writes an index into every directory.
@@ -231,9 +292,10 @@ export const file = reader(
     "b c C! d E e: F: f@ h i k l L m< n N p P: r s S v z Z 0",
     "brief checking-printout compile! exclude: exclude-quiet: extension mime mime-type mime-encoding files-from@ " +
       "keep-going list no-dereference dereference magic-file< no-buffer no-pad preserve-date raw special-files " +
-      "separator: uncompress uncompress-noreport print0 parameter: apple debug help version"
+      "separator: uncompress uncompress-noreport print0 parameter: apple debug no-sandbox help version",
+    { complete: true }
   ),
-  { operands: "files" }
+  { operands: "files", proven: true }
 )
 
 /**
@@ -268,7 +330,7 @@ export const xxd: Describe = (args) => {
   const operands = args.slice(i)
   if (operands.length > 1) return UNKNOWN
   paths.read(operands[0], false, true)
-  return paths.done(true)
+  return paths.done(true, { proven: true })
 }
 
 export const date: Describe = (args) => {
@@ -284,9 +346,8 @@ export const date: Describe = (args) => {
   if (parsed.operands.some((word) => word.dynamic || !word.value.startsWith("+"))) return UNKNOWN
   const paths = new Paths()
   optionPaths(parsed, paths)
-  return paths.done(true)
+  return paths.done(true, { proven: true })
 }
-
 
 export const env = onlyFlags(["-0", "--null"])
 

@@ -1,6 +1,16 @@
 /**
  * `git`: the global options, and a check per read-only subcommand.
  *
+ * - Options that write, run programs or open a pager are refused, and so are
+ *   `--show-signature` and the `%G…` format placeholders (they run gpg, which
+ *   creates `~/.gnupg`: issue 19, class 5).
+ * - Options whose value is a file (`--contents`, `--ignore-revs-file`,
+ *   `--pathspec-from-file`, `--exclude-from`, `grep -f`, `ls-files -X`), in
+ *   either spelling, are reads (issue 19, class 6).
+ * - What a command reads is the repository it runs in (footprints anchor it
+ *   at the work tree's root and the git directory, issue 20); commands that
+ *   refresh the index (`status`, `diff`, `describe`) write the index.
+ *
  * @internal
  */
 import { type Describe, NO_PATHS, Paths, UNKNOWN, type Word } from "./invocation.js"
@@ -12,7 +22,14 @@ export const GIT_GLOBAL_FLAGS: ReadonlyArray<string> = [
 
 // Options that write files, run external programs or open a pager, whatever the subcommand.
 export const GIT_FORBIDDEN_LONG: ReadonlyArray<string> = [
-  "output", "ext-diff", "exec", "open-files-in-pager", "upload-pack", "receive-pack", "edit", "config", "textconv"
+  "output", "ext-diff", "exec", "open-files-in-pager", "upload-pack", "receive-pack", "edit", "config", "textconv",
+  "show-signature"
+]
+
+/** Long options whose value is a file git reads; `names` when the file lists more paths. */
+const GIT_FILE_OPTIONS: ReadonlyArray<readonly [string, "read" | "names"]> = [
+  ["contents", "read"], ["ignore-revs-file", "read"], ["pathspec-from-file", "names"], ["exclude-from", "read"],
+  ["file", "read"]
 ]
 
 export const isLongOption = (value: string) => value.startsWith("--") && value.length > 2
@@ -41,6 +58,8 @@ export const gitOptions = (
      * be told from a path statically — so the whole tree's contents count as read.
      */
     readonly content?: (options: ReadonlyArray<string>) => boolean
+    /** Short options whose value (attached or the next word) is a file it reads: `grep -f`, `ls-files -X`. */
+    readonly fileShort?: string
   } = {}
 ): GitCheck =>
 (args, paths) => {
@@ -58,15 +77,33 @@ export const gitOptions = (
     if (arg.dynamic) return false
     const value = arg.value
     if (isLongOption(value) && GIT_FORBIDDEN_LONG.some((option) => abbreviates(longName(value), option))) return false
+    // `%G?`, `%GS`, …: the signature, which runs gpg.
+    if (value.includes("%G")) return false
     if (value.startsWith("-") && !value.startsWith("--") && [...value.slice(1)].some((l) => (spec.forbiddenShort ?? "").includes(l))) {
       return false
     }
-    // Options whose value is a file git reads: `blame --contents FILE`.
-    if (isLongOption(value) && longName(value).length >= 4 && abbreviates(longName(value), "contents")) {
+    // Options whose value is a file git reads: `blame --contents FILE`, `--ignore-revs-file=FILE`.
+    const fileOption = isLongOption(value) && longName(value).length >= 4
+      ? GIT_FILE_OPTIONS.find(([option]) => abbreviates(longName(value), option))
+      : undefined
+    if (fileOption !== undefined) {
       const file = value.includes("=") ? { value: value.slice(value.indexOf("=") + 1), dynamic: false } : args[++i]
       if (file === undefined) return false
       paths.read(file, false, true)
+      if (fileOption[1] === "names") paths.names(file)
       continue
+    }
+    const fileShort = spec.fileShort ?? ""
+    if (/^-[A-Za-z]+$/.test(value) && fileShort.length > 0) {
+      const at = [...value.slice(1)].findIndex((letter) => fileShort.includes(letter))
+      if (at !== -1) {
+        const attached = value.slice(at + 2)
+        const file = attached.length > 0 ? { value: attached, dynamic: false } : args[++i]
+        if (file === undefined) return false
+        paths.read(file, false, true)
+        options.push(value)
+        continue
+      }
     }
     if (value === "--") endOfOptions = true
     else if (value.startsWith("-")) options.push(value)
@@ -210,10 +247,11 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, GitCheck>> = {
   annotate: gitOptions({ operands: revisionPaths }),
   "rev-parse": gitOptions(),
   "rev-list": gitOptions(),
-  "ls-files": gitOptions(),
+  "ls-files": gitOptions({ fileShort: "X" }),
   "ls-tree": gitOptions(),
-  // `--batch*` reads object names (`HEAD:secrets/key`) from standard input.
-  "cat-file": gitOptions({ operands: revisionPaths, content: (options) => options.some((o) => o.startsWith("--batch")) }),
+  // Any object, named by an id or read from standard input (`--batch`): an object id that is not `rev:path`
+  // may be any file's content, so the whole tree counts as read (issue 19, class 6).
+  "cat-file": gitOptions({ operands: revisionPaths, content: always }),
   describe: gitOptions(),
   "merge-base": gitOptions(),
   "show-ref": gitOptions(),
@@ -221,6 +259,7 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, GitCheck>> = {
   "for-each-ref": gitOptions(),
   grep: gitOptions({
     forbiddenShort: "O",
+    fileShort: "f",
     operands: (operands, paths) => contentPaths(operands.slice(1), paths),
     // The pattern, then revisions or paths: only pathspecs after `--` narrow the search.
     content: always
@@ -245,8 +284,15 @@ export const git: Describe = (args) => {
   const subcommand = args[i]
   if (subcommand === undefined || !Object.hasOwn(GIT_SUBCOMMANDS, subcommand.value)) return UNKNOWN
   const paths = new Paths()
-  // Every git command reads the repository and the work tree's names.
+  // Every git command reads the work tree's names, and the repository it finds from its directory
+  // (the footprint anchors these at the work tree's root and the git directory).
   paths.read({ value: ".", dynamic: false }, true, false)
+  paths.anchored("repository", ".", { read: true })
+  paths.anchored("gitDirectory", ".", { read: true })
+  if (INDEX_REFRESHING.has(subcommand.value)) paths.anchored("gitDirectory", "index", { write: true })
   const check = GIT_SUBCOMMANDS[subcommand.value]!
-  return check(args.slice(i + 1), paths) ? paths.done(true) : UNKNOWN
+  return check(args.slice(i + 1), paths) ? paths.done(true, { proven: true }) : UNKNOWN
 }
+
+/** Subcommands that may rewrite the index's stat cache (optional locks). */
+const INDEX_REFRESHING = new Set(["status", "diff", "describe"])

@@ -17,7 +17,10 @@ export interface Invocation {
   readonly readOnly: boolean
   readonly reads: ReadonlyArray<PathUse>
   readonly writes: ReadonlyArray<PathUse>
-  /** Every path it touches is in `reads`/`writes` (no glob, expansion, list file or unknown program). */
+  /**
+   * Every path it touches is in `reads`/`writes`: its description says its path lists are proven
+   * complete (the default is not), and no path is a glob, expansion or list file.
+   */
   readonly pathsKnown: boolean
   /** A path argument could not be resolved (a glob, an expansion, a list of names); not set for unknown programs. */
   readonly unresolvedPaths: boolean
@@ -77,7 +80,26 @@ export class Paths {
     this.add(this.writes, word, subtree, true)
   }
 
-  private add(list: Array<PathUse>, word: Word | undefined, subtree: boolean, content: boolean): void {
+  /**
+   * A path relative to the repository the command runs in (`ShellAnalysis.PathUse.anchor`): for
+   * footprints only; the permission rules judge the paths as written.
+   */
+  anchored(
+    anchor: "repository" | "gitDirectory",
+    path: string,
+    access: { readonly read?: boolean; readonly write?: boolean }
+  ): void {
+    const use = { path, subtree: path === ".", content: true, anchor }
+    if (access.read === true) this.reads.push(use)
+    if (access.write === true) this.writes.push(use)
+  }
+
+  /** A path renamed (`mv` sources): written as a whole, and a barrier if it is a symbolic link. */
+  move(word: Word | undefined): void {
+    this.add(this.writes, word, true, true, true)
+  }
+
+  private add(list: Array<PathUse>, word: Word | undefined, subtree: boolean, content: boolean, moves = false): void {
     if (word === undefined) return
     if (word.dynamic) {
       this.known = false
@@ -86,18 +108,22 @@ export class Paths {
     }
     // `-` is standard input or output.
     if (word.value === "-") return
-    list.push({ path: word.value, subtree, content })
+    list.push(moves ? { path: word.value, subtree, content, moves } : { path: word.value, subtree, content })
   }
 
-  done(readOnly: boolean, onlyWritesPaths = false): Invocation {
+  /**
+   * The invocation: `proven` when the description knows these are all the paths the program
+   * touches (issue 20: a footprint is trusted only when proven complete; the default is not).
+   */
+  done(readOnly: boolean, verdict: { readonly onlyWritesPaths?: boolean; readonly proven?: boolean } = {}): Invocation {
     return {
       readOnly,
       reads: this.reads,
       writes: this.writes,
-      pathsKnown: this.known,
+      pathsKnown: this.known && (verdict.proven ?? false),
       unresolvedPaths: !this.known,
       unresolvedWords: this.unresolved,
-      onlyWritesPaths
+      onlyWritesPaths: verdict.onlyWritesPaths ?? false
     }
   }
 }
@@ -122,8 +148,18 @@ export interface ReaderSpec {
   readonly recursive?: "always" | "option"
   /** With no file operand, the working directory is read (recursive readers, `ls`). */
   readonly defaultCwd?: "always" | "recursive"
-  /** More file operands than this: the rest are outputs. */
+  /** More file operands than this are refused (the program stops with "extra operand"). */
   readonly maxFiles?: number
+  /** Operands after the first this many are files it writes (`uniq IN OUT`): never read-only. */
+  readonly outputAfter?: number
+  /** An operand `@FILE` is a response file: FILE is read, and its words are more options and files. */
+  readonly responseFiles?: boolean
+  /**
+   * Its reads are every path it touches (issue 20), unless one of `unprovenWith` is given (options
+   * that follow links out of a tree it reads, or write temporary files somewhere).
+   */
+  readonly proven?: boolean
+  readonly unprovenWith?: ReadonlyArray<string>
   /** Further conditions on the parsed arguments. */
   readonly check?: (parsed: Options.ParsedArguments) => boolean
 }
@@ -137,16 +173,33 @@ export const reader = (g: Options.Grammar, spec: ReaderSpec): Describe => withGr
   let operands = parsed.operands
   if (spec.operands === "none") operands = []
   const scriptGiven = parsed.options.some((option) => option.kind === "script" || option.kind === "scriptFile")
-  if (spec.operands === "patternThenFiles" && !scriptGiven) operands = operands.slice(1)
   const recursive = spec.recursive === "always" ||
     (spec.recursive === "option" && parsed.options.some((option) => option.kind === "recursive"))
   const content = spec.content ?? true
-  for (const operand of operands) paths.read(operand, recursive, content)
+  if (spec.operands === "patternThenFiles" && !scriptGiven) {
+    // A pattern word that may expand to several words puts files after the pattern.
+    const pattern = operands[0]
+    if (pattern !== undefined && Options.mayBeSeveral(pattern)) paths.read(pattern, recursive, content)
+    operands = operands.slice(1)
+  }
+  // More words than one operand each may stand for: an unquoted expansion may be any number of files.
+  const unbounded = operands.some(Options.mayBeSeveral)
+  const inputs = spec.outputAfter === undefined ? operands : operands.slice(0, spec.outputAfter)
+  for (const operand of inputs) {
+    if (spec.responseFiles === true && !operand.dynamic && operand.value.startsWith("@")) {
+      const file = { value: operand.value.slice(1), dynamic: false }
+      paths.read(file, false, true)
+      paths.names(file)
+    } else paths.read(operand, recursive, content)
+  }
+  for (const output of spec.outputAfter === undefined ? [] : operands.slice(spec.outputAfter)) paths.write(output, false)
   if (operands.length === 0 && (spec.defaultCwd === "always" || (spec.defaultCwd === "recursive" && recursive))) {
     paths.read({ value: ".", dynamic: false }, true, content)
   }
-  const fits = spec.maxFiles === undefined || operands.length <= spec.maxFiles
-  return paths.done(fits && (spec.check?.(parsed) ?? true))
+  const fits = (spec.maxFiles === undefined || (operands.length <= spec.maxFiles && !unbounded)) &&
+    (spec.outputAfter === undefined || (operands.length <= spec.outputAfter && !unbounded))
+  const proven = (spec.proven ?? false) && !Options.has(parsed, ...(spec.unprovenWith ?? []))
+  return paths.done(fits && (spec.check?.(parsed) ?? true), { proven })
 })
 
 /** A program whose operands are not paths and that has no options that write. */
@@ -160,8 +213,18 @@ export const mergePaths = (invocation: Invocation, paths: Paths): Invocation => 
   unresolvedWords: [...paths.unresolved, ...invocation.unresolvedWords]
 })
 
-export const fileReader = (short: string, long: string, spec: Partial<ReaderSpec> = {}, numericShort = false): Describe =>
-  reader(Options.grammar(short, `${long} help version`, { numericShort }), { operands: "files", ...spec })
+/**
+ * A reader of file operands with the grammar `short`/`long` (plus `--help`
+ * and `--version`); `complete` when the grammar lists every option of the
+ * program (checked against its `--help` in the tests).
+ */
+export const fileReader = (
+  short: string,
+  long: string,
+  spec: Partial<ReaderSpec> = {},
+  options: { readonly numericShort?: boolean; readonly complete?: boolean } = {}
+): Describe =>
+  reader(Options.grammar(short, `${long} help version`, options), { operands: "files", proven: true, ...spec })
 
 /** Every word is a static option from `allowed` (flags only, no operands). */
 export const onlyFlags = (allowed: ReadonlyArray<string>): Describe => (args) =>

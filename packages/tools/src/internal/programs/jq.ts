@@ -10,7 +10,9 @@ export const JQ = Options.grammar(
   "c n r j a s e S C M t h R L: f# V 0",
   "compact-output null-input raw-output raw-output0 join-output ascii-output slurp exit-status sort-keys " +
     "color-output monochrome-output tab indent: unbuffered stream stream-errors seq raw-input from-file# help " +
-    "version build-configuration"
+    "version build-configuration",
+  // Everything but the `--arg`-style pairs, which are read before the grammar; no option writes.
+  { complete: true }
 )
 
 /** jq's options that take two words (`--arg name value`). */
@@ -46,12 +48,12 @@ export const jq: Describe = withGrammar(JQ, (args) => {
     }
     // Everything after `--args`/`--jsonargs` is a positional value, not a file.
     if (arg.value === "--args" || arg.value === "--jsonargs") {
-      const described = reader(JQ, { operands: "patternThenFiles", maxFiles: 0 })(rest)
+      const described = reader(JQ, { operands: "patternThenFiles", maxFiles: 0, proven: true })(rest)
       return described.readOnly ? mergePaths(described, paths) : UNKNOWN
     }
     rest.push(arg)
   }
-  const described = reader(JQ, { operands: "patternThenFiles" })(rest)
+  const described = reader(JQ, { operands: "patternThenFiles", proven: true })(rest)
   return described.readOnly ? mergePaths(described, paths) : UNKNOWN
 })
 

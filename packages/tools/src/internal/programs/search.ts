@@ -14,7 +14,7 @@ export const GREP = Options.grammar(
     "directories: devices: recursive* dereference-recursive* include: exclude: exclude-from< exclude-dir: " +
     "files-without-match files-with-matches count initial-tab null before-context: after-context: context: " +
     "group-separator: no-group-separator color? colour? binary unix-byte-offsets",
-  { numericShort: true }
+  { numericShort: true, complete: true }
 )
 
 export const grep: Describe = withGrammar(GREP, (args) => {
@@ -24,7 +24,10 @@ export const grep: Describe = withGrammar(GREP, (args) => {
   return reader(GREP, {
     operands: "patternThenFiles",
     recursive: recurse ? "always" : "option",
-    defaultCwd: "recursive"
+    defaultCwd: "recursive",
+    // `-R` follows the links it meets into other trees.
+    proven: true,
+    unprovenWith: ["R", "dereference-recursive"]
   })(args)
 })
 
@@ -46,7 +49,9 @@ export const RG = Options.grammar(
     "type: type-not: type-add: type-clear: type-list unrestricted vimgrep with-filename no-filename word-regexp " +
     "auto-hybrid-regex no-auto-hybrid-regex binary no-binary block-buffered no-block-buffered byte-offset " +
     "no-byte-offset crlf no-crlf hyperlink-format: hostname-bin! help version no-unicode unicode generate: " +
-    "sort-files no-sort-files"
+    "sort-files no-sort-files ignore ignore-dot ignore-exclude ignore-files ignore-global ignore-messages " +
+    "ignore-parent ignore-vcs messages pcre2-unicode require-git print0 no-pre",
+  { complete: true }
 )
 
 export const rg: Describe = withGrammar(RG, (args) => {
@@ -55,6 +60,7 @@ export const rg: Describe = withGrammar(RG, (args) => {
   if (Options.has(parsed, "type-list", "version", "V", "help", "h", "pcre2-version", "generate")) return NO_PATHS
   // `--files` takes no pattern and reads only names.
   const files = Options.has(parsed, "files")
+  // Not proven: rg also reads the ignore files of every parent directory, and its config file.
   return reader(RG, {
     operands: files ? "files" : "patternThenFiles",
     content: !files,
@@ -67,7 +73,13 @@ export const FIND_FORBIDDEN = new Set([
   "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"
 ])
 
-/** find's primaries look like options, so every word must be static: a glob could become `-delete`. */
+/** Primaries whose argument is a file find reads the metadata of (issue 20: `find` predicates that name files). */
+const FIND_FILE_PRIMARIES = new Set(["-newer", "-anewer", "-cnewer", "-samefile"])
+
+/**
+ * find's primaries look like options, so every word must be static: a glob could become `-delete`.
+ * Proven complete unless it follows links (`-L`, `-follow`): then it reads wherever they point.
+ */
 export const find: Describe = (args) => {
   if (args.some((arg) => arg.dynamic || FIND_FORBIDDEN.has(arg.value))) return UNKNOWN
   const paths = new Paths()
@@ -90,13 +102,18 @@ export const find: Describe = (args) => {
     roots++
   }
   if (roots === 0) paths.read({ value: ".", dynamic: false }, true, false)
-  // Primaries that read a file's contents or a list of names.
+  // Primaries that read a file's contents, its metadata or a list of names.
+  let follows = args.slice(0, i).some((arg) => arg.value === "-L")
   for (; i < args.length; i++) {
     const value = args[i]!.value
     if (value === "-files0-from") {
       paths.read(args[i + 1], false, true)
       paths.names(args[i + 1])
-    }
+    } else if (FIND_FILE_PRIMARIES.has(value) || /^-newer[aBcm][aBcm]$/.test(value)) {
+      // `-newerXt` compares with a time string, not a file.
+      paths.read(args[i + 1], false, false)
+      i++
+    } else if (value === "-follow") follows = true
   }
-  return paths.done(true)
+  return paths.done(true, { proven: !follows })
 }

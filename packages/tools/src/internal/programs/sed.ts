@@ -9,7 +9,9 @@ import { type Describe, optionPaths, Paths, UNKNOWN, withGrammar, type Word } fr
 export const SED = Options.grammar(
   "n e% f# i? l: E r s u z b",
   "quiet silent expression% file# in-place? line-length: null-data zero-terminated regexp-extended separate " +
-    "sandbox debug posix unbuffered follow-symlinks binary help version"
+    "sandbox debug posix unbuffered follow-symlinks binary help version",
+  // `-i` edits files: an unprovable word before the script may be it (issue 19, class 1).
+  { complete: true, writes: ["i", "in-place"] }
 )
 
 export const sed: Describe = withGrammar(SED, (args) => {
@@ -27,14 +29,32 @@ export const sed: Describe = withGrammar(SED, (args) => {
   const plain = !fromFile && scripts.every((script) => !script.dynamic && isPlainSedScript(script.value))
   const paths = new Paths()
   optionPaths(parsed, paths)
+  // A script with `w`, `W`, `r`, `R` or `e` touches files (or runs commands) its operands do not name:
+  // its paths are not proven (issue 20).
   if (Options.has(parsed, "i", "in-place")) {
-    for (const operand of operands) paths.write(operand, false)
+    const suffix = Options.valuesOf(parsed, "i", "in-place")[0]
+    for (const operand of operands) {
+      paths.write(operand, false)
+      // `-iSUFFIX` renames the original to a backup name before writing (issue 19, class 8).
+      if (suffix !== undefined && suffix.value.length > 0) paths.write(backupName(operand, suffix), false)
+    }
     if (operands.length === 0) paths.names(undefined)
-    return paths.done(false, plain)
+    return paths.done(false, { onlyWritesPaths: plain, proven: plain })
   }
   for (const operand of operands) paths.read(operand, false, true)
   // Without `-i` sed writes only standard output: any script without `e w W r R` only prints.
-  return paths.done(plain)
+  return paths.done(plain, { proven: plain })
+})
+
+/**
+ * The name GNU sed renames a file to before editing it in place: the name
+ * with the suffix appended, or, when the suffix has `*`, the suffix with each
+ * `*` replaced by the name as given (`-i'bak/*'`, `-i'.en*'` on `v` is
+ * `.env`), relative to the working directory (checked against sed 4.9).
+ */
+export const backupName = (operand: Word, suffix: Word): Word => ({
+  value: suffix.value.includes("*") ? suffix.value.replaceAll("*", operand.value) : operand.value + suffix.value,
+  dynamic: operand.dynamic || suffix.dynamic
 })
 
 export interface SedScan {

@@ -101,14 +101,21 @@ export const grammarOf = (name: string): Options.Grammar | undefined => READ_ONL
  */
 export const describeInvocation = (name: string, args: ReadonlyArray<Word>): Invocation => {
   if (name.includes("/")) return UNKNOWN
-  if (Versions.VERSION_ONLY.includes(name) && Versions.versionQuery(args)) return NO_PATHS
-  if (name === "go" && args.length === 1 && !args[0]!.dynamic && args[0]!.value === "version") return NO_PATHS
+  if (Versions.VERSION_QUERIES.has(name) && Versions.versionQuery(args)) return NO_PATHS
   if (name === "cd" || name === "pushd" || name === "popd") {
     // Read-only, but every later relative path depends on where it went.
     return { ...NO_PATHS, pathsKnown: false }
   }
   const describe = READ_ONLY.get(name) ?? WRITERS.get(name)
-  return describe === undefined ? UNKNOWN : describe(args)
+  if (describe === undefined) return UNKNOWN
+  const described = describe(args)
+  // A program known to take paths that its description could not follow: a word not known until
+  // run time may be any path it reads or writes (`sed -n p */*` reads what the glob matches).
+  if (described === UNKNOWN || (!described.readOnly && !described.pathsKnown && !described.unresolvedPaths)) {
+    const words = args.filter((arg) => arg.dynamic && arg.value.length > 0).map((arg) => arg.value)
+    if (words.length > 0) return { ...described, unresolvedPaths: true, unresolvedWords: [...described.unresolvedWords, ...words] }
+  }
+  return described
 }
 
 /** Whether running `name` with these arguments cannot change anything. */
