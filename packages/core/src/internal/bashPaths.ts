@@ -222,10 +222,39 @@ export const absoluteForms = (
     if (bases === undefined) return undefined
     const forms: Array<string> = []
     for (const absolute of bases) {
-      const resolved = yield* env.resolvePath(absolute)
+      const resolved = yield* resolveAsTheKernel(absolute, env)
       forms.push(resolved.lexical, ...resolved.real)
     }
     return Array.from(new Set(forms))
+  })
+
+/**
+ * Resolve an unnormalised absolute path as the kernel walks it (issue 19,
+ * class 7): each `..` climbs from the real path of what precedes it, so
+ * `LINK/../x` is beside the link's target. The environment's `resolvePath`
+ * resolves each piece without `..`; its `lexical` form is the path as
+ * written, normalised.
+ */
+export const resolveAsTheKernel = (
+  absolute: string,
+  env: PermissionRules.Environment
+): Effect.Effect<PermissionRules.ResolvedPath> =>
+  Effect.gen(function*() {
+    const segments = absolute.split(env.path.sep)
+    const climb = segments.lastIndexOf("..")
+    if (climb === -1) return yield* env.resolvePath(absolute)
+    let real = env.path.sep
+    let start = 1
+    for (let i = 1; i <= climb; i++) {
+      if (segments[i] !== "..") continue
+      const before = segments.slice(start, i).filter((segment) => segment.length > 0 && segment !== ".")
+      if (before.length > 0) real = (yield* env.resolvePath(env.path.join(real, ...before))).real[0] ?? real
+      real = env.path.dirname(real)
+      start = i + 1
+    }
+    const rest = segments.slice(climb + 1).filter((segment) => segment.length > 0)
+    const resolved = yield* env.resolvePath(rest.length === 0 ? real : env.path.join(real, ...rest))
+    return { lexical: env.path.resolve(absolute), real: resolved.real }
   })
 
 /**

@@ -13,8 +13,32 @@ import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
 import * as Files from "./files.js"
 
-/** `absolute` with symlinks resolved where the path exists. */
+/**
+ * `absolute` with symlinks resolved where the path exists. A `..` climbs from
+ * the real path of what precedes it, as the kernel walks a path (`LINK/..`
+ * is the parent of the link's target; the platform's `realPath` normalises
+ * lexically first): each piece before a `..` is resolved on its own.
+ */
 export const canonical = (absolute: string): Effect.Effect<string, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const segments = absolute.split("/")
+    const climb = segments.lastIndexOf("..")
+    if (climb === -1) return yield* canonicalWithoutClimbs(absolute)
+    let real = "/"
+    let start = 1
+    for (let i = 1; i <= climb; i++) {
+      if (segments[i] !== "..") continue
+      const before = segments.slice(start, i).filter((segment) => segment.length > 0 && segment !== ".")
+      if (before.length > 0) real = yield* canonicalWithoutClimbs(path.join(real, ...before))
+      real = path.dirname(real)
+      start = i + 1
+    }
+    const rest = segments.slice(climb + 1).filter((segment) => segment.length > 0)
+    return rest.length === 0 ? real : yield* canonicalWithoutClimbs(path.join(real, ...rest))
+  })
+
+const canonicalWithoutClimbs = (absolute: string): Effect.Effect<string, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path

@@ -64,6 +64,24 @@ export class ShellSettings extends Context.Reference<ShellSettings>()("@switchya
   defaultValue: (): Settings => defaultSettings
 }) {}
 
+/**
+ * git configuration every shell command runs with, added through
+ * `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` after whatever
+ * the environment already sets that way (issue 19, class 4):
+ * `safe.bareRepository=explicit`, so git does not use a bare repository it
+ * discovers by walking into it (`cd vendor/x.git && git status` would run
+ * that repository's `core.fsmonitor`); one named with `--git-dir` still works.
+ */
+export const gitSafety = (environment: Readonly<Record<string, string | undefined>>): Record<string, string> => {
+  const given = Number(environment["GIT_CONFIG_COUNT"] ?? "0")
+  const count = Number.isInteger(given) && given >= 0 ? given : 0
+  return {
+    GIT_CONFIG_COUNT: String(count + 1),
+    [`GIT_CONFIG_KEY_${count}`]: "safe.bareRepository",
+    [`GIT_CONFIG_VALUE_${count}`]: "explicit"
+  }
+}
+
 /** How the shell process ended. */
 export type ShellExit =
   | { readonly _tag: "Exited"; readonly code: number }
@@ -93,6 +111,7 @@ export const start = (
     const overlay = yield* OverlayFileSystem.OverlayStatus
     const process = yield* Command.make(settings.shell, "-c", command).pipe(
       Command.workingDirectory(cwd),
+      Command.env(gitSafety(globalThis.process.env)),
       // Under speculation a read-only command runs on the real tree, which must stay byte-identical:
       // git's optional locks (`git status` refreshing the index's stat cache) would write `.git/index`.
       overlay.active ? Command.env({ GIT_OPTIONAL_LOCKS: "0" }) : (command) => command,

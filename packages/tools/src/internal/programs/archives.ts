@@ -6,9 +6,7 @@
 import * as Options from "./options.js"
 import {
   type Describe,
-  fileReader,
   NO_PATHS,
-  notReadOnly,
   optionPaths,
   Paths,
   UNKNOWN,
@@ -65,16 +63,65 @@ export const unzip: Describe = (args) => {
   return paths.done(true, { proven: true })
 }
 
-export const zcat = fileReader("f l q v t", "force list quiet verbose test")
+/** The suffixes gzip recognises on a compressed name, and what `-d` makes of them. */
+const GZIP_SUFFIXES: ReadonlyArray<readonly [string, string]> = [
+  [".gz", ""], ["-gz", ""], [".z", ""], ["-z", ""], ["_z", ""], [".Z", ""], [".tgz", ".tar"], [".taz", ".tar"]
+]
 
-export const gzip: Describe = (args) => {
-  const described = fileReader(
-    "c d l t v q n N k f r 1 2 3 4 5 6 7 8 9",
-    "stdout to-stdout decompress uncompress list test verbose quiet no-name name keep force recursive fast best"
-  )(args)
-  const parsed = Options.parse(Options.grammar("c d l t v q n N k f r 1 2 3 4 5 6 7 8 9", "stdout to-stdout list test"), args)
-  // Without `-c`, `-l` or `-t` gzip replaces its operands.
-  return parsed.ok && Options.has(parsed, "c", "stdout", "to-stdout", "l", "list", "t", "test")
-    ? described
-    : notReadOnly(described)
+/**
+ * The names gzip opens for an operand it decompresses: the name itself when it
+ * has a known suffix, else each name with a suffix added (`zcat data` tries
+ * `data.gz`, `data.z`, …), and what it writes back (the name without the suffix).
+ */
+const compressedNames = (value: string): ReadonlyArray<{ readonly input: string; readonly output: string }> => {
+  const known = GZIP_SUFFIXES.find(([suffix]) => value.endsWith(suffix) && value.length > suffix.length)
+  if (known !== undefined) return [{ input: value, output: value.slice(0, -known[0].length) + known[1] }]
+  return [{ input: value, output: value }, ...GZIP_SUFFIXES.map(([suffix]) => ({ input: value + suffix, output: value }))]
 }
+
+const GZIP = Options.grammar(
+  "c d l t v q n N k f r S: 1 2 3 4 5 6 7 8 9",
+  "stdout to-stdout decompress uncompress list test verbose quiet no-name name keep force recursive suffix: fast " +
+    "best synchronous rsyncable help version"
+)
+
+/**
+ * `gzip` (issue 20: compressors remove their input and create another name):
+ * with `-c`, `-l` or `-t` it only reads; otherwise each operand is replaced
+ * by its compressed (`F.gz`) or decompressed (`F` from `F.gz`) name — both
+ * written, the input removed unless `-k`. Proven for literal operands without
+ * `-r` (a tree of new names) or `-S` (another suffix); `zcat` reads the names
+ * `gzip -d` would.
+ */
+export const gzip: Describe = withGrammar(GZIP, (args) => {
+  const parsed = Options.parse(GZIP, args)
+  if (!parsed.ok) return UNKNOWN
+  if (Options.has(parsed, "help", "version")) return NO_PATHS
+  const paths = new Paths()
+  const decompress = Options.has(parsed, "d", "decompress", "uncompress")
+  const proven = !Options.has(parsed, "r", "recursive", "S", "suffix")
+  if (Options.has(parsed, "c", "stdout", "to-stdout", "l", "list", "t", "test")) {
+    for (const operand of parsed.operands) {
+      if (!decompress && !Options.has(parsed, "l", "list", "t", "test")) paths.read(operand, false, true)
+      else for (const name of operand.dynamic ? [{ input: operand.value }] : compressedNames(operand.value)) {
+        paths.read({ value: name.input, dynamic: operand.dynamic }, false, true)
+      }
+    }
+    return paths.done(true, { proven })
+  }
+  for (const operand of parsed.operands) {
+    if (operand.dynamic) {
+      paths.write(operand, true)
+      continue
+    }
+    const names = decompress ? compressedNames(operand.value) : [{ input: operand.value, output: `${operand.value}.gz` }]
+    for (const name of names) {
+      paths.write({ value: name.input, dynamic: false }, false)
+      paths.write({ value: name.output, dynamic: false }, false)
+    }
+  }
+  return paths.done(false, { proven })
+})
+
+/** `zcat`: `gzip -dc`. */
+export const zcat: Describe = (args) => gzip([{ value: "-dc", dynamic: false }, ...args])

@@ -32,6 +32,19 @@ export const test = (closing: boolean): Describe => (args) => {
   return paths.done(true, { proven: true })
 }
 
+/**
+ * `which`, `type`, `whereis`, `command -v`: they look names up on PATH, but a
+ * name with a `/` is a path whose metadata they read (issue 20).
+ */
+export const lookup = (skipFlags: boolean): Describe => (args) => {
+  const paths = new Paths()
+  for (const arg of args) {
+    if (skipFlags && !arg.dynamic && arg.value.startsWith("-")) continue
+    if (arg.dynamic || arg.value.includes("/")) paths.read(arg, false, false)
+  }
+  return paths.done(true, { proven: true })
+}
+
 export const printf: Describe = (args) => {
   // `printf -v var` assigns a variable (a subscript in its name is evaluated); options are only read before the format.
   const first = args[0]
@@ -46,7 +59,7 @@ export const commandBuiltin: Describe = (args) => {
   return args.slice(1).every((arg) =>
       !arg.dynamic && (!arg.value.startsWith("-") || arg.value === "-v" || arg.value === "-V")
     )
-    ? NO_PATHS
+    ? lookup(true)(args.slice(1))
     : UNKNOWN
 }
 

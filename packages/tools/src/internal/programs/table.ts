@@ -55,13 +55,14 @@ import * as Xargs from "./xargs.js"
 export type { Invocation, Word } from "./invocation.js"
 
 const NO_PATH_PROGRAMS: ReadonlyArray<string> = [
-  "pwd", "echo", "which", "whereis", "type", "whoami", "id", "groups", "uname", "sleep", "true", "false", ":",
+  "pwd", "echo", "whoami", "id", "groups", "uname", "sleep", "true", "false", ":",
   "basename", "dirname", "seq", "nproc", "free", "uptime", "ps", "pgrep", "tty", "locale", "arch", "printenv",
   "expr", "getconf", "lsb_release", "numfmt"
 ]
 
 const READ_ONLY: ReadonlyMap<string, Describe> = new Map<string, Describe>([
   ...NO_PATH_PROGRAMS.map((name): [string, Describe] => [name, noPaths]),
+  ["which", Builtins.lookup(true)], ["whereis", Builtins.lookup(true)], ["type", Builtins.lookup(true)],
   ["ls", Coreutils.ls], ["cat", Coreutils.cat], ["head", Coreutils.head], ["tail", Coreutils.tail],
   ["wc", Coreutils.wc], ["stat", Coreutils.stat], ["realpath", Coreutils.realpath], ["readlink", Coreutils.readlink],
   ["du", Coreutils.du], ["df", Coreutils.df], ["cut", Coreutils.cut], ["tr", Coreutils.tr], ["diff", Coreutils.diff],
@@ -91,8 +92,11 @@ const WRITERS: ReadonlyMap<string, Describe> = new Map<string, Describe>([
 /** The names on the read-only list (each still subject to its argument check). */
 export const readOnlyCommandNames: ReadonlyArray<string> = [...READ_ONLY.keys()]
 
-/** The option grammar a program on the list is parsed with, if it has one. */
-export const grammarOf = (name: string): Options.Grammar | undefined => READ_ONLY.get(name)?.grammar
+/** The writers the table describes (for footprints and acceptEdits; never read-only). */
+export const writerNames: ReadonlyArray<string> = [...WRITERS.keys()]
+
+/** The option grammar a program of the table (read-only list or writers) is parsed with, if it has one. */
+export const grammarOf = (name: string): Options.Grammar | undefined => (READ_ONLY.get(name) ?? WRITERS.get(name))?.grammar
 
 /**
  * What running `name` with these arguments does: whether it is read-only and
