@@ -4,6 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { mutatingCommands, readOnlyCommands } from "./fixtures/shell-corpus.js"
+import { freshReadOnlyCommands } from "./fixtures/shell-recall.js"
 
 const classify = (commands: ReadonlyArray<string>) =>
   Effect.forEach(commands, (command) => Effect.map(ShellCommand.isReadOnly(command), (readOnly) => ({ command, readOnly })))
@@ -25,6 +26,14 @@ describe("ShellCommand", () => {
       Effect.gen(function*() {
         const results = yield* classify(readOnlyCommands)
         expect(results.filter((result) => !result.readOnly).map((result) => result.command)).toEqual([])
+      }))
+
+    it.effect("recall on a second corpus of read-only lines an agent runs (issue 19: measured, held above 95%)", () =>
+      Effect.gen(function*() {
+        const results = yield* classify(freshReadOnlyCommands)
+        const recall = results.filter((result) => result.readOnly).length / results.length
+        expect(recall, results.filter((result) => !result.readOnly).map((result) => result.command).join("\n"))
+          .toBeGreaterThanOrEqual(0.95)
       }))
 
     it.effect("an empty command line is not read-only (nothing proves it)", () =>
@@ -124,6 +133,85 @@ describe("ShellCommand", () => {
         expect(yield* pathsOf("cat src/*.ts")).toEqual([{ reads: [], writes: [], known: false, unresolved: ["src/*.ts"], onlyWrites: false }])
         expect(yield* pathsOf("npm test")).toEqual([{ reads: [], writes: [], known: false, unresolved: [], onlyWrites: false }])
         expect((yield* pathsOf("cd src && ls"))[0]!.known).toBe(false)
+      }))
+  })
+
+  describe("issue 19 classes (the analysis models bash, not a list of spellings)", () => {
+    const notReadOnly: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+      ["1. a word not one known literal is any word, options included", [
+        "sed -n 1p *", "sed -n p ?", "sed -n p [-]i x", "sed -n p {-i,x}", "sed -n p \"$f\"", "sed -n p $f",
+        "ls | xargs sed -n 1p", "for f in *; do sed -n 1p $f; done", "ls | while read -r f; do sed -n p \"$f\" x; done",
+        "uniq *", "uniq a $b", "uniq \"$@\"", "ls | xargs uniq", "awk * '{print}'", "join a $b", "base64 *",
+        "sort -n $opts data.txt", "rg x $y", "tree $x", "file $x", "test $x", "[ $x ]", "test \"$a\" \"$b\" \"$c\""
+      ]],
+      ["2. lines bash evaluates at run time", [
+        "read -r x < f; echo \"${x@P}\"", "read -r y < f; echo $((y))", "read -r y < f; echo $[y]",
+        "read -r y < f; (( y ))", "read -r y < f; test -v \"$y\"", "read -r y < f; echo \"${!y}\"",
+        "read -r y < f; printf -v \"$y\" x", "read -r y < f; [[ $y -eq 1 ]]", "let x=y", "declare -n r=$x",
+        "for ((i = x; i < 2; i++)); do echo; done", "read -r y < f; unset \"$y\""
+      ]],
+      ["3. {NAME}> assigns NAME", ["true {HOME}>/dev/null; git status", "ls {PATH}>/dev/null"]],
+      ["4. git in a repository the project supplies, HOME changes", [
+        "cd vendor/x.git && git status", "cd lib && git log", "pushd lib && git status", "popd && git log",
+        "for HOME in evil; do git status; done", "HOME=evil git status", "export HOME=evil; git status",
+        "XDG_CONFIG_HOME=x git log"
+      ]],
+      ["5. queries that load project configuration", [
+        "mvn --version", "cargo --version", "rustc --version", "terraform --version", "npm --version", "yarn --version",
+        "go version", "gradle --version", "git log --show-signature", "git log --format=%G?", "git show --pretty=%GS"
+      ]],
+      ["8. sed -i and its suffix", ["sed -i'.en*' s/a/b/ v", "sed -i/tmp/* s/a/b/ v", "sed --in-place=.bak s/a/b/ v"]]
+    ]
+    for (const [title, commands] of notReadOnly) {
+      it.effect(`${title}: not read-only`, () =>
+        Effect.gen(function*() {
+          const results = yield* classify(commands)
+          expect(results.filter((result) => result.readOnly).map((result) => result.command)).toEqual([])
+        }))
+    }
+
+    it.effect("2, 3, 4. an evaluating or rebinding line runs what no part shows (runsUnseen)", () =>
+      Effect.gen(function*() {
+        for (const command of [
+          "read -r x < f; echo \"${x@P}\"", "echo $((y))", "(( y ))", "true {HOME}>/dev/null", "PATH=/tmp; ls",
+          "BASH_CMDS[ls]=/bin/rm; ls", "for PATH in /tmp; do ls; done", "unset GIT_CONFIG_COUNT", "read -r PS4 < f"
+        ]) {
+          expect(Option.getOrThrow(yield* ShellCommand.analyze(command)).runsUnseen, command).toBe(true)
+        }
+        for (const command of ["echo $((1 + 2))", "x=1; echo $x", "for f in a b; do echo $f; done", "exec {fd}>/dev/null"]) {
+          expect(Option.getOrThrow(yield* ShellCommand.analyze(command)).runsUnseen, command).toBe(false)
+        }
+      }))
+
+    it.effect("1. what a word can become is narrowed by how it is written: recall stays", () =>
+      Effect.gen(function*() {
+        const results = yield* classify([
+          "wc -l src/*.ts", "cat ./*.md", "for f in *.ts; do wc -l \"$f\"; done", "ls *.ts", "grep -n x src/*.ts",
+          "sed -n 1p src/*.ts", "sed -n 1p \"./$f\"", "head -n 3 \"src/$f\"", "test -f \"$f\"",
+          "test \"$a\" = b", "find . -name '*.ts' | xargs grep -l x", "cat {README,CHANGELOG}.md"
+        ])
+        expect(results.filter((result) => !result.readOnly).map((result) => result.command)).toEqual([])
+      }))
+
+    it.effect("6, 8, 20. paths a program touches besides its operands are reported", () =>
+      Effect.gen(function*() {
+        const analysis = (command: string) => Effect.map(ShellCommand.analyze(command), Option.getOrThrow)
+        const reads = (command: string) =>
+          Effect.map(analysis(command), (a) => a.commands.flatMap((c) => c.readPaths.filter((u) => u.anchor === undefined).map((u) => u.path)))
+        const writes = (command: string) =>
+          Effect.map(analysis(command), (a) => a.commands.flatMap((c) => c.writePaths.map((u) => u.path)))
+        expect(yield* reads("strings @.env")).toEqual([".env"])
+        expect(yield* reads("git blame --ignore-revs-file=.env a.txt")).toEqual([".", ".env", "a.txt"])
+        expect(yield* reads("git blame --ignore-revs-file .env a.txt")).toEqual([".", ".env", "a.txt"])
+        expect(yield* reads("git cat-file -p 1234abcd")).toEqual([".", "1234abcd", "."])
+        expect(yield* writes("sed -i'.en*' s/a/b/ v")).toEqual(["v", ".env"])
+        expect(yield* writes("sed -i.bak s/a/b/ d/v")).toEqual(["d/v", "d/v.bak"])
+        expect(yield* writes("sed -i'bak/*' s/a/b/ d/v")).toEqual(["d/v", "bak/d/v"])
+        expect(yield* writes("uniq a b")).toEqual(["b"])
+        expect(yield* writes("gzip a")).toEqual(["a", "a.gz"])
+        expect(yield* reads("test -f a -a -d b")).toEqual(["a", "b"])
+        expect(yield* reads("[ a -nt b ]")).toEqual(["a", "b"])
+        expect(yield* reads("find . -newer ref")).toEqual([".", "ref"])
       }))
   })
 

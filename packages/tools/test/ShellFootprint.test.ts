@@ -71,6 +71,9 @@ describe("Bash footprint (issue 15)", () => {
   it.scoped("read-only programs read their file arguments; recursive ones and bare ls/find/rg a subtree", () =>
     Effect.gen(function*() {
       const { dir, of } = yield* setup
+      // `test`, `[ ]` and `[[ ]]` read the files their operators name (issue 20).
+      expect(yield* of("[[ -f x ]]")).toEqual({ reads: [`${dir}/x`] })
+      expect(yield* of("[ a -nt b ] && test -d c")).toEqual({ reads: [`${dir}/a`, `${dir}/b`, `${dir}/c`] })
       expect(yield* of("cat a")).toEqual({ reads: [`${dir}/a`] })
       expect(yield* of("cat < a")).toEqual({ reads: [`${dir}/a`] })
       expect(yield* of("grep x a sub/b")).toEqual({ reads: [`${dir}/a`, `${dir}/sub/b`] })
@@ -123,8 +126,8 @@ describe("Bash footprint (issue 15)", () => {
           "PATH=/tmp ls",
           "X=1; cat a",
           "cat ~/notes",
-          "[[ -f x ]]",
-          "[ -e x ] && echo y",
+          "[[ -f $x ]]",
+          "[ -e \"$x\" ] && echo y",
           "exit $CODE",
           "find . | xargs rm",
           "ls &&& ls"

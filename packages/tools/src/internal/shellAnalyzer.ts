@@ -566,14 +566,46 @@ class Walker {
       this.evaluated()
     }
     this.generic(node)
-    this.commands.push(opaque(
+    const record = opaque(
       node.text,
       [{ value: "[[", dynamic: false }, ...node.namedChildren.map((child) => ({ value: child.text, dynamic: expands }))],
       [],
       inherited,
       true,
       !expands && !evaluates && inherited.every((record) => record.safe)
-    ))
+    )
+    // The files its operators name are read (their metadata), so the footprint is that (issue 20).
+    const files = this.testFiles(node)
+    this.commands.push({
+      ...record,
+      readPaths: [...files.reads, ...record.readPaths],
+      pathsKnown: record.pathsKnown && files.known,
+      unresolvedPaths: record.unresolvedPaths || !files.known,
+      unresolvedWords: [...files.unresolved, ...record.unresolvedWords]
+    })
+  }
+
+  /** The operands of `[ ]`/`[[ ]]`'s file operators (`-f x`, `a -nt b`). */
+  testFiles(node: Node): {
+    readonly reads: ReadonlyArray<ShellAnalysis.PathUse>
+    readonly known: boolean
+    readonly unresolved: ReadonlyArray<string>
+  } {
+    const reads: Array<ShellAnalysis.PathUse> = []
+    const unresolved: Array<string> = []
+    const add = (operand: Node | undefined) => {
+      if (operand === undefined) return
+      const word = operand.type === "word" || operand.type === "raw_string" ? this.word(operand) : undefined
+      if (word === undefined || word.dynamic) unresolved.push(operand.text)
+      else reads.push({ path: word.value, subtree: false, content: false })
+    }
+    for (const expression of node.descendantsOfType(["binary_expression", "unary_expression"])) {
+      const operator = expression.childForFieldName("operator")?.text ?? ""
+      const operands = expression.namedChildren.filter((child) => child.type !== "test_operator")
+      if (TestOperands.FILE_OPERATORS.has(operator) && expression.type === "unary_expression") add(operands[0])
+      else if (TestOperands.FILE_COMPARISONS.has(operator)) operands.forEach(add)
+    }
+    return { reads, known: unresolved.length === 0, unresolved }
   }
 
   /** Report the commands a text would run if bash evaluated it as arithmetic. */

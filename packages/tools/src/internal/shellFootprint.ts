@@ -26,9 +26,9 @@
  * not resolve (glob, expansion, a file listing names), a `cd`, a command or
  * process substitution, an assignment that may change what a program does
  * (`PATH=…`, `GIT_DIR=…`), a `~` path (quoting decides whether bash expands
- * it, and the analysis has dropped the quotes), a `[[ … ]]` test (it may
- * stat any path), a background command (it outlives the call), and a command
- * line that does not parse.
+ * it, and the analysis has dropped the quotes), a background command (it
+ * outlives the call), and a command line that does not parse. `test`, `[ ]`
+ * and `[[ ]]` read the files their operators name (issue 20).
  *
  * Paths are relative to the call's working directory and made canonical like
  * the file tools' (symlinks resolved), so a Bash write and a Read of the
@@ -68,8 +68,6 @@ const isPlainExit = (command: ShellAnalysis.SimpleCommand): boolean =>
 
 const usesOf = (command: ShellAnalysis.SimpleCommand): Uses | undefined => {
   if (command.unresolvedPaths) return undefined
-  // A `[[ … ]]` test is reported with `[[` as its first word; its operands may name any path.
-  if (command.argv[0] === "[[") return undefined
   if (!command.assignments.every(ShellAnalysis.isHarmlessAssignment)) return undefined
   if (!command.pathsKnown && !isPlainExit(command)) return undefined
   const uses = [...command.readPaths, ...command.writePaths]
