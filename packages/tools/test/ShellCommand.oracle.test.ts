@@ -1,9 +1,13 @@
 /**
- * The execution oracle for the read-only classifier (issue 9): every command
- * line the classifier calls read-only — from a grammar-driven generator and
- * from the corpus — is run for real in a bubblewrap sandbox on a fresh copy
- * of a fixture repository, and must change no file, ref or config there (the
- * symlinked directory outside and HOME included) and leave no process.
+ * The execution oracle for the read-only classifier (issue 9, extended for
+ * issue 19): every command line the classifier calls read-only — from a
+ * grammar-driven generator, from a sweep of every program with a word bash
+ * expands (a glob, brace, `for`/`read` value or `xargs` input) in directories
+ * that hold option-like names (`-i`, `--l`, `-fscript.awk`), and from the
+ * corpus — is run for real in a bubblewrap sandbox on a fresh copy of a
+ * fixture repository, and must change no file, ref or config there (the work
+ * tree itself, the symlinked directory outside and HOME included) and leave
+ * no process.
  *
  * `SHELL_ORACLE_SEED` and `SHELL_ORACLE_RUNS` reproduce or widen a run; the
  * seed is printed with every failure.
@@ -14,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as fs from "node:fs"
 import { readOnlyCommands } from "./fixtures/shell-corpus.js"
-import { commandLine } from "./fixtures/shellGrammar.js"
+import { class1Sweep, commandLine } from "./fixtures/shellGrammar.js"
 import { bwrapWorks, makeRoot, makeTemplate, runBatch, type SandboxResult } from "./fixtures/shellSandbox.js"
 
 const seed = Number(process.env["SHELL_ORACLE_SEED"] ?? Date.now() % 2 ** 31)
@@ -81,7 +85,7 @@ describe("ShellCommand execution oracle", () => {
   it.effect(`every generated or corpus command classified read-only changes nothing (seed ${seed})`, () =>
     Effect.gen(function*() {
       const generated = FastCheck.sample(commandLine, { seed, numRuns: runs })
-      const picked = yield* readOnlyOf([...readOnlyCommands, ...generated])
+      const picked = yield* readOnlyOf([...readOnlyCommands, ...class1Sweep, ...generated])
       const root = makeRoot()
       const template = makeTemplate(root)
       const results = yield* execute(root, template, picked)
