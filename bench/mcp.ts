@@ -4,7 +4,8 @@
  * latency over 1 000 and 10 000 tools; connecting 3 stdio servers in
  * parallel vs one by one.
  */
-import { Deferral, Model, Tool, ToolSearch } from "@switchyard/core"
+import { Model, Tool, ToolSearch } from "@switchyard/core"
+import * as Deferral from "@switchyard/core/Deferral"
 import * as McpServers from "@switchyard/tools/McpServers"
 import type * as McpConfig from "@switchyard/tools/McpConfig"
 import * as Effect from "effect/Effect"

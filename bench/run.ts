@@ -24,7 +24,8 @@ const suites: Record<string, () => Promise<{ readonly run: () => Promise<void> }
   footprints: () => import("./footprints.js"),
   cli: () => import("./cli.js"),
   mcp: () => import("./mcp.js"),
-  speculation: () => import("./speculation.js")
+  speculation: () => import("./speculation.js"),
+  sandbox: () => import("./sandbox.js")
 }
 
 interface SuiteReport {

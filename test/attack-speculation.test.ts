@@ -134,9 +134,18 @@ describe("attack: speculation does no more than the normal chain", () => {
       const old = new Date(Date.now() - 100_000)
       NFS.utimesSync(NPath.join(cwd, "notes.txt"), old, old)
       const before = treeHash(NPath.join(cwd, ".git"))
-      // `git diff` and `git describe --dirty` refresh the stat cache whatever the optional-locks
-      // setting (git 2.39): those stay a known gap, reported, not asserted here.
-      for (const command of ["git status", "git status --short", "git log --oneline", "git branch --list"]) {
+      // The command runs in the sandbox with the working tree read-only, so no git setting is needed: `git diff`
+      // and `git describe --dirty`, which refresh the stat cache whatever GIT_OPTIONAL_LOCKS says, cannot either.
+      const commands = [
+        "git status",
+        "git status --short",
+        "git diff",
+        "git diff --stat",
+        "git describe --always --dirty",
+        "git log --oneline",
+        "git branch --list"
+      ]
+      for (const command of commands) {
         const { outcome, results, speculation } = yield* speculate(
           { turns: [turn(use("b", "Bash", { command })), turn(say("Done."))] },
           "default",

@@ -156,7 +156,11 @@ describe("run -p: the headless protocol", () => {
       const lines = jsonLines(plain)
       expect(lines.map((l) => l["type"])).toEqual(["system", "assistant", "user", "assistant", "result"])
       const init = lines[0]!
-      expect(Object.keys(init)).toEqual(["type", "subtype", "session_id", "cwd", "model", "permissionMode", "tools", "mcp_servers"])
+      expect(Object.keys(init)).toEqual([
+        "type", "subtype", "session_id", "cwd", "model", "permissionMode", "tools", "mcp_servers", "sandbox"
+      ])
+      // The sandbox is off by default; whether it could run here is bubblewrap's to say.
+      expect(init["sandbox"]).toMatchObject({ enabled: false, available: expect.any(Boolean) })
       expect(init).toMatchObject({ subtype: "init", cwd: fs.realpathSync(dir), model: "claude-haiku-4-5", permissionMode: "default", mcp_servers: [] })
       expect(init["tools"]).toEqual(expect.arrayContaining(["Read", "Bash", "Edit"]))
       const sessionId = init["session_id"]

@@ -12,7 +12,7 @@ import type * as PermissionChain from "@switchyard/core/PermissionChain"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Render from "@switchyard/cli/Render"
-import * as Terminal from "@switchyard/cli/Terminal"
+import * as TerminalUi from "@switchyard/cli/TerminalUi"
 import { PassThrough } from "node:stream"
 
 const makeUi = () => {
@@ -27,7 +27,7 @@ const makeUi = () => {
     for (const listen of listeners) listen(text)
     return write(chunk)
   }) as typeof out.write
-  const ui = new Terminal.TerminalUi(input, out)
+  const ui = new TerminalUi.TerminalUi(input, out)
   ui.open()
   return { ui, input, screen: () => chunks.join(""), onWrite: (f: (text: string) => void) => listeners.push(f) }
 }
@@ -100,7 +100,7 @@ describe("the permission dialog", () => {
   })
 
   it("splits escape sequences from typed text", () => {
-    expect(Terminal.splitKeys("ab\x1b[B\x1bOAc\x1b")).toEqual(["a", "b", "\x1b[B", "\x1bOA", "c", "\x1b"])
+    expect(TerminalUi.splitKeys("ab\x1b[B\x1bOAc\x1b")).toEqual(["a", "b", "\x1b[B", "\x1bOA", "c", "\x1b"])
   })
 })
 

@@ -26,7 +26,8 @@ const project = () => {
     })
   )
   const extra = Path.join(dir, "extra.json")
-  Fs.writeFileSync(extra, JSON.stringify({ mcpServers: { bad: { command: process.execPath, args: [MISBEHAVING] } } }))
+  // `normal` is the default mode; the directory marks this test's server in the process table.
+  Fs.writeFileSync(extra, JSON.stringify({ mcpServers: { bad: { command: process.execPath, args: [MISBEHAVING, "normal", dir] } } }))
   return { dir, extra }
 }
 
@@ -78,7 +79,8 @@ describe("switchyard with MCP servers", () => {
     expect(result.code).toBe(1)
     const left = Fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
       try {
-        return Fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes(MISBEHAVING)
+        const cmdline = Fs.readFileSync(`/proc/${p}/cmdline`, "utf8")
+        return cmdline.includes(MISBEHAVING) && cmdline.includes(dir)
       } catch {
         return false
       }

@@ -258,6 +258,28 @@ describe("Speculation (SPEC §4.12)", () => {
       expect(result.read?.type === "tool_result" ? Messages.contentText(result.read.content) : "").toContain("one")
     }))
 
+  it.scopedLive("accept while the next suggestion is still being asked for: accepted, with no next speculation", () =>
+    Effect.gen(function*() {
+      const cwd = project()
+      const transcript: ReplayModel.Transcript = {
+        turns: [turn(use("w1", "Write", { file_path: "step1.txt", content: "one\n" })), turn(say("Step one done."))]
+      }
+      const asked = yield* Deferred.make<void>()
+      // The model call for the next suggestion is in flight when the user accepts.
+      const generator: SuggestionGenerator.Service = {
+        next: () => Effect.zipRight(Deferred.succeed(asked, undefined), Effect.never)
+      }
+      const accepted = yield* Effect.gen(function*() {
+        const speculation = yield* startIn(cwd, transcript, "acceptEdits", { generator })
+        expect((yield* speculation.await).boundary.type).toBe("complete")
+        yield* Deferred.await(asked)
+        return yield* speculation.accept
+      }).pipe(Effect.provide(environment(transcript)))
+      expect(Option.isNone(accepted.next)).toBe(true)
+      expect(accepted.applied).toEqual(["step1.txt"])
+      expect(NFS.readFileSync(NPath.join(cwd, "step1.txt"), "utf8")).toBe("one\n")
+    }))
+
   it.scopedLive("reject deletes the overlay and leaves the real tree untouched", () =>
     Effect.gen(function*() {
       const { before, cwd, speculation } = yield* speculate({

@@ -27,8 +27,9 @@ export const runCli = (
   new Promise((resolve, reject) => {
     const env: Record<string, string> = {}
     for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) env[k] = v
-    // Never touch the real ~/.switchyard from tests.
-    env["SWITCHYARD_HOME"] ??= path.join(root, ".switchyard-test", "home")
+    // Never touch the real ~/.switchyard from tests; one state directory per test worker, so that
+    // files running side by side never see each other's sessions.
+    env["SWITCHYARD_HOME"] ??= path.join(root, ".switchyard-test", `home-${process.env["VITEST_POOL_ID"] ?? "0"}`)
     delete env["FORCE_COLOR"]
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? root,

@@ -16,6 +16,7 @@ import {
   ToolUseContext
 } from "@switchyard/core"
 import * as Builtins from "@switchyard/tools/Builtins"
+import * as Sandbox from "@switchyard/tools/Sandbox"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -67,8 +68,11 @@ export const toolsLayer = Builtins.layer().pipe(
 
 export const state = tempDir("spec-state-")
 
-export const environment = (transcript: ReplayModel.Transcript) =>
-  Layer.mergeAll(ReplayModel.layer(transcript), Results.layerMemory, ShellCommand.layer).pipe(
+/** The sandbox a speculation's Bash runs in (off by the settings: speculation uses it whenever bubblewrap works). */
+export const sandboxLayer = Layer.orDie(Sandbox.layer())
+
+export const environment = (transcript: ReplayModel.Transcript, sandbox = sandboxLayer) =>
+  Layer.mergeAll(ReplayModel.layer(transcript), Results.layerMemory, ShellCommand.layer, sandbox).pipe(
     Layer.provideMerge(NodeContext.layer)
   )
 
@@ -103,7 +107,12 @@ export const startIn = (
 export const speculate = (
   transcript: ReplayModel.Transcript,
   mode: PermissionContext.PermissionMode,
-  options: { readonly rules?: ReadonlyArray<[string, PermissionContext.RuleBehavior]>; readonly cwd?: string } = {}
+  options: {
+    readonly rules?: ReadonlyArray<[string, PermissionContext.RuleBehavior]>
+    readonly cwd?: string
+    /** The sandbox service (default: bubblewrap, off by the settings). */
+    readonly sandbox?: typeof sandboxLayer
+  } = {}
 ) =>
   Effect.gen(function*() {
     const cwd = options.cwd ?? project()
@@ -117,7 +126,7 @@ export const speculate = (
     // Until accept, nothing reaches the real tree.
     expect(treeHash(cwd)).toBe(before)
     return { cwd, speculation, outcome, results, before }
-  }).pipe(Effect.provide(environment(transcript)))
+  }).pipe(Effect.provide(environment(transcript, options.sandbox)))
 
 export const resultText = (block: Messages.ToolResultBlock | undefined) =>
   block === undefined ? "(none)" : Messages.contentText(block.content)

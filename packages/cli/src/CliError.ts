@@ -1,6 +1,7 @@
 /**
  * The errors the CLI reports: one readable line saying what is wrong and what
- * to do, and the exit code (1 runtime failure, 2 bad input).
+ * to do, and the exit code (1 runtime failure, 2 bad input); or a quiet exit
+ * when the command has said all there is to say.
  *
  * @since 0.1.0
  */
@@ -13,7 +14,21 @@ import * as Schema from "effect/Schema"
 export class CliError extends Schema.TaggedError<CliError>()("CliError", {
   message: Schema.String,
   exitCode: Schema.Literal(1, 2),
+  /** More detail, printed with `--verbose`. */
   detail: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * End the command with an exit code and print nothing more: what went wrong
+ * is already on the screen (the `dispatch` report listing the failed calls,
+ * a picker the user left). `reason` is for tests and logs.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SilentExit extends Schema.TaggedError<SilentExit>()("SilentExit", {
+  exitCode: Schema.Literal(1, 2),
+  reason: Schema.String
 }) {}
 
 /**

@@ -165,6 +165,12 @@ const engineOptions: ReadonlyArray<OptionSpec> = [
   }
 ]
 
+const sandboxOption: OptionSpec = {
+  name: "sandbox",
+  description:
+    "Run Bash in the bubblewrap sandbox (sandbox.enabled for this run): writes only in the working directories, no network beyond sandbox.network.allowedDomains"
+}
+
 const outputFormat = (what: string): OptionSpec => ({
   name: "output-format",
   value: "FORMAT",
@@ -230,6 +236,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
         complete: "sessions"
       },
       { name: "session-id", value: "ID", description: "The id of the new session (a UUID)" },
+      sandboxOption,
       ...engineOptions
     ]
   },
@@ -247,7 +254,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       optional: true,
       complete: "files"
     }],
-    options: [outputFormat("text: a report for people"), ...engineOptions]
+    options: [outputFormat("text: a report for people"), sandboxOption, ...engineOptions]
   },
   {
     path: ["tools"],

@@ -9,7 +9,7 @@
  * `tool_use_id`; `started` {name, at}; `progress` {at, data}; `result`
  * {name, status, is_error, content, startedAt, endedAt}; times are
  * milliseconds since the dispatch began. Extra types: `permission_requested`,
- * `permission_decided`, `hook`.
+ * `permission_decided`, `hook` (`StreamJson.dispatchEventLine`).
  *
  * Exit code 0 when every call succeeded, 1 when any failed or was denied, 2 on
  * bad input.
@@ -32,6 +32,7 @@ import * as CliError from "./CliError.js"
 import * as Output from "./Output.js"
 import * as Render from "./Render.js"
 import * as Runtime from "./Runtime.js"
+import * as StreamJson from "./StreamJson.js"
 import * as Timeline from "./Timeline.js"
 
 /**
@@ -132,68 +133,6 @@ const readInput = (file: string | undefined): Effect.Effect<{ text: string; sour
     return { text, source: file }
   })
 
-/**
- * The stream-json line for an event, with times relative to `t0`.
- *
- * @since 0.1.0
- * @category formatting
- */
-export const toJsonLine = (event: DispatchEvent.DispatchEvent, t0: number): Record<string, unknown> => {
-  switch (event._tag) {
-    case "Started":
-      return {
-        type: "started",
-        tool_use_id: event.toolUseId,
-        name: event.name,
-        at: event.at - t0,
-        ...(event.waitedFor === undefined
-          ? {}
-          : { waited_for: event.waitedFor.map((w) => ({ tool_use_id: w.toolUseId, reason: w.reason })) })
-      }
-    case "Progress":
-      return { type: "progress", tool_use_id: event.toolUseId, at: event.at - t0, data: event.data }
-    case "Result":
-      return {
-        type: "result",
-        tool_use_id: event.toolUseId,
-        name: event.name,
-        status: event.status,
-        is_error: event.block.is_error === true,
-        content: event.block.content,
-        startedAt: event.startedAt - t0,
-        endedAt: event.endedAt - t0
-      }
-    case "PermissionRequested":
-      return {
-        type: "permission_requested",
-        tool_use_id: event.toolUseId,
-        name: event.name,
-        message: event.message,
-        at: event.at - t0
-      }
-    case "PermissionDecided":
-      return {
-        type: "permission_decided",
-        tool_use_id: event.toolUseId,
-        name: event.name,
-        behavior: event.behavior,
-        source: event.source,
-        reason: event.reason ?? null,
-        at: event.at - t0
-      }
-    case "HookAttachment":
-      return {
-        type: "hook",
-        tool_use_id: event.toolUseId,
-        name: event.name,
-        hook_event: event.hookEvent,
-        level: event.level,
-        content: event.content,
-        at: event.at - t0
-      }
-  }
-}
-
 const firstLine = (text: string, max = 100) => {
   const line = text.split("\n").find((l) => l.trim() !== "") ?? ""
   return line.length > max ? `${line.slice(0, max - 1)}…` : line
@@ -205,7 +144,7 @@ const firstLine = (text: string, max = 100) => {
  * @since 0.1.0
  * @category running
  */
-export const run = (options: Options): Effect.Effect<void, CliError.CliError, FileSystem.FileSystem | Path.Path> =>
+export const run = (options: Options): Effect.Effect<void, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const input = yield* readInput(options.file)
     const parsed = parseInput(input.text, input.source)
@@ -226,7 +165,7 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
           Effect.gen(function*() {
             if (DispatchEvent.isResult(event)) results.push(event)
             if (event._tag === "Started" && event.waitedFor !== undefined) waits.set(event.toolUseId, event.waitedFor)
-            if (options.outputFormat === "stream-json") yield* Output.line(JSON.stringify(toJsonLine(event, t0)))
+            if (options.outputFormat === "stream-json") yield* Output.line(JSON.stringify(StreamJson.dispatchEventLine(event, t0)))
             if (live && event._tag === "Started") {
               yield* Output.line(Output.paint("gray", `  … ${labels.get(event.toolUseId) ?? event.name}`))
             }
@@ -240,7 +179,7 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
         // In call order, whatever order they finished in.
         const order = new Map(calls.map((c, i) => [c.id, i]))
         const sorted = [...results].sort((a, b) => (order.get(a.toolUseId) ?? 0) - (order.get(b.toolUseId) ?? 0))
-        yield* Output.line(JSON.stringify(sorted.map((r) => toJsonLine(r, t0)), null, 2))
+        yield* Output.line(JSON.stringify(sorted.map((r) => StreamJson.dispatchEventLine(r, t0)), null, 2))
       } else if (options.outputFormat === "text") {
         if (live) yield* Output.line("")
         yield* report(calls, results, t0, options.verbose, waits)
@@ -257,8 +196,9 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError, Fi
     )
     const failed = results.filter((r) => r.status !== "success").length
     if (failed > 0) {
+      // The report lists them: nothing more to print.
       return yield* Effect.fail(
-        new CliError.CliError({ message: `${failed} of ${results.length} calls did not succeed`, exitCode: 1, detail: "quiet" })
+        new CliError.SilentExit({ exitCode: 1, reason: `${failed} of ${results.length} calls did not succeed` })
       )
     }
   })

@@ -12,11 +12,9 @@
  * @since 0.1.0
  */
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
-import * as Execution from "@switchyard/core/Execution"
 import type * as Messages from "@switchyard/core/Messages"
 import type * as Model from "@switchyard/core/Model"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
-import type * as Registry from "@switchyard/core/Registry"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -24,10 +22,10 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as CliError from "./CliError.js"
 import * as Cost from "./Cost.js"
-import * as Dispatch from "./Dispatch.js"
 import * as Output from "./Output.js"
 import * as Render from "./Render.js"
 import type * as Sessions from "./Sessions.js"
+import * as StreamJson from "./StreamJson.js"
 
 /**
  * `transcript`: live text and tool lines; `final`: only the final answer
@@ -47,7 +45,7 @@ export interface Outcome {
   readonly finalText: string
   readonly stopped: Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }> | undefined
   readonly printer: Render.TranscriptPrinter
-  readonly result: Render.ResultJson
+  readonly result: StreamJson.ResultJson
 }
 
 /**
@@ -64,31 +62,6 @@ export interface Settings {
   readonly model: string
   readonly recorder?: Sessions.Recorder | undefined
 }
-
-/**
- * The `system`/`init` line of stream-json.
- *
- * @since 0.1.0
- * @category formatting
- */
-export const initLine = (
-  context: Ref.Ref<ToolUseContext.ToolUseContext>,
-  model: string
-): Effect.Effect<Record<string, unknown>, never, Registry.ToolRegistry> =>
-  Effect.gen(function*() {
-    const env = yield* Execution.makeEnvironment(context)
-    const ctx = yield* Ref.get(context)
-    return {
-      type: "system",
-      subtype: "init",
-      session_id: ctx.sessionId,
-      cwd: ctx.cwd,
-      model,
-      permissionMode: ctx.permissions.mode,
-      tools: env.tools.map((tool) => tool.name),
-      mcp_servers: []
-    }
-  })
 
 const warnedModels = new Set<string>()
 
@@ -124,7 +97,7 @@ export const runPrompt = (
           } else if (event._tag === "ToolResults") {
             yield* jsonLine({ type: "user", message: event.message, session_id: sessionId })
           } else if (settings.verbose && event._tag === "Tool" && !DispatchEvent.isResult(event.event)) {
-            yield* jsonLine({ ...Dispatch.toJsonLine(event.event, t0), session_id: sessionId })
+            yield* jsonLine({ ...StreamJson.dispatchEventLine(event.event, t0), session_id: sessionId })
           }
         })
       ),
@@ -141,7 +114,7 @@ export const runPrompt = (
       warnedModels.add(settings.model)
       yield* Output.warn(Cost.unknownPriceWarning(settings.model))
     }
-    const result = Render.resultJson(events, { sessionId, durationMs, finalText, usage, costUsd: cost ?? 0 })
+    const result = StreamJson.resultJson(events, { sessionId, durationMs, finalText, usage, costUsd: cost ?? 0 })
     if (format === "final") yield* Output.line(finalText)
     if (format === "json" || format === "stream-json") yield* jsonLine(result)
     return { events, finalText, stopped, printer, result }
@@ -163,7 +136,7 @@ export const runOnce = (
   Effect.gen(function*() {
     const ref = yield* Ref.make(context)
     const session = yield* QueryLoop.makeSession(ref, loopOptions)
-    if (format === "stream-json") yield* Output.line(JSON.stringify(yield* initLine(ref, model)))
+    if (format === "stream-json") yield* Output.line(JSON.stringify(yield* StreamJson.initLine(ref, model)))
     return yield* runPrompt(session, prompt, { format, model })
   })
 

@@ -1,8 +1,8 @@
 /**
  * What every command shares: the working directory, the settings files and
  * the permission options, turned into the Layer the engine runs on (built-in
- * tools, registry, result store, permission chain, hooks, shell analysis and
- * the Node platform).
+ * and MCP tools, registry, result store, permission chain, hooks, shell
+ * analysis and the Node platform). Every command's tools come from here.
  *
  * @since 0.1.0
  */
@@ -18,6 +18,7 @@ import * as PermissionChain from "@switchyard/core/PermissionChain"
 import * as PermissionContext from "@switchyard/core/PermissionContext"
 import type * as Permissions from "@switchyard/core/Permissions"
 import * as Registry from "@switchyard/core/Registry"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Results from "@switchyard/core/Results"
 import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Settings from "@switchyard/core/Settings"
@@ -26,9 +27,11 @@ import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Builtins from "@switchyard/tools/Builtins"
 import * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
+import * as Sandbox from "@switchyard/tools/Sandbox"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as nodePath from "node:path"
 import * as readline from "node:readline/promises"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -56,6 +59,8 @@ export interface CommonOptions {
   readonly strictMcpConfig?: boolean | undefined
   /** `--scheduling`: overrides the settings' `scheduling` (default `footprints`, SPEC §4.13). */
   readonly scheduling?: Footprint.Scheduling | undefined
+  /** `--sandbox`: `sandbox.enabled` for this run. */
+  readonly sandbox?: boolean | undefined
 }
 
 /**
@@ -99,6 +104,8 @@ export interface Prepared {
   readonly mcp?: McpConfig.Loaded | undefined
   /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
   readonly scheduling: Footprint.Scheduling
+  /** The `sandbox` settings, `--sandbox` applied. */
+  readonly sandbox?: SandboxPort.SandboxSettings | undefined
 }
 
 /**
@@ -176,7 +183,8 @@ export const prepare = (
       warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
-    return { cwd, settings, permissions, warnings, mcp, scheduling }
+    const sandbox = options.sandbox === true ? { ...settings.sandbox, enabled: true } : settings.sandbox
+    return { cwd, settings, permissions, warnings, mcp, scheduling, sandbox }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */
@@ -234,20 +242,106 @@ export const layer = <ME = never, MR = never>(
     readonly model?: Layer.Layer<Model.LanguageModel, ME, MR> | undefined
     readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt>
   }
-): Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>> => {
+): Layer.Layer<Services | Model.LanguageModel, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
-  const tools = Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
-    Layer.provideMerge(Registry.layer()),
+  const tools = toolsLayer(prepared).pipe(
     Layer.provideMerge(Results.layer),
-    Layer.provide(FetchHttpClient.layer),
     Layer.provideMerge(model)
   )
-  const policy = PermissionChain.layer({ projectDir: prepared.cwd })
+  const policy = PermissionChain.layer({ projectDir: prepared.cwd, howToAllow: cliHowToAllow })
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
   return Layer.mergeAll(tools, policy, hooks, ShellCommand.layer, options.prompt).pipe(
+    Layer.provideMerge(sandboxLayer(prepared)),
     Layer.provideMerge(NodeContext.layer)
-  ) as Layer.Layer<Services | Model.LanguageModel, ME, Exclude<MR, NodeContext.NodeContext>>
+  ) as Layer.Layer<Services | Model.LanguageModel, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>>
 }
+
+/**
+ * The bubblewrap sandbox from the settings (and `--sandbox`). The settings
+ * files and the state directory stay read-only inside it. Enabled with
+ * `sandbox.failIfUnavailable` and unusable here, it fails the command with
+ * the reason; enabled and unusable otherwise, one warning and Bash runs
+ * unsandboxed, with prompts.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const sandboxLayer = (prepared: Prepared): Layer.Layer<SandboxPort.Sandbox, CliError.CliError> => {
+  const settings = prepared.sandbox ?? prepared.settings.sandbox
+  const protectedFiles = [
+    ...prepared.settings.sources.map((source) => source.path),
+    nodePath.join(prepared.cwd, ".switchyard", "settings.local.json"),
+    process.env["SWITCHYARD_HOME"] ?? nodePath.join(process.env["HOME"] ?? "/", ".switchyard")
+  ]
+  return Layer.scoped(
+    SandboxPort.Sandbox,
+    Effect.gen(function*() {
+      const service = yield* Sandbox.make({ settings, protectedFiles, permissions: prepared.permissions })
+      if (settings.enabled) {
+        const status = yield* service.status
+        if (!status.available) yield* Output.warn(SandboxPort.describeStatus(status))
+      }
+      return service
+    }).pipe(
+      Effect.provide(Path.layer),
+      Effect.mapError((error) => CliError.failure(error.message))
+    )
+  )
+}
+
+/**
+ * How to allow a call, in the CLI's words: a settings rule, `--allowed-tools`
+ * or `--permission-mode`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const cliHowToAllow = (suggestions: ReadonlyArray<string>): string => {
+  const example = suggestions[0] ?? "Tool(specifier)"
+  return `To allow it, add a rule such as ${JSON.stringify(example)} to permissions.allow in ` +
+    `.switchyard/settings.json, pass --allowed-tools ${JSON.stringify(example)}, ` +
+    `or choose another --permission-mode (acceptEdits, bypassPermissions).`
+}
+
+/**
+ * The tools of every command: the built-ins plus the configured MCP
+ * servers' tools, and the registry that sees them.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const toolsLayer = (prepared: Prepared) =>
+  Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
+    Layer.provideMerge(Registry.layer()),
+    Layer.provide(FetchHttpClient.layer)
+  )
+
+/**
+ * The built-in tools alone and a registry: what a speculation in the
+ * interactive session (and the demo's) runs, built over the overlay's
+ * `FileSystem` that `Speculation.start` provides.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const builtinToolsLayer = Builtins.layer().pipe(
+  Layer.provideMerge(Registry.layer()),
+  Layer.provide(FetchHttpClient.layer)
+)
+
+/**
+ * What `Speculation.start` needs from the program besides the tools: the
+ * model, a result store, shell analysis, the sandbox (a speculation's Bash
+ * runs only in it; default: bubblewrap with the sandbox settings off) and
+ * the Node platform.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const speculationEnvironment = <E, SE = never>(
+  model: Layer.Layer<Model.LanguageModel, E>,
+  sandbox: Layer.Layer<SandboxPort.Sandbox, SE> = Layer.orDie(Sandbox.layer()) as Layer.Layer<SandboxPort.Sandbox, SE>
+) => Layer.mergeAll(model, Results.layer, ShellCommand.layer, sandbox).pipe(Layer.provideMerge(NodeContext.layer))
 
 /**
  * The configured MCP servers as a Layer (the MCP SDK is loaded only when

@@ -12,15 +12,16 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as EditDistance from "@switchyard/core/EditDistance"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import * as CliError from "./CliError.js"
+import type * as CliError from "./CliError.js"
+import * as Conversation from "./Conversation.js"
 import * as Cost from "./Cost.js"
 import { paint } from "./Output.js"
-import * as Run from "./Run.js"
 import * as Runtime from "./Runtime.js"
 import * as Sessions from "./Sessions.js"
-import type * as Terminal from "./Terminal.js"
+import * as TerminalUi from "./TerminalUi.js"
 
 /**
  * The interactive session, as the commands see and change it.
@@ -29,11 +30,11 @@ import type * as Terminal from "./Terminal.js"
  * @category models
  */
 export interface State {
-  readonly ui: Terminal.TerminalUi
+  readonly ui: TerminalUi.TerminalUi
   readonly prepared: Runtime.Prepared
   model: string
   loopOptions: QueryLoop.Options
-  conversation: Run.Conversation
+  conversation: Conversation.Conversation
   /** Tokens used since the session started (or was cleared). */
   usage: Cost.Usage
   turns: number
@@ -63,9 +64,9 @@ export interface SlashCommand {
 
 const say = (state: State, text: string) => Effect.as(Effect.sync(() => state.ui.line(text)), "continue" as const)
 
-const reopen = (state: State, start: Run.Start | undefined) =>
+const reopen = (state: State, start: Conversation.Start | undefined) =>
   Effect.gen(function*() {
-    state.conversation = yield* Run.openConversation(state.prepared, start, state.loopOptions)
+    state.conversation = yield* Conversation.open(state.prepared, start, state.loopOptions)
     state.usage = Cost.zero
     state.turns = 0
   })
@@ -160,8 +161,7 @@ export const commands: Array<SlashCommand> = [
         const current = (yield* Ref.get(state.conversation.context)).sessionId
         const others = sessions.filter((s) => s.id !== current)
         if (args === "" && others.length === 0) return yield* say(state, "No earlier session in this directory.")
-        const { pickSession } = yield* Effect.promise(() => import("./Terminal.js"))
-        const id = args !== "" ? args : yield* pickSession(state.ui, others)
+        const id = args !== "" ? args : yield* TerminalUi.pickSession(state.ui, others)
         if (id === undefined) return "continue" as const
         const loaded = yield* Effect.either(Sessions.load(state.prepared.cwd, id))
         if (loaded._tag === "Left") return yield* say(state, paint("red", loaded.left.message))
@@ -171,10 +171,11 @@ export const commands: Array<SlashCommand> = [
   },
   {
     name: "status",
-    summary: "Session, model, directory, mode and endpoint",
+    summary: "Session, model, directory, mode, endpoint and sandbox",
     run: (_, state) =>
       Effect.gen(function*() {
         const ctx = yield* Ref.get(state.conversation.context)
+        const sandbox = yield* (yield* SandboxPort.Sandbox).status
         return yield* say(
           state,
           [
@@ -184,7 +185,8 @@ export const commands: Array<SlashCommand> = [
             `model: ${state.model}`,
             `permission mode: ${ctx.permissions.mode}`,
             `endpoint: ${process.env["ANTHROPIC_BASE_URL"] ?? "https://api.anthropic.com"}`,
-            `messages: ${ctx.messages.length}`
+            `messages: ${ctx.messages.length}`,
+            SandboxPort.describeStatus(sandbox)
           ].join("\n")
         )
       })

@@ -12,29 +12,23 @@
  *
  * @since 0.1.0
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as Messages from "@switchyard/core/Messages"
-import type * as Model from "@switchyard/core/Model"
 import * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
-import * as Registry from "@switchyard/core/Registry"
 import * as ReplayModel from "@switchyard/core/ReplayModel"
-import * as Results from "@switchyard/core/Results"
 import * as Speculation from "@switchyard/core/Speculation"
 import * as SuggestionGenerator from "@switchyard/core/SuggestionGenerator"
-import * as Builtins from "@switchyard/tools/Builtins"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
-import * as ShellCommand from "@switchyard/tools/ShellCommand"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { createTwoFilesPatch } from "diff"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as CliError from "./CliError.js"
+import * as ModelLayer from "./ModelLayer.js"
 import * as Output from "./Output.js"
 import * as Runtime from "./Runtime.js"
+import * as StreamJson from "./StreamJson.js"
 
 /**
  * @since 0.1.0
@@ -47,54 +41,6 @@ export interface Options extends Runtime.CommonOptions {
   readonly outputFormat: "text" | "json"
   readonly model: string | undefined
 }
-
-/**
- * The tools a speculation runs: the built-ins and a registry, built over the
- * overlay's `FileSystem` (provided by `Speculation.start`).
- *
- * @since 0.1.0
- * @category layers
- */
-export const toolsLayer = Builtins.layer().pipe(
-  Layer.provideMerge(Registry.layer()),
-  Layer.provide(FetchHttpClient.layer)
-)
-
-/**
- * The tools of `switchyard speculate`: the built-ins plus the configured MCP
- * servers' tools (a speculation stops at an MCP call with boundary
- * `denied_tool`, but the model still sees the tools it would have).
- *
- * @since 0.1.0
- * @category layers
- */
-export const toolsLayerFor = (prepared: Runtime.Prepared) =>
-  Layer.merge(Builtins.layer(), Runtime.mcpLayer(prepared)).pipe(
-    Layer.provideMerge(Registry.layer()),
-    Layer.provide(FetchHttpClient.layer)
-  )
-
-/**
- * What `Speculation.start` needs from the program besides the tools: the
- * model, a result store, shell analysis and the Node platform.
- *
- * @since 0.1.0
- * @category layers
- */
-export const environment = <E>(model: Layer.Layer<Model.LanguageModel, E>) =>
-  Layer.mergeAll(model, Results.layer, ShellCommand.layer).pipe(Layer.provideMerge(NodeContext.layer))
-
-/**
- * The report's `boundary` object.
- *
- * @since 0.1.0
- * @category formatting
- */
-export const boundaryJson = (boundary: Speculation.Boundary): Record<string, unknown> => ({
-  type: boundary.type,
-  ...(boundary.toolName !== undefined ? { tool_name: boundary.toolName } : {}),
-  ...(boundary.input !== undefined ? { input: boundary.input } : {})
-})
 
 /**
  * One line saying where a speculation stopped.
@@ -171,12 +117,8 @@ const elapsed = (state: Speculation.State): number =>
 const modelFor = (options: Options) =>
   Effect.gen(function*() {
     if (options.replay === undefined) {
-      const Run = yield* Effect.promise(() => import("./Run.js"))
-      const model = yield* Run.modelLayer(options.model)
-      const Anthropic = yield* Effect.promise(() => import("@switchyard/core/anthropic"))
-      const generator = SuggestionGenerator.SuggestionGenerator.pipe(
-        Effect.provide(Layer.orDie(Anthropic.layerSuggestionGenerator()))
-      )
+      const model = yield* ModelLayer.layer(options.model)
+      const generator = SuggestionGenerator.SuggestionGenerator.pipe(Effect.provide(ModelLayer.suggestionGenerator))
       return { model, generator }
     }
     const fs = yield* FileSystem.FileSystem
@@ -205,7 +147,7 @@ export const run = (options: Options) =>
     const json = options.outputFormat === "json"
     yield* Effect.scoped(Effect.gen(function*() {
       const speculation = yield* Speculation.start(options.prompt, Runtime.toolUseContext(prepared), {
-        tools: toolsLayerFor(prepared),
+        tools: Runtime.toolsLayer(prepared),
         generator: yield* generator,
         promote: false
       }).pipe(
@@ -236,15 +178,14 @@ export const run = (options: Options) =>
       const timeSavedMs = accepted?.timeSavedMs ?? preview.timeSavedMs
       const conflicts = accepted?.conflicts ?? []
       if (json) {
-        return yield* Output.line(JSON.stringify({
-          type: "speculation",
-          boundary: boundaryJson(outcome.boundary),
-          written_paths: outcome.writtenPaths,
+        return yield* Output.line(JSON.stringify(StreamJson.speculationReport({
+          boundary: outcome.boundary,
+          writtenPaths: outcome.writtenPaths,
           accepted: accepted !== undefined,
           conflicts: conflicts.map((conflict) => conflict.path),
-          time_saved_ms: timeSavedMs,
+          timeSavedMs,
           messages
-        }))
+        })))
       }
       yield* Output.line(`${Output.paint("bold", "Speculation")} ${describeBoundary(outcome.boundary)}`)
       yield* Output.line(diff === "" ? Output.paint("gray", "No files changed.") : diff.trimEnd())
@@ -259,7 +200,7 @@ export const run = (options: Options) =>
       }
       yield* Output.line(`Time saved: ${timeSavedMs} ms`)
       if (Option.isSome(next)) yield* Output.line(Output.paint("gray", `Next suggestion: ${next.value}`))
-    })).pipe(Effect.provide(environment(model)))
+    })).pipe(Effect.provide(Runtime.speculationEnvironment(model, Runtime.sandboxLayer(prepared))))
   })
 
 /**
@@ -279,7 +220,7 @@ export const demoStep = <E, R>(options: {
     const generator = yield* SuggestionGenerator.fromList(options.transcript.suggestions ?? [])
     const suggestion = yield* generator.next(options.context.messages)
     if (Option.isNone(suggestion)) return yield* options.meanwhile
-    const speculation = yield* Speculation.start(suggestion.value, options.context, { tools: toolsLayer, promote: false })
+    const speculation = yield* Speculation.start(suggestion.value, options.context, { tools: Runtime.builtinToolsLayer, promote: false })
     yield* Output.line(Output.paint("gray", `\nSuggested next: "${suggestion.value}" — speculating in an overlay while the summary prints…`))
     yield* options.meanwhile
     const outcome = yield* speculation.await
@@ -295,4 +236,4 @@ export const demoStep = <E, R>(options: {
       `  Accepted in ${shownAt - acceptedAt} ms: ${accepted.applied.join(", ") || "no files"} written; ` +
         `${Output.paint("green", `${accepted.timeSavedMs} ms of agent work saved`)} (it ran while you read).`
     )
-  })).pipe(Effect.provide(environment(ReplayModel.layer(options.transcript))))
+  })).pipe(Effect.provide(Runtime.speculationEnvironment(ReplayModel.layer(options.transcript))))

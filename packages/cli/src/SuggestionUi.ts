@@ -28,73 +28,8 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import { paint } from "./Output.js"
 import * as Render from "./Render.js"
-import * as Speculate from "./Speculate.js"
-import type * as Terminal from "./Terminal.js"
-
-/**
- * What `readLine` returns when the suggestion was accepted (no typed line is
- * ever this: control characters are not inserted).
- *
- * @since 0.1.0
- * @category constants
- */
-export const ACCEPTED = "\u0000accept-suggestion"
-
-/**
- * The dimmed suggestion on the input line, redrawn as its speculation moves.
- *
- * @since 0.1.0
- * @category models
- */
-export class Hint {
-  private text: string | undefined
-  private status = ""
-  private out: NodeJS.WriteStream | undefined
-  private prompt = ""
-  /** The user typed: the suggestion is gone for this prompt. */
-  dismissed = false
-
-  constructor(private readonly onDismiss: () => void) {}
-
-  /** Shown and acceptable with Tab or Enter. */
-  get visible(): boolean {
-    return this.out !== undefined && !this.dismissed && this.text !== undefined
-  }
-
-  /** The prompt is on screen: draw the hint after the cursor. */
-  show(out: NodeJS.WriteStream, prompt: string) {
-    this.out = out
-    this.prompt = prompt
-    this.draw()
-  }
-
-  update(text: string, status: string) {
-    this.text = text
-    this.status = status
-    this.draw()
-  }
-
-  private draw() {
-    if (!this.visible) return
-    // Save the cursor, draw after it, restore: the user types over the hint.
-    this.out!.write(`\r\x1b[2K${this.prompt}\x1b7${paint("gray", `${this.text}  ${this.status}`)}\x1b8`)
-  }
-
-  /** Tab or Enter: the suggestion becomes the line. */
-  accept() {
-    this.out?.write(`\x1b[K${this.text ?? ""}\n`)
-    this.out = undefined
-  }
-
-  /** Anything else typed: clear the hint and reject. */
-  dismiss() {
-    if (this.dismissed) return
-    this.out?.write("\x1b[K")
-    this.dismissed = true
-    this.out = undefined
-    this.onDismiss()
-  }
-}
+import * as Runtime from "./Runtime.js"
+import * as TerminalUi from "./TerminalUi.js"
 
 const statusOf = (state: Speculation.State): string => {
   switch (state._tag) {
@@ -118,7 +53,7 @@ const statusOf = (state: Speculation.State): string => {
  */
 export interface Controller {
   /** The hint for the next prompt, if any. */
-  readonly hint: () => Hint | undefined
+  readonly hint: () => TerminalUi.Hint | undefined
   /** After a turn: suggest the next prompt and start its speculation (in the background). */
   readonly afterTurn: (session: QueryLoop.Session, stopped: QueryLoop.StopReason | undefined) => Effect.Effect<void>
   /** Accept: inject the finished work, or run the suggestion as a normal turn. */
@@ -127,7 +62,7 @@ export interface Controller {
 }
 
 /** Print injected messages like the live transcript: text, and one line per tool call. */
-const printMessages = (ui: Terminal.TerminalUi, messages: ReadonlyArray<Messages.Message>) => {
+const printMessages = (ui: TerminalUi.TerminalUi, messages: ReadonlyArray<Messages.Message>) => {
   for (const message of messages) {
     if (message.role !== "assistant" || typeof message.content === "string") continue
     for (const block of message.content) {
@@ -144,20 +79,20 @@ const printMessages = (ui: Terminal.TerminalUi, messages: ReadonlyArray<Messages
  * @category constructors
  */
 export const make = (
-  ui: Terminal.TerminalUi,
+  ui: TerminalUi.TerminalUi,
   loop: QueryLoop.Options
 ) =>
   Effect.gen(function*() {
     const generator = yield* Effect.serviceOption(SuggestionGenerator.SuggestionGenerator)
     if (Option.isNone(generator)) return undefined
     const scope = yield* Effect.scope
-    const services = yield* Effect.context<Speculation.Requirements | Layer.Layer.Context<typeof Speculate.toolsLayer>>()
-    let hint: Hint | undefined
+    const services = yield* Effect.context<Speculation.Requirements | Layer.Layer.Context<typeof Runtime.builtinToolsLayer>>()
+    let hint: TerminalUi.Hint | undefined
     let speculation: Speculation.Speculation | undefined
     let speculationScope: Scope.CloseableScope | undefined
 
     const startIn = (suggestion: string, context: ToolUseContext.ToolUseContext) =>
-      Speculation.start(suggestion, context, { tools: Speculate.toolsLayer, loop, generator: generator.value })
+      Speculation.start(suggestion, context, { tools: Runtime.builtinToolsLayer, loop, generator: generator.value })
 
     const drop = Effect.suspend(() => {
       const closing = speculationScope
@@ -167,13 +102,13 @@ export const make = (
     })
 
     /** Follow a speculation's state on the hint. */
-    const follow = (current: Hint, running: Speculation.Speculation) =>
+    const follow = (current: TerminalUi.Hint, running: Speculation.Speculation) =>
       running.state.changes.pipe(
         Stream.runForEach((state) => Effect.sync(() => current.update(running.suggestion, statusOf(state)))),
         Effect.forkIn(speculationScope ?? scope)
       )
 
-    const begin = (current: Hint, running: Speculation.Speculation, own: Scope.CloseableScope) =>
+    const begin = (current: TerminalUi.Hint, running: Speculation.Speculation, own: Scope.CloseableScope) =>
       Effect.gen(function*() {
         speculation = running
         speculationScope = own
@@ -185,7 +120,7 @@ export const make = (
         yield* drop
         hint = undefined
         if (stopped !== "end_turn") return
-        const current = new Hint(() => Effect.runFork(drop))
+        const current = new TerminalUi.Hint(() => Effect.runFork(drop))
         hint = current
         yield* Effect.gen(function*() {
           const suggestion = yield* generator.value.next(yield* session.messages)
@@ -225,7 +160,7 @@ export const make = (
         for (const conflict of result.conflicts) ui.line(paint("yellow", `conflict: ${conflict.message}`))
         if (Option.isNone(result.next)) return yield* drop
         // Pipelining: the next suggestion's speculation already started, in the same scope.
-        const current = new Hint(() => Effect.runFork(drop))
+        const current = new TerminalUi.Hint(() => Effect.runFork(drop))
         hint = current
         speculation = result.next.value
         yield* follow(current, result.next.value)
@@ -234,18 +169,3 @@ export const make = (
     const controller: Controller = { hint: () => hint, afterTurn, accept, reject: drop }
     return controller
   })
-
-/**
- * The interactive session's suggestions: the Anthropic-backed generator
- * (`SWITCHYARD_SUGGESTION_MODEL`), off with `SWITCHYARD_SUGGESTIONS=0`.
- *
- * @since 0.1.0
- * @category layers
- */
-export const generatorLayer: Layer.Layer<never> | Layer.Layer<SuggestionGenerator.SuggestionGenerator> = Layer.unwrapEffect(
-  Effect.gen(function*() {
-    if (process.env["SWITCHYARD_SUGGESTIONS"] === "0") return Layer.empty
-    const Anthropic = yield* Effect.promise(() => import("@switchyard/core/anthropic"))
-    return Layer.orDie(Anthropic.layerSuggestionGenerator())
-  })
-)

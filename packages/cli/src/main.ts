@@ -21,10 +21,11 @@ import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createRequire } from "node:module"
-import { CliError } from "./CliError.js"
+import { CliError, SilentExit } from "./CliError.js"
 import * as CommandLine from "./CommandLine.js"
 import { describeOption, findCommand } from "./CommandLine.js"
 import { stripColorWhenPiped } from "./Output.js"
+import type * as Conversation from "./Conversation.js"
 import type * as Runtime from "./Runtime.js"
 
 // A closed pipe (`switchyard … | head`) ends the program quietly, like other Unix tools.
@@ -135,24 +136,32 @@ const run = Command.make(
       Options.withDescription(describeOption(["run"], "resume")),
       Options.optional
     ),
-    sessionId: text(["run"], "session-id")
+    sessionId: text(["run"], "session-id"),
+    sandbox: flag(["run"], "sandbox")
   },
-  (args) =>
-    Effect.flatMap(Effect.promise(() => import("./Run.js")), (Run) =>
-      Run.run({
-        ...toCommon(args),
-        prompt: Option.getOrUndefined(args.prompt),
-        print: args.print,
-        outputFormat: args.outputFormat,
-        inputFormat: args.inputFormat,
-        model: Option.getOrUndefined(args.model),
-        maxTurns: Option.getOrUndefined(args.maxTurns),
-        systemPrompt: Option.getOrUndefined(args.systemPrompt),
-        appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
-        continue: args.continue,
-        resume: Option.getOrUndefined(args.resume),
-        sessionId: Option.getOrUndefined(args.sessionId)
-      }))
+  (args) => {
+    const options: Conversation.Options = {
+      ...toCommon(args),
+      sandbox: args.sandbox,
+      prompt: Option.getOrUndefined(args.prompt),
+      print: args.print,
+      outputFormat: args.outputFormat,
+      inputFormat: args.inputFormat,
+      model: Option.getOrUndefined(args.model),
+      maxTurns: Option.getOrUndefined(args.maxTurns),
+      systemPrompt: Option.getOrUndefined(args.systemPrompt),
+      appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
+      continue: args.continue,
+      resume: Option.getOrUndefined(args.resume),
+      sessionId: Option.getOrUndefined(args.sessionId)
+    }
+    // In a terminal, without -p: the interactive session; otherwise the prompt runs once.
+    const interactive = !args.print && args.inputFormat === "text" && process.stdin.isTTY === true &&
+      process.stdout.isTTY === true
+    return interactive
+      ? Effect.flatMap(Effect.promise(() => import("./Terminal.js")), (Terminal) => Terminal.run(options))
+      : Effect.flatMap(Effect.promise(() => import("./Run.js")), (Run) => Run.run(options))
+  }
 ).pipe(Command.withDescription(findCommand(["run"])!.summary))
 
 const dispatch = Command.make(
@@ -160,11 +169,17 @@ const dispatch = Command.make(
   {
     ...engineOptions(["dispatch"]),
     file: Args.text({ name: "file" }).pipe(Args.withDescription("A JSON file of tool_use blocks or an assistant message; - for stdin"), Args.optional),
-    outputFormat: outputFormat(["dispatch"])
+    outputFormat: outputFormat(["dispatch"]),
+    sandbox: flag(["dispatch"], "sandbox")
   },
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Dispatch.js")), (Dispatch) =>
-      Dispatch.run({ ...toCommon(args), file: Option.getOrUndefined(args.file), outputFormat: args.outputFormat }))
+      Dispatch.run({
+        ...toCommon(args),
+        sandbox: args.sandbox,
+        file: Option.getOrUndefined(args.file),
+        outputFormat: args.outputFormat
+      }))
 ).pipe(Command.withDescription(findCommand(["dispatch"])!.summary))
 
 const toolsCommand = <A extends Parameters<typeof toCommon>[0] & { readonly json: boolean }>(
@@ -312,11 +327,13 @@ const program = Effect.suspend(() => {
   Effect.catchAll((error) => {
     if (ValidationError.isValidationError(error)) return usageError(validationMessage(error))
     return Effect.sync(() => {
+      if (error instanceof SilentExit) {
+        process.exitCode = error.exitCode
+        return
+      }
       if (error instanceof CliError) {
-        if (error.detail !== "quiet") {
-          process.stderr.write(`switchyard: ${error.message}\n`)
-          if (wantsDetails && error.detail !== undefined) process.stderr.write(`${error.detail}\n`)
-        }
+        process.stderr.write(`switchyard: ${error.message}\n`)
+        if (wantsDetails && error.detail !== undefined) process.stderr.write(`${error.detail}\n`)
         process.exitCode = error.exitCode
         return
       }

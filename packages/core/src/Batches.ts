@@ -1,6 +1,6 @@
 /**
- * The non-streaming path for a complete list of calls (SPEC §4.7, the
- * chapter's §5.5): a greedy partition into batches — consecutive
+ * The non-streaming path for a complete list of calls (SPEC §4.7,
+ * chapter 5.5): a greedy partition into batches — consecutive
  * concurrency-safe calls merge, each unsafe call stands alone — then safe
  * batches run concurrently under a cap and unsafe ones alone.
  *

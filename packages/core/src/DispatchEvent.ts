@@ -6,7 +6,9 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import type * as Hooks from "./Hooks.js"
 import type * as Messages from "./Messages.js"
+import type * as Permissions from "./Permissions.js"
 
 /**
  * @since 0.1.0
@@ -61,15 +63,15 @@ export type DispatchEvent = Data.TaggedEnum<{
     readonly toolUseId: string
     readonly name: string
     readonly behavior: "allow" | "deny"
-    /** Who decided: `hook`, `rule`, `mode`, `tool`, `classifier`, `user`, `default`. */
-    readonly source: string
+    /** Who decided. */
+    readonly source: Permissions.DecisionSource
     readonly reason: string | undefined
     readonly at: number
   }
   HookAttachment: {
     readonly toolUseId: string
     readonly name: string
-    readonly hookEvent: string
+    readonly hookEvent: Hooks.HookEvent
     readonly content: string
     readonly level: HookMessageLevel
     readonly at: number

@@ -811,7 +811,7 @@ const limit = (
 const emitHookMessages = (
   block: Messages.ToolUseBlock,
   emit: Emit,
-  hookEvent: string,
+  hookEvent: Hooks.HookEvent,
   messages: ReadonlyArray<Hooks.HookMessage>
 ): Effect.Effect<void> =>
   messages.length === 0

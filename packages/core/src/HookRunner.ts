@@ -180,7 +180,12 @@ export const make = (options: Options): Effect.Effect<Hooks.Service, never, Comm
     const concurrency = options.concurrency ?? "unbounded"
     const env = { CLAUDE_PROJECT_DIR: options.projectDir, SWITCHYARD_PROJECT_DIR: options.projectDir }
 
-    const commandEntry = (matcher: hookMatcher.ToolMatcher, command: string, timeoutSeconds: number): Entry => ({
+    const commandEntry = (
+      matcher: hookMatcher.ToolMatcher,
+      command: string,
+      timeoutSeconds: number,
+      sandbox: boolean
+    ): Entry => ({
       matches: matcher,
       key: command,
       run: (event, input) =>
@@ -191,7 +196,8 @@ export const make = (options: Options): Effect.Effect<Hooks.Service, never, Comm
             env,
             stdin: JSON.stringify(input),
             timeout: Duration.seconds(timeoutSeconds),
-            killGrace
+            killGrace,
+            sandbox
           })
         ).pipe(Effect.map((result) => hookOutcome.fromProcess(event, command, result, timeoutSeconds)))
     })
@@ -230,7 +236,7 @@ export const make = (options: Options): Effect.Effect<Hooks.Service, never, Comm
           yield* Effect.logWarning(`${event}: ${compiled.warning}`)
         }
         for (const hook of group.hooks) {
-          entries.push(commandEntry(compiled.matches, hook.command, hook.timeout ?? defaultTimeout))
+          entries.push(commandEntry(compiled.matches, hook.command, hook.timeout ?? defaultTimeout, hook.sandbox === true))
         }
       }
     }

@@ -144,7 +144,13 @@ export const HookCommand = Schema.Struct({
   type: Schema.Literal("command"),
   command: Schema.String,
   /** Seconds; default 600. */
-  timeout: Schema.optional(Schema.Number.pipe(Schema.positive()))
+  timeout: Schema.optional(Schema.Number.pipe(Schema.positive())),
+  /**
+   * Switchyard's opt-in: run the hook in the sandbox (core `Sandbox`), like a
+   * sandboxed Bash command; when the sandbox cannot run here, the hook does
+   * not run and gives no decision.
+   */
+  sandbox: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -229,6 +235,6 @@ export const none: Service = {
  * @since 0.1.0
  * @category services
  */
-export class Hooks extends Context.Reference<Hooks>()("@switchyard/core/Hooks", {
+export class Hooks extends Context.Reference<Hooks>()("@switchyard/core/Hooks/Hooks", {
   defaultValue: (): Service => none
 }) {}

@@ -11,9 +11,14 @@
  * 4. in `plan` mode, a call that is not read-only is denied with a message that plan mode is on;
  * 5. an ask rule — or a hook that answers `ask` — asks the user (even in
  *    `bypassPermissions`; never the classifier; a hook's allow does not skip it);
+ *    so does a Bash call that asks to leave an enabled sandbox
+ *    (`dangerouslyDisableSandbox`), which is denied instead when
+ *    `sandbox.allowUnsandboxedCommands` is false;
  * 6. a hook's allow allows (it skips every default ask below);
  * 7. the tool's `checkPermissions` ask asks, unless the mode is `bypassPermissions`;
- * 8. allow rules (settings or session) and the read-only set allow;
+ * 8. allow rules (settings or session) and the read-only set allow; with the
+ *    sandbox on and `sandbox.autoAllowBashIfSandboxed` (the default), so does a
+ *    Bash command that will run sandboxed (not excluded, sandbox available);
  * 9. `bypassPermissions` allows; `acceptEdits` allows edits and filesystem
  *    commands inside the working directories;
  * 10. what is left would ask: `dontAsk` denies, `auto` asks the classifier
@@ -24,7 +29,7 @@
  * narrowed to the command prefix or path, and with `persist` writes them to
  * `.switchyard/settings.local.json`. With no `PermissionPrompt` service, or
  * one that reports no terminal, an ask is a denial that says how to allow the
- * call. Every decision names its source: `hook`, `rule`, `session`, `tool`,
+ * call. Every decision names its source: `hook`, `rule`, `session`, `tool`, `sandbox`,
  * `mode`, `classifier` or `user`.
  *
  * @since 0.1.0
@@ -42,6 +47,7 @@ import * as DispatchEvent from "./DispatchEvent.js"
 import * as PermissionContext from "./PermissionContext.js"
 import * as PermissionRules from "./PermissionRules.js"
 import * as Permissions from "./Permissions.js"
+import * as Sandbox from "./Sandbox.js"
 import * as Settings from "./Settings.js"
 import type * as Tool from "./Tool.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
@@ -115,6 +121,12 @@ export interface Options {
   readonly projectDir?: string
   /** The home directory for `~/` rules (default `$HOME`). */
   readonly home?: string
+  /**
+   * The sentence a denial of an ask ends with, saying how to allow the call
+   * (the suggested rules given). The default speaks of settings files and
+   * permission modes; a CLI names its flags.
+   */
+  readonly howToAllow?: ((suggestions: ReadonlyArray<string>) => string) | undefined
 }
 
 /**
@@ -143,21 +155,32 @@ export const blanketDenyPredicate = (
 type UpdatedInput = { readonly input: unknown; readonly source: string } | undefined
 
 const allow = (
-  source: string,
+  source: Permissions.DecisionSource,
   reason: string | undefined,
   updatedInput: UpdatedInput
 ): Permissions.PermissionDecision => ({ behavior: "allow", source, reason, updatedInput })
 
-const deny = (source: string, message: string, rejectedByUser?: boolean): Permissions.PermissionDecision =>
+const deny = (
+  source: Permissions.DecisionSource,
+  message: string,
+  rejectedByUser?: boolean
+): Permissions.PermissionDecision =>
   rejectedByUser ? { behavior: "deny", source, message, rejectedByUser } : { behavior: "deny", source, message }
 
 const describeRule = (rule: PermissionContext.PermissionRule): string => `"${rule.raw.trim()}" (${rule.source})`
 
-const howToAllow = (suggestions: ReadonlyArray<string>): string => {
+/**
+ * How to allow a call, in library words: a settings rule or another
+ * permission mode.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const howToAllow = (suggestions: ReadonlyArray<string>): string => {
   const example = suggestions[0] ?? "Tool(specifier)"
   return `To allow it, add a rule such as ${JSON.stringify(example)} to permissions.allow in ` +
-    `.switchyard/settings.json, pass --allowed-tools ${JSON.stringify(example)}, ` +
-    `or choose another --permission-mode (acceptEdits, bypassPermissions).`
+    `.switchyard/settings.json (or .claude/settings.json), or use another permission mode (acceptEdits, ` +
+    `bypassPermissions).`
 }
 
 /**
@@ -172,6 +195,7 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
     const fileSystem = yield* FileSystem.FileSystem
     const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
     const home = options.home ?? (yield* Settings.homeDirectory)
+    const hint = options.howToAllow ?? howToAllow
     const session = yield* Ref.make<ReadonlyArray<PermissionContext.PermissionRule>>([])
     // "Always" answers of parallel calls must not interleave their file writes.
     const writeLock = yield* Effect.makeSemaphore(1)
@@ -195,7 +219,7 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
           return deny(
             "mode",
             `Permission to use ${tool.name} was denied: ${message}, and permission mode dontAsk denies ` +
-              `whatever is not allowed in advance. ${howToAllow(suggestions)}`
+              `whatever is not allowed in advance. ${hint(suggestions)}`
           )
         }
         const prompt = yield* Effect.serviceOption(PermissionPrompt)
@@ -203,7 +227,7 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
           return deny(
             "user",
             `Permission to use ${tool.name} requires approval (${message}), and no one can be asked in this ` +
-              `session. ${howToAllow(suggestions)}`
+              `session. ${hint(suggestions)}`
           )
         }
         const question: Question = { tool, toolUseId: request.toolUseId, input, context, message, suggestions }
@@ -237,7 +261,7 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
             return deny(
               "user",
               `Permission to use ${tool.name} requires approval (${message}), and no one can be asked: ` +
-                `${answer.reason}. ${howToAllow(suggestions)}`
+                `${answer.reason}. ${hint(suggestions)}`
             )
           case "always": {
             const added = suggestions.flatMap((raw) => {
@@ -331,8 +355,17 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
           const message = `the rule ${describeRule(rule)} asks before ${tool.name} on ${subject}`
           return yield* askUser(request, input, message, assessment.suggestions, updatedInput)
         }
+        // The sandbox's own questions: how this Bash call would run.
+        const bash = tool.name === "Bash" ? Sandbox.bashCallOf(input) : undefined
+        const sandbox = yield* Sandbox.Sandbox
+        const sandboxMode = bash === undefined ? undefined : yield* Sandbox.modeOf(sandbox, bash, "permission")
+        if (sandboxMode?._tag === "Refused") return deny("sandbox", sandboxMode.message)
         if (hook.decision === "ask") {
           const message = hook.reason ?? "a PreToolUse hook asks for approval"
+          return yield* askUser(request, input, message, assessment.suggestions, updatedInput)
+        }
+        if (sandboxMode?._tag === "Unsandboxed" && sandboxMode.reason === "requested") {
+          const message = "the command asks to run outside the sandbox (dangerouslyDisableSandbox)"
           return yield* askUser(request, input, message, assessment.suggestions, updatedInput)
         }
         // 6. A hook's allow skips the default asks.
@@ -353,6 +386,10 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
               `allowed by ${rules.map(describeRule).join(", ")}`,
               updatedInput
             )
+          }
+          // The sandbox enforces what the rules would ask about.
+          if (sandboxMode?._tag === "Sandboxed" && sandbox.settings.autoAllowBashIfSandboxed) {
+            return allow("sandbox", "runs in the sandbox (sandbox.autoAllowBashIfSandboxed)", updatedInput)
           }
           // 9. Modes that allow more.
           if (mode === "bypassPermissions") return allow("mode", "bypassPermissions", updatedInput)

@@ -4,9 +4,10 @@
  * `deny`. An `ask` is resolved inside the policy (classifier, user prompt), so
  * the engine only ever sees the final answer.
  *
- * The default policy fails closed: it honours a hook's block and the tool's
- * own `checkPermissions`, and since nobody can be asked, an ask is a denial
- * that says how to provide a policy. The full chain of rules, modes,
+ * The default policy fails closed (SPEC §5): it runs only read-only calls. It
+ * honours a hook's block and the tool's own `checkPermissions`; a call that
+ * would change something, and an ask (nobody can be asked), is a denial that
+ * says how to provide a policy. The full chain of rules, modes,
  * classifier and user lives in `PermissionChain`; `allowAll` is the
  * permissive policy, by name only.
  *
@@ -18,7 +19,7 @@ import * as Exit from "effect/Exit"
 import type * as DispatchEvent from "./DispatchEvent.js"
 import type * as Hooks from "./Hooks.js"
 import type { ToolPermissionCheck } from "./PermissionContext.js"
-import type * as Tool from "./Tool.js"
+import * as Tool from "./Tool.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
 
 /**
@@ -37,20 +38,42 @@ export interface PermissionRequest {
 }
 
 /**
+ * Who decided a call: a PreToolUse hook, a permission rule (`session`: one
+ * added this session by an "always" answer), the tool's own
+ * `checkPermissions`, the permission mode, the classifier (mode `auto`), the
+ * user, the sandbox (`autoAllowBashIfSandboxed`), speculation's checker, or
+ * the default policy.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DecisionSource =
+  | "hook"
+  | "rule"
+  | "session"
+  | "tool"
+  | "mode"
+  | "classifier"
+  | "user"
+  | "sandbox"
+  | "speculation"
+  | "default"
+
+/**
  * @since 0.1.0
  * @category models
  */
 export type PermissionDecision =
   | {
     readonly behavior: "allow"
-    readonly source: string
+    readonly source: DecisionSource
     readonly reason?: string | undefined
     /** A replacement call input, with who supplied it (named in errors if it fails validation). */
     readonly updatedInput?: { readonly input: unknown; readonly source: string } | undefined
   }
   | {
     readonly behavior: "deny"
-    readonly source: string
+    readonly source: DecisionSource
     readonly message: string
     /** The user said no: the turn is aborted with reason `permission_rejected` (SPEC §4.9). */
     readonly rejectedByUser?: boolean | undefined
@@ -81,20 +104,32 @@ export const allowAll: Service = {
 }
 
 /**
- * How to give the engine a permission policy, for the denial of an ask.
+ * How to give the engine a permission policy, for the default policy's
+ * denials. Library words only: an embedder reads it, not a CLI user.
  *
  * @since 0.1.0
  * @category constants
  */
 export const HOW_TO_PROVIDE_POLICY = "Provide a permission policy to decide such calls: " +
-  "`PermissionChain.layer()` (rules, modes and a user prompt), " +
+  "`ClaudeCodePermissions.layer({ cwd })` from @switchyard/tools (Claude Code's settings, rules, modes, hooks and " +
+  "sandbox in one Layer), `PermissionChain.layer()` (rules, modes and a user prompt), " +
   "`Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)` to allow everything, or your own " +
   "`Permissions.PermissionPolicy` service."
+
+const readOnlyOf = (tool: Tool.Any, input: unknown, context: ToolUseContext.ToolUseContext): Effect.Effect<boolean> => {
+  try {
+    return Tool.evaluate(tool.isReadOnly(input, context)).pipe(Effect.catchAllDefect(() => Effect.succeed(false)))
+  } catch {
+    return Effect.succeed(false)
+  }
+}
 
 /**
  * The default policy (SPEC §5 fail-closed): a hook's deny or the tool's
  * `checkPermissions` deny denies; an ask (from a hook or the tool) denies
- * with a message saying no permission policy is provided; otherwise allow.
+ * with a message saying no permission policy is provided; a hook's allow
+ * allows; otherwise only a read-only call runs, and one that is not
+ * read-only is denied with a message saying how to provide a policy.
  *
  * @since 0.1.0
  * @category constructors
@@ -108,7 +143,9 @@ export const failClosed: Service = {
         message: hook.reason ?? "Blocked by a PreToolUse hook"
       })
     }
-    const judge = (check: ToolPermissionCheck): PermissionDecision => {
+    // The tool judges the input that will run: a hook's replacement, if any.
+    const checked = hook.updatedInput !== undefined ? hook.updatedInput.input : input
+    const judge = (check: ToolPermissionCheck, readOnly: boolean): PermissionDecision => {
       if (check.behavior === "deny") return { behavior: "deny", source: "tool", message: check.message }
       if (hook.decision === "ask" || check.behavior === "ask") {
         const why = check.behavior === "ask" ? check.message : hook.reason ?? "a PreToolUse hook asks for approval"
@@ -123,28 +160,40 @@ export const failClosed: Service = {
         (check.updatedInput !== undefined
           ? { input: check.updatedInput, source: `${tool.name}.checkPermissions` }
           : undefined)
-      return { behavior: "allow", source: hook.decision === "allow" ? "hook" : "default", updatedInput }
+      if (hook.decision === "allow") return { behavior: "allow", source: "hook", updatedInput }
+      if (!readOnly) {
+        return {
+          behavior: "deny",
+          source: "default",
+          message: `This ${tool.name} call would change something (it is not read-only), and no permission ` +
+            `policy is provided, so only read-only calls run. ${HOW_TO_PROVIDE_POLICY}`
+        }
+      }
+      return { behavior: "allow", source: "default", updatedInput }
     }
     const unchecked = (defect: unknown): ToolPermissionCheck => ({
       behavior: "deny",
       message: `${tool.name} could not check its permissions: ${String(defect)}`
     })
-    // The tool judges the input that will run: a hook's replacement, if any.
-    const checked = hook.updatedInput !== undefined ? hook.updatedInput.input : input
     let check: Effect.Effect<ToolPermissionCheck>
     try {
       check = tool.checkPermissions(checked, context)
     } catch (defect) {
-      return Effect.succeed(judge(unchecked(defect)))
+      return Effect.succeed(judge(unchecked(defect), false))
     }
-    // Most checks answer at once (`Effect.succeed`): judge without running them.
-    if (Exit.isExit(check)) {
-      const exit = check as Exit.Exit<ToolPermissionCheck>
-      if (Exit.isSuccess(exit)) return Effect.succeed(judge(exit.value))
+    const readOnly = readOnlyOf(tool, checked, context)
+    // Most checks and predicates answer at once (`Effect.succeed`): judge without running them.
+    if (Exit.isExit(check) && Exit.isExit(readOnly)) {
+      const checkExit = check as Exit.Exit<ToolPermissionCheck>
+      const readOnlyExit = readOnly as Exit.Exit<boolean>
+      if (Exit.isSuccess(checkExit) && Exit.isSuccess(readOnlyExit)) {
+        return Effect.succeed(judge(checkExit.value, readOnlyExit.value))
+      }
     }
-    return check.pipe(
-      Effect.catchAllDefect((defect) => Effect.succeed(unchecked(defect))),
-      Effect.map(judge)
+    return Effect.zipWith(
+      check.pipe(Effect.catchAllDefect((defect) => Effect.succeed(unchecked(defect)))),
+      readOnly,
+      judge
     )
   }
 }
@@ -153,6 +202,7 @@ export const failClosed: Service = {
  * @since 0.1.0
  * @category services
  */
-export class PermissionPolicy extends Context.Reference<PermissionPolicy>()("@switchyard/core/PermissionPolicy", {
-  defaultValue: (): Service => failClosed
-}) {}
+export class PermissionPolicy extends Context.Reference<PermissionPolicy>()(
+  "@switchyard/core/Permissions/PermissionPolicy",
+  { defaultValue: (): Service => failClosed }
+) {}

@@ -1,5 +1,5 @@
 /**
- * The query loop (SPEC §4.11, the chapter's §5.10): stream a model turn, hand
+ * The query loop (SPEC §4.11, chapter 5.10): stream a model turn, hand
  * each completed `tool_use` to a fresh streaming executor at
  * `content_block_stop` so tools run while the model is still streaming, drain
  * the rest, append the assistant message and one user message with every
@@ -68,7 +68,11 @@ export type LoopEvent = Data.TaggedEnum<{
   AssistantMessage: { readonly turn: number; readonly message: Messages.Message }
   ToolResults: { readonly turn: number; readonly message: Messages.Message }
   Usage: { readonly turn: number; readonly usage: Model.Usage }
-  HookMessage: { readonly hookEvent: string; readonly content: string; readonly level: DispatchEvent.HookMessageLevel }
+  HookMessage: {
+    readonly hookEvent: Hooks.HookEvent
+    readonly content: string
+    readonly level: DispatchEvent.HookMessageLevel
+  }
   /**
    * The model's response for this turn is complete (tools may still be
    * running). `message`: the assistant message as the conversation will hold
@@ -221,7 +225,7 @@ const appendMessages = (
   messages: ReadonlyArray<Messages.Message>
 ) => Ref.update(contextRef, (ctx) => ({ ...ctx, messages: [...ctx.messages, ...messages] }))
 
-const emitHookMessages = (emit: Emit, hookEvent: string, messages: ReadonlyArray<Hooks.HookMessage>) =>
+const emitHookMessages = (emit: Emit, hookEvent: Hooks.HookEvent, messages: ReadonlyArray<Hooks.HookMessage>) =>
   Effect.forEach(messages, (m) => emit(LoopEvent.HookMessage({ hookEvent, content: m.content, level: m.level })), {
     discard: true
   })

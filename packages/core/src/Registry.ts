@@ -1,5 +1,5 @@
 /**
- * Tool registry and lookup (SPEC §4.2, the chapter's §5.2).
+ * Tool registry and lookup (SPEC §4.2, chapter 5.2).
  *
  * `getTools` is the chapter's filter pipeline, in its exact order: simple mode
  * (returns early), minus the special tools, blanket-deny pre-filter, REPL

@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -16,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import * as Spill from "./internal/spill.js"
+import * as StateDirectory from "./internal/stateDirectory.js"
 import * as Interruption from "./Interruption.js"
 import * as Messages from "./Messages.js"
 
@@ -52,15 +52,13 @@ export class ResultStore extends Context.Tag("@switchyard/core/Results/ResultSto
 >() {}
 
 /**
- * The state directory: `$SWITCHYARD_HOME`, else `~/.switchyard`.
+ * The state directory: `$SWITCHYARD_HOME`, else `~/.switchyard` (home as
+ * `Settings.homeDirectory` says).
  *
  * @since 0.1.0
  * @category config
  */
-export const stateDirectory: Config.Config<string> = Config.string("SWITCHYARD_HOME").pipe(
-  Config.orElse(() => Config.string("HOME").pipe(Config.map((home) => `${home}/.switchyard`))),
-  Config.orElse(() => Config.succeed(".switchyard"))
-)
+export const stateDirectory: Effect.Effect<string> = StateDirectory.stateDirectory
 
 /**
  * A spill that failed (the directory could not be made, or the temp file
@@ -108,7 +106,7 @@ export const layerDirectory = (directory: string): Layer.Layer<ResultStore> =>
  * @category layers
  */
 export const layer: Layer.Layer<ResultStore> = Layer.unwrapEffect(
-  Effect.map(Effect.orDie(stateDirectory), layerDirectory)
+  Effect.map(stateDirectory, layerDirectory)
 )
 
 /**

@@ -31,15 +31,18 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Digest from "./Digest.js"
 import * as Footprint from "./Footprint.js"
 import * as Hooks from "./Hooks.js"
+import * as SandboxSettings from "./internal/sandboxSettings.js"
 import * as internal from "./internal/settingsDecode.js"
+import * as StateDirectory from "./internal/stateDirectory.js"
 import * as PermissionContext from "./PermissionContext.js"
+import * as Sandbox from "./Sandbox.js"
 
 /**
  * The shape of a settings file, for reference and for embedders that want to
@@ -63,7 +66,8 @@ export const SettingsJson = Schema.Struct(
     hooks: Schema.optional(Hooks.HooksSettings),
     env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
     model: Schema.optional(Schema.String),
-    scheduling: Schema.optional(Footprint.Scheduling)
+    scheduling: Schema.optional(Footprint.Scheduling),
+    sandbox: Schema.optional(Sandbox.SandboxSettingsJson)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
@@ -136,6 +140,8 @@ export interface SettingsFile {
   readonly env: Readonly<Record<string, string>>
   /** Every top-level key as read (`model`, `statusLine`, …). */
   readonly values: Readonly<Record<string, unknown>>
+  /** The `sandbox` key's valid parts, as written (a project's own files cannot widen the sandbox). */
+  readonly sandbox?: Sandbox.FileSettings | undefined
   /** The SHA-256 of the file's text (hex), when it was read from disk. */
   readonly digest?: string | undefined
 }
@@ -158,6 +164,8 @@ export interface Settings {
   readonly env: Readonly<Record<string, string>>
   /** Every top-level key, the highest-precedence file's value winning. */
   readonly values: Readonly<Record<string, unknown>>
+  /** The `sandbox` keys merged (lists concatenate), with Claude Code's defaults. */
+  readonly sandbox: Sandbox.SandboxSettings
 }
 
 /**
@@ -176,27 +184,22 @@ export interface LoadOptions {
 }
 
 /**
- * The home directory: `$HOME`, else `$USERPROFILE`.
+ * The home directory: `$HOME`, else `$USERPROFILE`, else `/`.
  *
  * @since 0.1.0
  * @category config
  */
-export const homeDirectory: Effect.Effect<string> = Config.string("HOME").pipe(
-  Config.orElse(() => Config.string("USERPROFILE")),
-  Effect.orElseSucceed(() => "/")
-)
+export const homeDirectory: Effect.Effect<string> = StateDirectory.homeDirectory
 
 /**
- * The state directory: `$SWITCHYARD_HOME`, else `~/.switchyard`.
+ * The state directory of a home directory: `$SWITCHYARD_HOME`, else
+ * `<home>/.switchyard` (`Results.stateDirectory` is the same for the
+ * process's home directory).
  *
  * @since 0.1.0
  * @category config
  */
-export const stateDirectory = (home: string): Effect.Effect<string, never, Path.Path> =>
-  Effect.gen(function*() {
-    const path = yield* Path.Path
-    return yield* Config.string("SWITCHYARD_HOME").pipe(Effect.orElseSucceed(() => path.join(home, ".switchyard")))
-  })
+export const stateDirectory: (home: string) => Effect.Effect<string> = StateDirectory.stateDirectoryOf
 
 /**
  * The files `load` reads, lowest precedence first.
@@ -281,7 +284,8 @@ export const decode = (
       additionalDirectories: decoded.permissions.additionalDirectories,
       hooks: decoded.hooks,
       env: decoded.env,
-      values: decoded.values
+      values: decoded.values,
+      sandbox: decoded.sandbox
     },
     issues
   }
@@ -310,12 +314,11 @@ export const readSource = (
     const exists = yield* fs.exists(source.path).pipe(Effect.orElseSucceed(() => true))
     if (!exists) return { file: undefined, issues: [], exists }
     return yield* fs.readFileString(source.path).pipe(
-      Effect.flatMap((text) =>
-        Effect.map(sha256(text), (digest) => {
-          const decoded = decode(source, text)
-          return { ...decoded, file: decoded.file === undefined ? undefined : { ...decoded.file, digest }, exists }
-        })
-      ),
+      Effect.map((text) => {
+        const digest = Digest.sha256(text)
+        const decoded = decode(source, text)
+        return { ...decoded, file: decoded.file === undefined ? undefined : { ...decoded.file, digest }, exists }
+      }),
       Effect.catchAll((error) =>
         Effect.succeed({
           file: undefined,
@@ -325,11 +328,6 @@ export const readSource = (
       )
     )
   })
-
-const sha256 = (text: string): Effect.Effect<string> =>
-  Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).pipe(
-    Effect.map((buffer) => Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join(""))
-  )
 
 /**
  * Merge decoded files, lowest precedence first.
@@ -380,7 +378,13 @@ export const merge = (
     },
     hooks,
     env,
-    values
+    values,
+    sandbox: SandboxSettings.merge(
+      files.map((file) => ({ sandbox: file.sandbox, path: file.source.path, root: file.source.root })),
+      home,
+      path,
+      Sandbox.defaultSettings
+    )
   }
 }
 

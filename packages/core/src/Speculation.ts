@@ -1,5 +1,5 @@
 /**
- * Speculation (SPEC §4.12, the chapter's §5.7): while the user looks at a
+ * Speculation (SPEC §4.12, chapter 5.7): while the user looks at a
  * suggested next prompt, run it already — in a scoped fiber, against a
  * copy-on-write overlay of the working tree, with a permission checker of its
  * own that stops at the first call it cannot take back.
@@ -41,6 +41,7 @@ import * as Permissions from "./Permissions.js"
 import * as QueryLoop from "./QueryLoop.js"
 import type * as Registry from "./Registry.js"
 import * as Results from "./Results.js"
+import * as Sandbox from "./Sandbox.js"
 import * as Settings from "./Settings.js"
 import * as SuggestionGenerator from "./SuggestionGenerator.js"
 import * as Tool from "./Tool.js"
@@ -333,8 +334,13 @@ export const check = (
       const readOnly = yield* Effect.suspend(() => Tool.evaluate(tool.isReadOnly(input, context))).pipe(
         Effect.catchAllDefect(() => Effect.succeed(false))
       )
-      // A child process reads the real tree: once the overlay has writes it would miss them.
-      return readOnly && readAllowed && !overlay.hasWrites() ? { _tag: "allow" } : { _tag: "boundary", type: "bash" }
+      // It runs in the sandbox with the working tree read-only, whatever the settings say; without a working
+      // sandbox a wrong "read-only" could write the real tree, so it stops (fail closed). A child process reads
+      // the real tree: once the overlay has writes it would miss them.
+      const sandboxed = (yield* (yield* Sandbox.Sandbox).status).available
+      return readOnly && readAllowed && sandboxed && !overlay.hasWrites()
+        ? { _tag: "allow" }
+        : { _tag: "boundary", type: "bash" }
     }
     return { _tag: "boundary", type: "denied_tool" }
   })
@@ -437,7 +443,10 @@ export const start = <E, R>(
         // Pipelining: the next suggestion, at once (interrupted if the user accepts first).
         if (stop.type !== "complete" || generator === undefined) return yield* Deferred.succeed(nextSuggestion, Option.none())
         const messages = yield* Ref.get(contextRef).pipe(Effect.map((ctx) => ctx.messages))
-        yield* Deferred.complete(nextSuggestion, generator.next(messages))
+        // Not `Deferred.complete(…, generator.next(…))`: that would store an interruption (accept
+        // arriving while the next suggestion is asked for) and re-raise it in `accept`; the
+        // `ensuring` below answers "no next suggestion" instead.
+        yield* Deferred.succeed(nextSuggestion, yield* generator.next(messages))
       })
 
     const onStopped = (stopped: Extract<QueryLoop.LoopEvent, { _tag: "Stopped" }>) =>

@@ -1,5 +1,5 @@
 /**
- * The streaming tool executor (SPEC §4.8, the chapter's §5.6): one per model
+ * The streaming tool executor (SPEC §4.8, chapter 5.6): one per model
  * turn. Tools are added one by one as their `tool_use` blocks complete and
  * start while the model is still streaming.
  *

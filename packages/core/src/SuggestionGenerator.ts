@@ -32,7 +32,7 @@ export interface Service {
  * @since 0.1.0
  * @category services
  */
-export class SuggestionGenerator extends Context.Tag("@switchyard/core/SuggestionGenerator")<
+export class SuggestionGenerator extends Context.Tag("@switchyard/core/SuggestionGenerator/SuggestionGenerator")<
   SuggestionGenerator,
   Service
 >() {}

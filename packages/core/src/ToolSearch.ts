@@ -1,5 +1,5 @@
 /**
- * `ToolSearch` (SPEC §4.3, the chapter's §5.2.4): how the model finds and
+ * `ToolSearch` (SPEC §4.3, chapter 5.2.4): how the model finds and
  * loads deferred tools. A query is keywords, ranked with BM25 over each
  * tool's name (split on `_`, `-` and camelCase), search hint and description
  * with light stemming, or `select:Name1,Name2` for exact picks. The

@@ -8,10 +8,11 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as Messages from "./Messages.js"
+import * as Text from "./Text.js"
 import * as Tool from "./Tool.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
 
@@ -71,7 +72,7 @@ const show = (value: unknown): string => {
   } catch {
     text = String(value)
   }
-  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}… (${text.length} characters)` : text
+  return Text.clipNotingLength(text, MAX_SHOWN)
 }
 
 const typeName = (value: unknown): string =>
@@ -91,7 +92,7 @@ const given = (value: unknown): string => {
   return `the ${typeof value} ${show(value)}`
 }
 
-const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+const clip = Text.clip(160)
 
 const MAX_DEPTH = 4
 

@@ -7,7 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { call, chapterCalls, environment, RunLog, scriptedTool, type ScriptInput } from "./fixtures.js"
+import { call, chapterCalls, environment, RunLog, scriptedTool, type ScriptInput, MemoryAllowAll } from "./fixtures.js"
 
 const chapterTools = (log: RunLog) => [
   scriptedTool("Read", log, { safe: true }),
@@ -48,7 +48,7 @@ describe("Batches (SPEC §4.7)", () => {
       // First ready, first out within a concurrent batch.
       expect(events.filter(DispatchEvent.isResult).map((e) => e.toolUseId)).toEqual(["C", "A", "B", "D", "E", "F"])
       expect(yield* TestClock.currentTimeMillis).toBe(1_000)
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("safety is input-dependent; unknown tools and undecodable input are unsafe", () =>
     Effect.gen(function*() {
@@ -76,7 +76,7 @@ describe("Batches (SPEC §4.7)", () => {
       const events = Chunk.toArray(yield* Fiber.join(fiber))
       expect(events.filter(DispatchEvent.isResult)).toHaveLength(25)
       expect(log.maxConcurrent.value).toBe(10)
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("the cap is read from SWITCHYARD_MAX_TOOL_USE_CONCURRENCY, then the Claude Code spelling", () =>
     Effect.gen(function*() {
@@ -126,7 +126,7 @@ describe("Batches (SPEC §4.7)", () => {
       expect(seenAtStart["3"]).toEqual(["first", "second"])
       expect(seenAtStart["5"]).toEqual(["first", "second", "third"])
       expect((yield* Ref.get(env.context)).todos.map((t) => t.content)).toEqual(["first", "second", "third"])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("runTools does no sibling cancellation", () =>
     Effect.gen(function*() {
@@ -139,5 +139,5 @@ describe("Batches (SPEC §4.7)", () => {
       yield* TestClock.adjust(100)
       const results = Chunk.toArray(yield* Fiber.join(fiber)).filter(DispatchEvent.isResult)
       expect(results.map((r) => [r.toolUseId, r.status])).toEqual([["1", "error"], ["2", "success"]])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 })

@@ -26,7 +26,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
-import { call, environment, RunLog, scriptedTool } from "./fixtures.js"
+import { call, environment, RunLog, scriptedTool, MemoryAllowAll } from "./fixtures.js"
 
 const collect = (block: Messages.ToolUseBlock, tools: ReadonlyArray<Tool.Any>) =>
   Effect.gen(function*() {
@@ -65,7 +65,7 @@ describe("Execution (SPEC §4.6)", () => {
       expect(result.startedAt).toBe(0)
       expect(result.endedAt).toBe(1000)
       expect(result.block).toEqual({ type: "tool_result", tool_use_id: "a", content: "Slow done" })
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a failing call is an error result with the tool's message", () =>
     Effect.gen(function*() {
@@ -73,7 +73,7 @@ describe("Execution (SPEC §4.6)", () => {
       expect(result.status).toBe("error")
       expect(result.block.is_error).toBe(true)
       expect(result.block.content).toBe("disk failed")
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a call that dies or throws is an error result; the engine does not crash", () =>
     Effect.gen(function*() {
@@ -99,7 +99,7 @@ describe("Execution (SPEC §4.6)", () => {
       const validateDied = onlyResult(yield* collect(call("c", "BadValidate"), [badPredicate]))
       expect(validateDied.status).toBe("error")
       expect(Messages.contentText(validateDied.block.content)).toContain("boom")
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a streaming call: progress items become events, the Output item the result", () =>
     Effect.gen(function*() {
@@ -118,7 +118,7 @@ describe("Execution (SPEC §4.6)", () => {
       expect(onlyResult(events).block.content).toBe("final")
       const silent = Tool.make<{}, string>("Silent", { description: "", input: Schema.Struct({}), call: () => Stream.empty })
       expect(onlyResult(yield* collect(call("b", "Silent"), [silent])).block.content).toContain("ended without output")
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a denial is a 'denied' result with the message, and PermissionDecided is published", () =>
     Effect.gen(function*() {
@@ -132,7 +132,7 @@ describe("Execution (SPEC §4.6)", () => {
       const result = onlyResult(events)
       expect(result.status).toBe("denied")
       expect(result.block).toEqual({ type: "tool_result", tool_use_id: "a", content: "Denied by rule T", is_error: true })
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a user's 'no' asks the runner to abort the turn", () =>
     Effect.gen(function*() {
@@ -145,7 +145,7 @@ describe("Execution (SPEC §4.6)", () => {
       )
       expect(outcome.abort).toBe("permission_rejected")
       expect(outcome.result.block.content).toBe(Results.REJECTED_BY_USER)
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("hook messages, additional context and updatedToolOutput flow through the result", () =>
     Effect.gen(function*() {
@@ -170,7 +170,7 @@ describe("Execution (SPEC §4.6)", () => {
       expect(events.find(DispatchEvent.$is("HookAttachment"))?.content).toBe("checked")
       expect(outcome.result.block.content).toBe("redacted(T done)\n\nremember the style guide")
       expect(outcome.stop).toBe("budget exhausted")
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("events keep their order whether the emit publishes at once, refuses, or runs Effects", () =>
     Effect.gen(function*() {
@@ -201,7 +201,7 @@ describe("Execution (SPEC §4.6)", () => {
       }
       const expected = ["Started", "Hook pre", "PermissionDecided", "Hook post", "Result"]
       expect(orders).toEqual({ effects: expected, "at once": expected, refusing: expected })
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("every call runs in a span `execute_tool {name}`, with its id and outcome", () =>
     Effect.gen(function*() {
@@ -220,15 +220,16 @@ describe("Execution (SPEC §4.6)", () => {
       expect(span.attributes.get("gen_ai.tool.call.id")).toBe("a")
       expect(span.attributes.get("switchyard.status")).toBe("error")
       expect(span.attributes.get("error.type")).toBe("ToolError")
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 })
 
 describe("the default permission policy fails closed (SPEC §5)", () => {
-  const guarded = (check: PermissionContext.ToolPermissionCheck) => {
+  const guarded = (check: PermissionContext.ToolPermissionCheck, readOnly = false) => {
     const ran: Array<string> = []
     const tool = Tool.make("Guarded", {
       description: "checks its own permissions",
       input: Schema.Struct({}),
+      isReadOnly: () => readOnly,
       checkPermissions: () => Effect.succeed(check),
       call: (_, ctx) => Effect.sync(() => void ran.push(ctx.toolUseId)).pipe(Effect.as("ran"))
     })
@@ -276,11 +277,25 @@ describe("the default permission policy fails closed (SPEC §5)", () => {
       expect(ran).toEqual([])
     }).pipe(Effect.provide(Results.layerMemory)))
 
-  it.effect("otherwise the call runs; Permissions.allowAll, provided by name, runs even an ask", () =>
+  it.effect("a call that is not read-only is denied, saying how to provide a policy; a read-only one runs", () =>
     Effect.gen(function*() {
-      const allowed = guarded({ behavior: "allow" })
-      expect(onlyResult(yield* collect(call("a", "Guarded"), [allowed.tool])).block.content).toBe("ran")
-      expect(allowed.ran).toEqual(["a"])
+      const writing = guarded({ behavior: "allow" })
+      const denied = onlyResult(yield* collect(call("a", "Guarded"), [writing.tool]))
+      expect(denied.status).toBe("denied")
+      const text = Messages.contentText(denied.block.content)
+      expect(text).toContain("not read-only")
+      expect(text).toContain("ClaudeCodePermissions.layer")
+      expect(text).toContain("PermissionChain.layer()")
+      // Library words: no command-line flags.
+      expect(text).not.toMatch(/ --[a-z]/)
+      expect(writing.ran).toEqual([])
+      const reading = guarded({ behavior: "allow" }, true)
+      expect(onlyResult(yield* collect(call("b", "Guarded"), [reading.tool])).block.content).toBe("ran")
+      expect(reading.ran).toEqual(["b"])
+    }).pipe(Effect.provide(Results.layerMemory)))
+
+  it.effect("Permissions.allowAll, provided by name, runs even an ask", () =>
+    Effect.gen(function*() {
       const asking = guarded({ behavior: "ask", message: "asks" })
       const result = onlyResult(
         yield* collect(call("b", "Guarded"), [asking.tool]).pipe(
@@ -315,7 +330,7 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
       const content = onlyResult(yield* collect(call("a", "Dies"), [died])).block.content
       expect(content).toContain("Dies failed unexpectedly")
       expect(content).toContain("OutOfStock")
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("an unparsed tool_use is an InputValidationError result and the tool never runs", () =>
     Effect.gen(function*() {
@@ -328,7 +343,7 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
         "InputValidationError: the input is not valid JSON: Unexpected token , in JSON at position 9"
       )
       expect(log.spans).toHaveLength(0)
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   for (const value of ["0", "-1", "abc", "2.5"]) {
     it.effect(`SWITCHYARD_MAX_TOOL_USE_CONCURRENCY=${value}: warned once, the default cap is used`, () =>
@@ -357,7 +372,7 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
         expect(warnings).toHaveLength(1)
         expect(warnings[0]).toContain(`SWITCHYARD_MAX_TOOL_USE_CONCURRENCY=${JSON.stringify(value)}`)
         expect(warnings[0]).toContain("10")
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
   }
 
   it.effect("an invalid concurrency option falls back to the default too", () =>
@@ -377,7 +392,8 @@ describe("Results (SPEC §4.10)", () => {
       const tool = scriptedTool("Big", new RunLog(), { maxResultSizeChars: 5_000 })
       const result = onlyResult(
         yield* collect(call("toolu_big", "Big", { output: big }), [tool]).pipe(
-          Effect.provide(Results.layerDirectory(home))
+          Effect.provide(Results.layerDirectory(home)),
+          Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll)
         )
       )
       const text = Messages.contentText(result.block.content)
@@ -395,7 +411,7 @@ describe("Results (SPEC §4.10)", () => {
     Effect.gen(function*() {
       const result = onlyResult(yield* collect(call("a", "T", { output: "x".repeat(50_000) }), [scriptedTool("T", new RunLog())]))
       expect(result.block.content).toBe("x".repeat(50_000))
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it("toUserMessage lists results in call order and pairs a missing one", () => {
     const calls = [Messages.toolUse("a", "T", {}), Messages.toolUse("b", "T", {}), Messages.toolUse("c", "T", {})]

@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { MemoryAllowAll } from "./fixtures.js"
 
 const Echo = Tool.make("Echo", {
   description: "Echo the text back",
@@ -53,7 +54,7 @@ describe("hook output cap", () => {
       const events = Chunk.toArray(
         yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("toolu_1", "Echo", { text: "hi" }), env)).pipe(
           Effect.provideService(Hooks.Hooks, hooks),
-          Effect.provide(Results.layerMemory)
+          Effect.provide(MemoryAllowAll)
         )
       )
       expect(events.filter(DispatchEvent.isResult)).toHaveLength(1)

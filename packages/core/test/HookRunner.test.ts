@@ -21,6 +21,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as NodeFs from "node:fs"
+import { MemoryAllowAll } from "./fixtures.js"
 
 // --- fixtures ---------------------------------------------------------------------------------------------------
 
@@ -92,7 +93,7 @@ const dispatch = (hooks: Hooks.Service, tool: Tool.Any, cwd: string, input: unkn
     expect(results).toHaveLength(1)
     const attachments = events.filter(DispatchEvent.$is("HookAttachment"))
     return { result: results[0]!, attachments, events }
-  }).pipe(Effect.provideService(Hooks.Hooks, hooks), Effect.provide(Results.layerMemory))
+  }).pipe(Effect.provideService(Hooks.Hooks, hooks), Effect.provide(MemoryAllowAll))
 
 const textOf = (result: DispatchEvent.Result) => Messages.contentText(result.block.content)
 
@@ -677,7 +678,7 @@ process.stdin.on("end", () => {
         const env: Execution.Environment = { tools: [tool], pool: [tool], context: yield* Ref.make(context(p.dir)) }
         const outcome = yield* Execution.execute(Messages.toolUse("toolu_9", "Echo", { text: "hi" }), env, () => Effect.void).pipe(
           Effect.provideService(Hooks.Hooks, hooks),
-          Effect.provide(Results.layerMemory)
+          Effect.provide(MemoryAllowAll)
         )
         expect(outcome.stop).toBe("budget exhausted")
         expect(outcome.result.status).toBe("success")

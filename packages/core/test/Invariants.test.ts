@@ -26,7 +26,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
-import { call, environment, RunLog, ScriptInput, scriptedTool } from "./fixtures.js"
+import { call, environment, RunLog, ScriptInput, scriptedTool, MemoryAllowAll } from "./fixtures.js"
 
 // Properties are CPU-bound: on a loaded machine a run takes longer, but never waits on a clock
 // (TestClock). The timeout only catches a hang, so it is generous.
@@ -153,7 +153,7 @@ describe("Invariants (SPEC §5)", () => {
         const alive = (yield* supervisor.value).filter((f) => f.unsafePoll() === null)
         expect(alive).toEqual([])
         return true
-      }).pipe(Effect.provide(Results.layerMemory)),
+      }).pipe(Effect.provide(MemoryAllowAll)),
     { timeout: PROPERTY_TIMEOUT, fastCheck: { numRuns: 150 } }
   )
 
@@ -214,7 +214,7 @@ describe("Invariants (SPEC §5)", () => {
           expect(Number(failed!.toolUseId.slice(1))).toBeLessThan(i)
         }
         return true
-      }).pipe(Effect.provide(Results.layerMemory)),
+      }).pipe(Effect.provide(MemoryAllowAll)),
     { fastCheck: { numRuns: 80 }, timeout: PROPERTY_TIMEOUT }
   )
 
@@ -233,7 +233,7 @@ describe("Invariants (SPEC §5)", () => {
         checkSchedule(log, specs.map((s) => isSafe(s.kind)), results)
         expect(log.maxConcurrent.value).toBeLessThanOrEqual(cap)
         return true
-      }).pipe(Effect.provide(Results.layerMemory)),
+      }).pipe(Effect.provide(MemoryAllowAll)),
     { timeout: PROPERTY_TIMEOUT, fastCheck: { numRuns: 100 } }
   )
 
@@ -255,7 +255,7 @@ describe("Invariants (SPEC §5)", () => {
         expect(log.liveCount).toBe(0)
         expect((yield* supervisor.value).filter((f) => f.unsafePoll() === null)).toEqual([])
         return true
-      }).pipe(Effect.provide(Results.layerMemory)),
+      }).pipe(Effect.provide(MemoryAllowAll)),
     { timeout: PROPERTY_TIMEOUT, fastCheck: { numRuns: 100 } }
   )
 })
@@ -371,7 +371,7 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
         for (const [id, kind] of kinds) if (kind !== "valid") expect(ran.has(id)).toBe(false)
         expect(log.liveCount).toBe(0)
         return true
-      }).pipe(Effect.provide(Results.layerMemory)),
+      }).pipe(Effect.provide(MemoryAllowAll)),
     { timeout: PROPERTY_TIMEOUT, fastCheck: { numRuns: 60 } }
   )
 
@@ -407,7 +407,7 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
         const cap = setting === "3" ? 3 : Batches.DEFAULT_MAX_CONCURRENCY
         expect(log.maxConcurrent.value).toBeLessThanOrEqual(cap)
         return true
-      }).pipe(Effect.provide(Results.layerMemory)),
+      }).pipe(Effect.provide(MemoryAllowAll)),
     { timeout: PROPERTY_TIMEOUT, fastCheck: { numRuns: 100 } }
   )
 })

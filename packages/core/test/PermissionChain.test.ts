@@ -270,8 +270,9 @@ layer(TestLayer)("PermissionChain: nobody to ask", (it) => {
       if (decision.behavior === "deny") {
         expect(decision.message).toContain("no one can be asked")
         expect(decision.message).toContain("Bash(npm run test *)")
-        expect(decision.message).toContain("--allowed-tools")
-        expect(decision.message).toContain("--permission-mode")
+        // Library words: a settings rule or a permission mode, no command-line flags.
+        expect(decision.message).toContain("permissions.allow")
+        expect(decision.message).not.toContain("--")
       }
       // Nothing was requested from nobody.
       expect(log).toEqual([])

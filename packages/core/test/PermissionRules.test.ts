@@ -1,4 +1,5 @@
-import { PermissionContext, PermissionRules, ShellAnalysis, Tool, ToolUseContext } from "@switchyard/core"
+import { PermissionContext, ShellAnalysis, Tool, ToolUseContext } from "@switchyard/core"
+import * as PermissionRules from "@switchyard/core/PermissionRules"
 import * as Path from "@effect/platform/Path"
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"

@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { RunLog, scriptedTool, type ScriptInput } from "./fixtures.js"
+import { RunLog, scriptedTool, type ScriptInput, MemoryAllowAll } from "./fixtures.js"
 
 type Step = Model.ModelStreamEvent | { readonly sleep: number } | { readonly fail: Model.ModelError }
 
@@ -89,7 +89,7 @@ const runLoop = (
     yield* TestClock.adjust(60_000)
     const events = yield* Fiber.join(fiber)
     return { events, messages: yield* session.messages, session }
-  }).pipe(Effect.provide(Layer.mergeAll(layer, toolsLayer(log), Results.layerMemory, extra)))
+  }).pipe(Effect.provide(Layer.mergeAll(layer, toolsLayer(log), MemoryAllowAll, extra)))
 
 const stoppedOf = (events: ReadonlyArray<QueryLoop.LoopEvent>) => {
   const last = events[events.length - 1]
@@ -363,7 +363,7 @@ describe("QueryLoop (SPEC §4.11)", () => {
           yield* session.interrupt("user_interrupt")
           yield* TestClock.adjust(5_000)
           return { events: yield* Fiber.join(fiber), messages: yield* session.messages }
-        }).pipe(Effect.provide(Layer.mergeAll(model, toolsLayer(log), Results.layerMemory)))
+        }).pipe(Effect.provide(Layer.mergeAll(model, toolsLayer(log), MemoryAllowAll)))
         expect(stoppedOf(events).reason).toBe("interrupted")
         expectPaired(messages)
         const results = Messages.blocks(messages[2]!) as ReadonlyArray<Messages.ToolResultBlock>
@@ -384,7 +384,7 @@ describe("QueryLoop (SPEC §4.11)", () => {
           yield* TestClock.adjust(100)
           yield* Fiber.interrupt(fiber)
           return yield* session.messages
-        }).pipe(Effect.provide(Layer.mergeAll(model, toolsLayer(log), Results.layerMemory)))
+        }).pipe(Effect.provide(Layer.mergeAll(model, toolsLayer(log), MemoryAllowAll)))
         expectPaired(messages)
         const results = Messages.blocks(messages[2]!) as ReadonlyArray<Messages.ToolResultBlock>
         expect(results.map((r) => Messages.contentText(r.content))).toEqual(["Read done", "Interrupted by user"])
@@ -402,7 +402,7 @@ describe("QueryLoop (SPEC §4.11)", () => {
           yield* session.interrupt("new_message")
           yield* TestClock.adjust(1_000)
           return { events: yield* Fiber.join(fiber), messages: yield* session.messages }
-        }).pipe(Effect.provide(Layer.mergeAll(model, toolsLayer(log), Results.layerMemory)))
+        }).pipe(Effect.provide(Layer.mergeAll(model, toolsLayer(log), MemoryAllowAll)))
         expect(stoppedOf(events).reason).toBe("new_message")
         expect((Messages.blocks(messages[2]!)[0] as Messages.ToolResultBlock).content).toBe("Edit done")
       }))

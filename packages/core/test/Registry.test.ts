@@ -1,4 +1,5 @@
-import { Execution, Messages, PermissionContext, PermissionRules, Registry, Tool, ToolUseContext } from "@switchyard/core"
+import { Execution, Messages, PermissionContext, Registry, Tool, ToolUseContext } from "@switchyard/core"
+import * as PermissionRules from "@switchyard/core/PermissionRules"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -8,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Results } from "@switchyard/core"
+import { MemoryAllowAll } from "./fixtures.js"
 
 const named = (name: string, extra: Partial<Tool.Definition<unknown, string, never, never>> = {}) =>
   Tool.make(name, {
@@ -119,7 +121,7 @@ describe("Registry (SPEC §4.2)", () => {
           Execution.runToolUse(Messages.toolUse("t", name, {}), env).pipe(
             Stream.runCollect,
             Effect.map((events) => Chunk.toArray(events).find((e) => e._tag === "Result")),
-            Effect.provide(Results.layerMemory)
+            Effect.provide(MemoryAllowAll)
           )
         for (const name of ["Helper", "Runtime"]) {
           const result = yield* run(name)
@@ -177,7 +179,7 @@ describe("Registry (SPEC §4.2)", () => {
         const events = yield* Effect.gen(function*() {
           const env = yield* Execution.makeEnvironment(ToolUseContext.make({ cwd: "/" }))
           return yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("t1", "Greeter", {}), env))
-        }).pipe(Effect.provide(Layer.merge(layer, Results.layerMemory)))
+        }).pipe(Effect.provide(Layer.merge(layer, MemoryAllowAll)))
         const result = Chunk.toArray(events).find((e) => e._tag === "Result")
         expect(result?._tag === "Result" && result.block.content).toBe("hello from the layer")
       }))

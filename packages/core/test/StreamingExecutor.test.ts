@@ -19,7 +19,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { call, chapterCalls, environment, RunLog, ScriptInput, scriptedTool } from "./fixtures.js"
+import { call, chapterCalls, environment, RunLog, ScriptInput, scriptedTool, MemoryAllowAll } from "./fixtures.js"
 
 const resultsOf = (events: ReadonlyArray<DispatchEvent.DispatchEvent>) => events.filter(DispatchEvent.isResult)
 
@@ -57,7 +57,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       expect(log.get("b")!.start).toBe(150)
       expect(resultsOf(seen).map((r) => r.toolUseId)).toEqual(["b", "a"])
       expect((yield* executor.tools).every((t) => t.status === "yielded")).toBe(true)
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.scoped("progress reaches the consumer at once, before the tool finishes", () =>
     Effect.gen(function*() {
@@ -73,7 +73,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       yield* TestClock.adjust(1_000)
       yield* Fiber.join(fiber)
       expect(seen.map((e) => e._tag)).toEqual(["Progress", "Result"])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.scoped("a slow safe tool does not hold back a later safe tool that finished first", () =>
     Effect.gen(function*() {
@@ -87,7 +87,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       yield* TestClock.adjust(1_000)
       yield* Fiber.join(fiber)
       expect(resultsOf(seen).map((r) => r.toolUseId)).toEqual(["slow"])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.scoped("an unsafe tool waits for executing safe ones, runs alone, and blocks the queue behind it", () =>
     Effect.gen(function*() {
@@ -108,7 +108,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       expect(log.get("r2")!.start).toBe(150)
       expect(log.get("r3")!.start).toBe(150)
       expect(resultsOf(seen).map((r) => r.toolUseId)).toEqual(["r1", "e", "r2", "r3"])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.scoped("an executing unsafe tool stops the yield walk", () =>
     Effect.gen(function*() {
@@ -124,7 +124,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       yield* TestClock.adjust(200)
       yield* Fiber.join(fiber)
       expect(resultsOf(seen).map((r) => [r.toolUseId, r.status])).toEqual([["e", "success"], ["g", "cancelled"]])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.scoped("context modifiers of earlier completed tools apply before a later tool starts (Read then Write)", () =>
     Effect.gen(function*() {
@@ -152,7 +152,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       yield* Fiber.join(fiber)
       expect(seenByWrite).toEqual([true])
       expect((yield* Ref.get(env.context)).fileState.has("a.txt")).toBe(true)
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   describe("sibling cancellation", () => {
     it.scoped("a Bash error interrupts running siblings; queued and later tools never start", () =>
@@ -186,7 +186,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         expect(log.liveCount).toBe(0)
         // A sibling error stays inside the turn.
         expect(yield* executor.abortReason).toEqual(Option.none())
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
 
     it.scoped("only Bash errors cascade, and `none` turns it off", () =>
       Effect.gen(function*() {
@@ -205,7 +205,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         expect(yield* run({ scheduling: "greedy", siblingCancellation: "none" }, "Bash")).toBe("success")
         expect(yield* run({ scheduling: "greedy" }, "Bash")).toBe("cancelled")
         expect(yield* run({ siblingCancellation: "bash" }, "Bash")).toBe("cancelled")
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
   })
 
   describe("results are never lost", () => {
@@ -226,7 +226,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         yield* TestClock.adjust(1_000)
         yield* Fiber.join(fiber)
         expect(resultsOf(seen).map((r) => r.toolUseId).sort()).toEqual(["p", "r1", "r2"])
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
   })
 
   describe("the chapter's isErrorResult and new messages", () => {
@@ -243,7 +243,6 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         expect(resultsOf(seen).map((r) => [r.toolUseId, r.status])).toEqual([["bash", "denied"], ["slow", "cancelled"]])
         expect(log.get("slow")!.interrupted).toBe(true)
       }).pipe(
-        Effect.provide(Results.layerMemory),
         Effect.provide(Layer.succeed(Permissions.PermissionPolicy, {
           decide: (request) =>
             Effect.succeed(
@@ -251,7 +250,8 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
                 ? { behavior: "deny" as const, source: "rule", message: "Bash(denied) is denied" }
                 : { behavior: "allow" as const, source: "default" }
             )
-        }))
+        })),
+        Effect.provide(Results.layerMemory)
       ))
 
     it.scoped("a new message cancels queued `cancel` tools; queued `block` tools still run", () =>
@@ -279,7 +279,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         })
         expect(log.get("r")!.start).toBe(100)
         expect(log.get("g")).toBeUndefined()
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
   })
 
   describe("context modifiers in call order", () => {
@@ -314,7 +314,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
           yield* Fiber.join(fiber)
           expect(seenAtStart).toEqual({ A: [], B: [], C: ["B"], D: ["B", "C"] })
           expect((yield* Ref.get(env.context)).todos.map((t) => t.content)).toEqual(["A", "B", "C", "D"])
-        }).pipe(Effect.provide(Results.layerMemory)))
+        }).pipe(Effect.provide(MemoryAllowAll)))
     }
   })
 
@@ -344,7 +344,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         // A chain of forks would make the last call's stacks about 1 000 entries deep.
         expect(depths.get("p1999")!).toBeLessThanOrEqual(depths.get("p0")! + 2)
       }
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   describe("interrupts", () => {
     it.scoped("a user abort interrupts every executing tool and starts nothing more", () =>
@@ -365,7 +365,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         expect(results.every((r) => r.status === "cancelled" && r.block.content === "Interrupted by user")).toBe(true)
         expect(log.spans.map((s) => [s.id, s.interrupted, s.end])).toEqual([["r", true, 50], ["g", true, 50]])
         expect(yield* executor.abortReason).toEqual(Option.some("user_interrupt"))
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
 
     it.scoped("a new message cancels `cancel` tools and lets `block` tools finish", () =>
       Effect.gen(function*() {
@@ -386,7 +386,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         ])
         expect(log.get("r")!.end).toBe(300)
         expect(log.get("g")!.end).toBe(50)
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
 
     it.scoped("an abort from the query node reaches the executor's tools", () =>
       Effect.gen(function*() {
@@ -399,7 +399,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         const { fiber, seen } = yield* consume(executor)
         yield* Fiber.join(fiber)
         expect(resultsOf(seen).map((r) => r.status)).toEqual(["cancelled"])
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
 
     it.scoped("a user's 'no' aborts the turn up to the query; siblings get synthetic results", () =>
       Effect.gen(function*() {
@@ -421,7 +421,6 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         expect(query.reason()).toEqual(Option.some("permission_rejected"))
         expect(yield* executor.abortReason).toEqual(Option.some("permission_rejected"))
       }).pipe(
-        Effect.provide(Results.layerMemory),
         Effect.provide(Layer.succeed(Permissions.PermissionPolicy, {
           decide: (request) =>
             Effect.succeed(
@@ -429,7 +428,8 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
                 ? { behavior: "deny" as const, source: "user", message: "no", rejectedByUser: true }
                 : { behavior: "allow" as const, source: "default" }
             )
-        }))
+        })),
+        Effect.provide(Results.layerMemory)
       ))
 
     it.scoped("discard drops the attempt without leaking its tools", () =>
@@ -447,7 +447,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         expect(log.get("x")).toBeUndefined()
         const rest = yield* Stream.runCollect(executor.getRemainingResults)
         expect(resultsOf(Chunk.toArray(rest))).toEqual([])
-      }).pipe(Effect.provide(Results.layerMemory)))
+      }).pipe(Effect.provide(MemoryAllowAll)))
   })
 
   it.scoped("the cap holds in the executor: 25 safe tools, cap 10", () =>
@@ -464,7 +464,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       // Start order stays call order.
       const starts = log.spans.map((s) => s.id)
       expect(starts).toEqual(Array.from({ length: 25 }, (_, i) => `r${i}`))
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("fed all at once, the schedule equals the greedy partition", () =>
     Effect.gen(function*() {
@@ -482,7 +482,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         ["F", 170, 210]
       ])
       expect(resultsOf(events).map((r) => r.toolUseId)).toEqual(["C", "A", "B", "D", "E", "F"])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 })
 
 describe("Footprint scheduling (SPEC §4.13)", () => {
@@ -529,7 +529,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
         waitedFor: [{ toolUseId: "ea", name: "Edit", reason: "writes /r/a" }]
       })
       expect(started.find((e) => e.toolUseId === "rc")!.waitedFor).toBeUndefined()
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("under greedy the same calls run one edit at a time", () =>
     Effect.gen(function*() {
@@ -539,7 +539,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
         call("ra", "Read", { ms: 10, label: "/r/a" })
       ], { scheduling: "greedy" })
       expect(log.spans.map((s) => [s.id, s.start])).toEqual([["ea", 0], ["eb", 100], ["ra", 400]])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a path conflicts with everything under it; `*` with everything; named resources only with themselves", () =>
     Effect.sync(() => {
@@ -578,7 +578,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
       expect(results.get("other")!.status).toBe("success")
       expect(results.get("sl")!.status).toBe("success")
       expect(log.get("w1")!.interrupted).toBe(false)
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("`bash` keeps the chapter's rule under footprints; `none` cancels nothing", () =>
     Effect.gen(function*() {
@@ -592,7 +592,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
       expect(bash.results.get("rd")!.block.content).toBe("Cancelled: a parallel Bash call failed")
       const none = yield* run(calls, { siblingCancellation: "none" })
       expect([...none.results.values()].map((r) => r.status)).toEqual(["error", "success", "success"])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.scoped("a call added after the failure that depends on it is cancelled too, transitively", () =>
     Effect.gen(function*() {
@@ -613,7 +613,7 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
         ["late", "cancelled"],
         ["free", "success"]
       ])
-    }).pipe(Effect.provide(Results.layerMemory)))
+    }).pipe(Effect.provide(MemoryAllowAll)))
 })
 
 describe("Interruption (SPEC §4.9)", () => {

@@ -3,13 +3,15 @@
  * exact `tool_reference` result shape, `select:`, and a ranking-quality test
  * over 300 generated MCP tools.
  */
-import { Deferral, Execution, Messages, Registry, Results, Tool, ToolSearch, ToolUseContext } from "@switchyard/core"
+import { Execution, Messages, Registry, Results, Tool, ToolSearch, ToolUseContext } from "@switchyard/core"
+import * as Deferral from "@switchyard/core/Deferral"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { MemoryAllowAll } from "./fixtures.js"
 
 const Input = Schema.Struct({ value: Schema.Number })
 type Extra = Partial<Tool.Definition<typeof Input.Type, string, never, never>>
@@ -102,7 +104,7 @@ describe("ToolSearch", () => {
     mcp("mcp__slack__postMessage", "Post a message to a Slack channel"),
     mcp("mcp__db__run-query", "Run a SQL query against the database")
   ]
-  const env = Layer.mergeAll(Registry.layerTools([builtin, ...deferred], { deferral: { _tag: "Always" } }), Results.layerMemory)
+  const env = Layer.mergeAll(Registry.layerTools([builtin, ...deferred], { deferral: { _tag: "Always" } }), MemoryAllowAll)
 
   const run = (input: unknown, messages: ReadonlyArray<Messages.Message> = []) =>
     Effect.gen(function*() {

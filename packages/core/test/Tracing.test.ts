@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { MemoryAllowAll } from "./fixtures.js"
 
 class OutOfStock extends Data.TaggedError("OutOfStock")<{ readonly sku: string }> {}
 
@@ -68,7 +69,7 @@ const traced = (
           resource: { serviceName: "switchyard-test" },
           spanProcessor: new SimpleSpanProcessor(exporter)
         })),
-        Results.layerMemory,
+        MemoryAllowAll,
         layer
       ))
     )
@@ -166,7 +167,7 @@ describe("tracing (issue 14)", () => {
             resource: { serviceName: "switchyard-test" },
             spanProcessor: new SimpleSpanProcessor(exporter)
           })),
-          Results.layerMemory
+          MemoryAllowAll
         ))
       )
       const calledSpans = spans.filter((span) => span.name.startsWith("execute_tool "))

@@ -7,9 +7,9 @@ import {
   Permissions,
   Results,
   Tool,
-  ToolUseContext,
-  Validation
+  ToolUseContext
 } from "@switchyard/core"
+import * as Validation from "@switchyard/core/Validation"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -124,8 +124,8 @@ describe("Validation (SPEC §4.4)", () => {
           Effect.sync(() => {
             seen.push({ observable: request.input, call: undefined })
             return updatedInput === undefined
-              ? { behavior: "allow" as const, source: "test" }
-              : { behavior: "allow" as const, source: "test", updatedInput: { input: updatedInput, source: "test rule X" } }
+              ? { behavior: "allow" as const, source: "default" }
+              : { behavior: "allow" as const, source: "default", updatedInput: { input: updatedInput, source: "test rule X" } }
           })
       })
 
@@ -241,12 +241,12 @@ describe("Validation (SPEC §4.4)", () => {
   })
 
   describe("messages say what was expected in words", () => {
-    const decodeMessage = (schema: Schema.Schema<any, any>, input: unknown) => {
+    const decodeMessage = (schema: Schema.Schema.AnyNoContext, input: unknown) => {
       const tool = Tool.make("T", { description: "", input: schema, call: () => Effect.succeed("") })
       const decoded = Validation.decodeInput(tool, input, ToolUseContext.make({ cwd: "/" }), [])
       return decoded._tag === "Left" ? decoded.left.message : ""
     }
-    const cases: ReadonlyArray<readonly [string, Schema.Schema<any, any>, unknown, string]> = [
+    const cases: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext, unknown, string]> = [
       ["an optional transformed field", Schema.Struct({ n: Schema.optional(Schema.NumberFromString) }), { n: "abc" }, "Unable to decode \"abc\" into a number"],
       ["null", Schema.Struct({ s: Schema.String }), { s: null }, "The parameter `s` must be a string, but was null"],
       ["nested arrays", Schema.Struct({ m: Schema.Array(Schema.Array(Schema.Number)) }), { m: "x" }, "must be an array of arrays of numbers, but was the string \"x\""],

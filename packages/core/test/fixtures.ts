@@ -1,7 +1,7 @@
 /**
  * Test tools and environments for the engine's tests.
  */
-import { Execution, type Footprint, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
+import { type Execution, type Footprint, Messages, Permissions, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -117,7 +117,34 @@ export const call = (id: string, name: string, input: unknown = {}): Messages.To
 
 export const TestLayer = Layer.mergeAll(Results.layerMemory, Registry.layer())
 
-/** The chapter's example (§5.5.1): `[Read A, Read B, Grep C] [Edit D] [Read E, Read F]`, with durations. */
+/**
+ * A permissive policy that still honours a hook's block and the tool's own
+ * `checkPermissions` (a deny denies, an ask denies: nobody to ask) — what
+ * the engine's default was before it ran only read-only calls (SPEC §5).
+ */
+export const checkedAllowAll: Permissions.Service = {
+  decide: (request) =>
+    Effect.gen(function*() {
+      if (request.hook.decision === "deny") {
+        return { behavior: "deny" as const, source: "hook", message: request.hook.reason ?? "Blocked by a hook" }
+      }
+      const check = yield* request.tool.checkPermissions(request.input, request.context)
+      if (check.behavior !== "allow") return { behavior: "deny" as const, source: "tool", message: check.message }
+      return { behavior: "allow" as const, source: "default", updatedInput: request.hook.updatedInput }
+    })
+}
+
+/**
+ * An in-memory result store and `checkedAllowAll`, by name: the engine's
+ * default policy runs only read-only calls, and these tests are about
+ * scheduling and results, not permissions.
+ */
+export const MemoryAllowAll = Layer.merge(
+  Results.layerMemory,
+  Layer.succeed(Permissions.PermissionPolicy, checkedAllowAll)
+)
+
+/** The example of chapter 5.5.1: `[Read A, Read B, Grep C] [Edit D] [Read E, Read F]`, with durations. */
 export const chapterCalls: ReadonlyArray<Messages.ToolUseBlock> = [
   call("A", "Read", { ms: 100 }),
   call("B", "Read", { ms: 120 }),

@@ -24,6 +24,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import * as ShellProcess from "./internal/shellProcess.js"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 
 /**
  * @since 0.1.0
@@ -78,8 +79,11 @@ export class BackgroundTaskNotRunning extends Schema.TaggedError<BackgroundTaskN
  * @category models
  */
 export interface Service {
-  /** Start `command` in `cwd`; succeeds with the task id once the process is spawned. */
-  readonly start: (command: string, options: { readonly cwd: string }) => Effect.Effect<string, PlatformError.PlatformError>
+  /** Start `command` in `cwd` (in the sandbox with `sandbox`); succeeds with the task id once it is spawned. */
+  readonly start: (
+    command: string,
+    options: { readonly cwd: string; readonly sandbox?: ShellProcess.SandboxLaunch | undefined }
+  ) => Effect.Effect<string, PlatformError.PlatformError | SandboxPort.SandboxError>
   /**
    * The task's state and its output since the previous read. With `block`, wait
    * first until the task ends or `timeout` passes.
@@ -146,10 +150,14 @@ export const layer: Layer.Layer<BackgroundShells, never, CommandExecutor.Command
         return task === undefined ? Effect.fail(new BackgroundTaskNotFound({ taskId })) : Effect.succeed(task)
       })
 
-    const run = (task: Task, cwd: string, started: Deferred.Deferred<void, PlatformError.PlatformError>) =>
+    const run = (
+      task: Task,
+      options: Parameters<Service["start"]>[1],
+      started: Deferred.Deferred<void, PlatformError.PlatformError | SandboxPort.SandboxError>
+    ) =>
       Effect.scoped(
         Effect.gen(function*() {
-          const shell = yield* ShellProcess.start(task.command, cwd)
+          const shell = yield* ShellProcess.start(task.command, options.cwd, options.sandbox)
           yield* Deferred.succeed(started, undefined)
           const reader = yield* ShellProcess.readLines(shell, (lines) => {
             for (const line of lines) task.unread.push(line)
@@ -182,11 +190,11 @@ export const layer: Layer.Layer<BackgroundShells, never, CommandExecutor.Command
             done: yield* Deferred.make<void>(),
             fiber: undefined
           }
-          const started = yield* Deferred.make<void, PlatformError.PlatformError>()
+          const started = yield* Deferred.make<void, PlatformError.PlatformError | SandboxPort.SandboxError>()
           // Registered and forked together, so that the layer's finalizer kills it whatever happens to this
           // call. (Forked fibers inherit the mask; the shell itself must stay interruptible.)
           tasks.set(task.id, task)
-          task.fiber = yield* Effect.forkDaemon(Effect.interruptible(run(task, options.cwd, started)))
+          task.fiber = yield* Effect.forkDaemon(Effect.interruptible(run(task, options, started)))
           yield* restore(Deferred.await(started)).pipe(
             Effect.tapError(() => Effect.sync(() => tasks.delete(task.id)))
           )

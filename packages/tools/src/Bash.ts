@@ -22,10 +22,20 @@
  * - `isConcurrencySafe` and `isReadOnly` are true exactly when the command is
  *   read-only according to the `ShellAnalysis` port (`layer` provides the
  *   tree-sitter analyser).
+ * - With the sandbox on (core `Sandbox`; `sandbox.enabled`), the command runs
+ *   in it unless it is an excluded command or asks out with
+ *   `dangerouslyDisableSandbox` (refused when `allowUnsandboxedCommands` is
+ *   false). A write or a connection the sandbox refused gets one more line
+ *   saying what was blocked and how to proceed.
+ * - During a speculation (an active overlay) the command runs in the sandbox
+ *   with the working tree read-only, whatever the settings say; without a
+ *   working sandbox it does not run.
  *
  * @since 0.1.0
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
+import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Tool from "@switchyard/core/Tool"
 import * as Chunk from "effect/Chunk"
@@ -78,6 +88,12 @@ export const BashInput = Schema.Struct({
       description:
         "Set to true to run this command in the background. Use TaskOutput to read the output later."
     })
+  ),
+  dangerouslyDisableSandbox: Schema.optional(
+    Schema.Boolean.annotations({
+      description: "Set this to true to run the command outside the sandbox. Only after the sandbox blocked " +
+        "something the command needs; the user decides."
+    })
   )
 })
 
@@ -126,6 +142,35 @@ const timeoutOf = (input: BashInput, settings: ShellProcess.Settings): Duration.
     ? settings.defaultTimeout
     : Duration.min(Duration.millis(input.timeout), settings.maxTimeout)
 
+/**
+ * Where this call runs: in the sandbox with the working tree read-only during
+ * a speculation (or not at all), else as the sandbox settings say.
+ */
+const sandboxFor = (
+  input: BashInput,
+  context: Tool.CallContext<BashProgress>
+): Effect.Effect<ShellProcess.SandboxLaunch | undefined, Tool.ToolError> =>
+  Effect.gen(function*() {
+    const permissions = context.context.permissions
+    const service = yield* SandboxPort.Sandbox
+    if ((yield* OverlayFileSystem.OverlayStatus).active) {
+      const status = yield* service.status
+      if (status.available) return { permissions, readOnly: true }
+      return yield* Effect.fail(
+        new Tool.ToolError({
+          message: `During a speculation Bash runs only in the sandbox, with the working tree read-only, and the ` +
+            `sandbox is not available here (${status.reason ?? "unknown"}).`
+        })
+      )
+    }
+    const mode = yield* SandboxPort.modeOf(service, input)
+    if (mode._tag === "Refused") return yield* Effect.fail(new Tool.ToolError({ message: mode.message }))
+    return mode._tag === "Sandboxed" ? { permissions, readOnly: false } : undefined
+  })
+
+const withExplanation = (output: string, line: string | undefined) =>
+  line === undefined ? output : output.length > 0 ? `${output}\n${line}` : line
+
 const runForeground = (
   input: BashInput,
   context: Tool.CallContext<BashProgress>
@@ -133,12 +178,14 @@ const runForeground = (
   Effect.gen(function*() {
     const settings = yield* ShellProcess.ShellSettings
     const timeout = timeoutOf(input, settings)
+    const sandbox = yield* sandboxFor(input, context)
     const lines: Array<string> = []
     let reported = 0
-    const output = () => lines.join("\n").trimEnd()
+    let explanation: string | undefined
+    const output = () => withExplanation(lines.join("\n").trimEnd(), explanation)
     const exit = yield* Effect.scoped(
       Effect.gen(function*() {
-        const shell = yield* ShellProcess.start(input.command, context.context.cwd)
+        const shell = yield* ShellProcess.start(input.command, context.context.cwd, sandbox)
         // Progress is reported from its own fiber, so a slow consumer never holds the reading back.
         const pending = yield* Mailbox.make<Chunk.Chunk<string>>()
         const reporter = yield* Mailbox.toStream(pending).pipe(
@@ -157,6 +204,7 @@ const runForeground = (
         yield* ShellProcess.finish(shell, reader)
         yield* pending.end
         yield* Fiber.join(reporter)
+        explanation = yield* shell.explain(lines.join("\n"))
         return exit
       })
     ).pipe(
@@ -197,19 +245,30 @@ export const Bash = Tool.make<
     "- Output over 30000 characters is saved in full to a file, and a preview is returned.",
     "- Background processes a command starts are ended when it exits; set run_in_background to keep a long",
     "  command running, and read its output with TaskOutput (stop it with TaskStop).",
-    "- Quote paths that contain spaces. Prefer the Read, Glob and Grep tools over cat, find and grep."
+    "- Quote paths that contain spaces. Prefer the Read, Glob and Grep tools over cat, find and grep.",
+    "- When the sandbox is on, commands run in it: writable are the working directories and $TMPDIR only, and",
+    "  the network is limited to the allowed domains. If the sandbox blocked something the command needs, say",
+    "  so, or set dangerouslyDisableSandbox: true to let the user decide."
   ].join("\n"),
   input: BashInput,
   maxResultSizeChars: MAX_RESULT_SIZE_CHARS,
   isConcurrencySafe: isReadOnlyCommand,
   isReadOnly: isReadOnlyCommand,
+  // Asking to leave the sandbox where that is not allowed is refused before anything runs.
+  checkPermissions: (input) =>
+    Effect.map(
+      Effect.flatMap(SandboxPort.Sandbox, (sandbox) => SandboxPort.modeOf(sandbox, input)),
+      (mode) =>
+        mode._tag === "Refused" ? { behavior: "deny", message: mode.message } as const : { behavior: "allow" } as const
+    ),
   footprint: ShellFootprint.footprint,
   userFacingName: (input) => (input?.run_in_background === true ? "Bash (background)" : "Bash"),
   call: (input, context) =>
     input.run_in_background === true
       ? Effect.gen(function*() {
         const shells = yield* BackgroundShells
-        const taskId = yield* shells.start(input.command, { cwd: context.context.cwd }).pipe(
+        const sandbox = yield* sandboxFor(input, context)
+        const taskId = yield* shells.start(input.command, { cwd: context.context.cwd, sandbox }).pipe(
           Effect.mapError((error) => new Tool.ToolError({ message: `Failed to start the command: ${error.message}` }))
         )
         return { _tag: "Background", taskId } as const

@@ -1,7 +1,16 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { DispatchEvent, Execution, Messages, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
+import {
+  DispatchEvent,
+  Execution,
+  Messages,
+  Permissions,
+  Registry,
+  Results,
+  Tool,
+  ToolUseContext
+} from "@switchyard/core"
 import * as BackgroundShells from "@switchyard/tools/BackgroundShells"
 import * as Bash from "@switchyard/tools/Bash"
 import { describe, expect, it } from "@effect/vitest"
@@ -29,7 +38,7 @@ const TestLayer = Layer.mergeAll(Bash.layer, BackgroundShells.layerTools).pipe(
   Layer.provideMerge(ShellsLayer),
   Layer.provide(Settings),
   Layer.provideMerge(Registry.layer()),
-  Layer.provideMerge(Layer.merge(NodeContext.layer, Results.layerMemory))
+  Layer.provideMerge(Layer.merge(NodeContext.layer, Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)))))
 )
 
 const environment = Effect.gen(function*() {

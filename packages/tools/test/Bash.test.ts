@@ -7,6 +7,7 @@ import {
   DispatchEvent,
   Execution,
   Messages,
+  Permissions,
   Registry,
   Results,
   Tool,
@@ -46,7 +47,7 @@ const ToolsLayer = (
     Layer.provideMerge(NodeContext.layer)
   )
 
-const TestLayer = Layer.merge(ToolsLayer(), Results.layerMemory)
+const TestLayer = Layer.merge(ToolsLayer(), Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll))))
 
 /** An environment over the registered tools, working in a fresh temp directory. */
 const environment = Effect.gen(function*() {
@@ -258,7 +259,7 @@ describe("Bash", () => {
         expect(yield* partition).toEqual([
           [false, "a"], [false, "b"], [false, "c"], [false, "d"], [false, "e"], [false, "f"], [false, "g"]
         ])
-      }).pipe(Effect.provide(Layer.merge(ToolsLayer(Tool.layer(Bash.Bash)), Results.layerMemory))))
+      }).pipe(Effect.provide(Layer.merge(ToolsLayer(Tool.layer(Bash.Bash)), Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)))))))
 
     it.scopedLive("sends a plain object JSON schema", () =>
       Effect.gen(function*() {
@@ -268,7 +269,7 @@ describe("Bash", () => {
         expect(schema.type).toBe("object")
         expect(schema.required).toEqual(["command"])
         expect(Object.keys(schema.properties ?? {}).sort()).toEqual([
-          "command", "description", "run_in_background", "timeout"
+          "command", "dangerouslyDisableSandbox", "description", "run_in_background", "timeout"
         ])
         expect(JSON.stringify(schema)).not.toMatch(/\$ref|\$schema|\$defs/)
         expect(tool.maxResultSizeChars).toBe(30_000)

@@ -6,7 +6,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Glob from "@switchyard/tools/Glob"
-import * as GlobRipgrep from "@switchyard/tools/internal/globRipgrep"
+import * as GlobRipgrep from "../src/internal/globRipgrep.js"
 import { PermissionContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -4,7 +4,8 @@
  * other servers still loading; JSON Schema → Schema so a bad input names the
  * parameter; tool naming.
  */
-import { Tool, Validation, ToolUseContext } from "@switchyard/core"
+import { Tool, ToolUseContext } from "@switchyard/core"
+import * as Validation from "@switchyard/core/Validation"
 import * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as NodeContext from "@effect/platform-node/NodeContext"

@@ -31,7 +31,7 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Footprint, ToolUseContext } from "@switchyard/core"
-import * as ShellFootprint from "@switchyard/tools/internal/shellFootprint"
+import * as ShellFootprint from "../src/internal/shellFootprint.js"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"

@@ -6,7 +6,7 @@
  * option and every short option it prints must be in the grammar. A program
  * that is not installed, or prints no help, is reported and skipped.
  */
-import * as Programs from "@switchyard/tools/internal/programs/table"
+import * as Programs from "../src/internal/programs/table.js"
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 

@@ -42,7 +42,7 @@ export const list = async (json: boolean): Promise<number> => {
   if (Exit.isSuccess(exit)) return 0
   const failure = Cause.failureOption(exit.cause)
   if (failure._tag === "Some" && failure.value instanceof CliError) {
-    if (failure.value.detail !== "quiet") process.stderr.write(`switchyard: ${failure.value.message}\n`)
+    process.stderr.write(`switchyard: ${failure.value.message}\n`)
     return failure.value.exitCode
   }
   const squashed = Cause.squash(exit.cause)

@@ -10,6 +10,9 @@
  * the escalation: TERM to the group, a grace period, then KILL to the group,
  * so a hook that traps TERM, or a grandchild that ignores it, is gone when
  * the run ends, on timeout and on interruption alike.
+ *
+ * A hook that opted in (`"sandbox": true`) runs wrapped by the `Sandbox`
+ * service; its own PID namespace ends with it.
  */
 import * as Command from "@effect/platform/Command"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
@@ -18,6 +21,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as PermissionContext from "../PermissionContext.js"
+import * as Sandbox from "../Sandbox.js"
 
 /** @internal */
 export type ProcessResult =
@@ -45,6 +50,8 @@ export interface ProcessOptions {
   readonly stdin: string
   readonly timeout: Duration.Duration
   readonly killGrace: Duration.Duration
+  /** Run it in the sandbox (the hook opted in); without a working sandbox it does not run. */
+  readonly sandbox?: boolean | undefined
 }
 
 /**
@@ -118,11 +125,23 @@ export const run = (
 ): Effect.Effect<ProcessResult> =>
   Effect.scoped(
     Effect.gen(function*() {
-      const command = Command.make("bash", "-c", options.command).pipe(
-        Command.workingDirectory(options.cwd),
-        Command.env(options.env),
-        Command.feed(options.stdin)
-      )
+      const wrapped = options.sandbox === true
+        ? yield* Effect.either((yield* Sandbox.Sandbox).wrap({
+          command: options.command,
+          cwd: options.cwd,
+          permissions: PermissionContext.empty
+        }))
+        : undefined
+      if (wrapped !== undefined && Either.isLeft(wrapped)) {
+        return { _tag: "SpawnFailed", message: wrapped.left.message } satisfies ProcessResult
+      }
+      const command = (wrapped === undefined
+        ? Command.make("bash", "-c", options.command)
+        : Command.make(wrapped.right.command, ...wrapped.right.args)).pipe(
+          Command.workingDirectory(options.cwd),
+          Command.env({ ...options.env, ...(wrapped === undefined ? {} : wrapped.right.env) }),
+          Command.feed(options.stdin)
+        )
       const started = yield* Effect.either(executor.start(command))
       if (Either.isLeft(started)) {
         return { _tag: "SpawnFailed", message: started.left.message } satisfies ProcessResult

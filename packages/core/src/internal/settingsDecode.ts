@@ -7,6 +7,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Hooks from "../Hooks.js"
 import * as PermissionContext from "../PermissionContext.js"
+import * as SandboxSettings from "./sandboxSettings.js"
 
 /** @internal */
 export interface Problem {
@@ -27,6 +28,8 @@ export interface Decoded {
   readonly hooks: Hooks.HooksSettings
   readonly env: Readonly<Record<string, string>>
   readonly values: Readonly<Record<string, unknown>>
+  /** The file's `sandbox` key, when it has one. */
+  readonly sandbox: SandboxSettings.FileSandbox | undefined
 }
 
 const fieldPath = (prefix: string, path: ReadonlyArray<PropertyKey>): string =>
@@ -162,7 +165,7 @@ const hookEvents = new Set<string>(Hooks.HookEvent.literals)
  */
 export const decodeSettings = (
   json: unknown,
-  source: { readonly path: string; readonly root: string },
+  source: { readonly path: string; readonly root: string; readonly scope?: string },
   problems: Array<Problem>
 ): Decoded | undefined => {
   if (!isRecord(json)) {
@@ -273,11 +276,14 @@ export const decodeSettings = (
     delete values["model"]
   }
 
+  const sandbox = SandboxSettings.decode(json["sandbox"], problems, source.scope)
+
   return {
     permissions: { rules, defaultMode, additionalDirectories },
     hooks: hooks as Hooks.HooksSettings,
     env,
-    values
+    values,
+    sandbox
   }
 }
 

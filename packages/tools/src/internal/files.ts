@@ -11,6 +11,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as PlatformError from "@effect/platform/Error"
 import * as Path from "@effect/platform/Path"
+import * as Digest from "@switchyard/core/Digest"
 import * as EditDistance from "@switchyard/core/EditDistance"
 import * as PermissionRules from "@switchyard/core/PermissionRules"
 import * as Settings from "@switchyard/core/Settings"
@@ -19,7 +20,7 @@ import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { createHash, randomBytes } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 
 /** @internal */
@@ -190,7 +191,7 @@ export const absolutize = <K extends string>(key: K) =>
   ({ ...input, [key]: toAbsolute(context.cwd, input[key]) })
 
 /** @internal */
-export const sha256 = (data: Uint8Array | string): string => createHash("sha256").update(data).digest("hex")
+export const sha256 = Digest.sha256
 
 /** @internal */
 export const mtimeMs = (info: FileSystem.File.Info): number =>

@@ -16,7 +16,9 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
+import type * as PermissionContext from "@switchyard/core/PermissionContext"
+import * as SandboxPort from "@switchyard/core/Sandbox"
+import * as SandboxProcesses from "./sandbox/processes.js"
 import * as ProcessGroup from "./shellProcessGroup.js"
 
 /**
@@ -95,36 +97,69 @@ export interface Shell {
   readonly pid: number
   readonly lines: Stream.Stream<string, PlatformError.PlatformError>
   readonly exit: Effect.Effect<ShellExit>
+  /** Whether it runs in the sandbox. */
+  readonly sandboxed: boolean
+  /** The line naming what the sandbox blocked, when the output shows a refusal (sandboxed only). */
+  readonly explain: (output: string) => Effect.Effect<string | undefined>
+  /** End the process group (or the sandbox): SIGTERM, then SIGKILL after the grace period. */
+  readonly terminate: Effect.Effect<void>
 }
 
 /**
- * Start `command` in `cwd`. The scope owns the process group: closing it
- * (normally, on failure or on interruption) sends SIGTERM to the group and
- * SIGKILL after the grace period.
+ * How to run a command in the sandbox (`SandboxPort.Sandbox`): the rules and
+ * directories of its call, and whether the working tree is read-only too.
+ */
+export interface SandboxLaunch {
+  readonly permissions: PermissionContext.PermissionContext
+  readonly readOnly: boolean
+}
+
+/**
+ * Start `command` in `cwd`, in the sandbox when `sandbox` is given. The scope
+ * owns the process group (or the sandbox, with its PID namespace): closing
+ * it (normally, on failure or on interruption) sends SIGTERM and SIGKILL
+ * after the grace period.
  */
 export const start = (
   command: string,
-  cwd: string
-): Effect.Effect<Shell, PlatformError.PlatformError, CommandExecutor.CommandExecutor | Scope.Scope> =>
+  cwd: string,
+  sandbox?: SandboxLaunch
+): Effect.Effect<
+  Shell,
+  PlatformError.PlatformError | SandboxPort.SandboxError,
+  CommandExecutor.CommandExecutor | Scope.Scope
+> =>
   Effect.gen(function*() {
     const settings = yield* ShellSettings
-    const overlay = yield* OverlayFileSystem.OverlayStatus
-    const process = yield* Command.make(settings.shell, "-c", command).pipe(
-      Command.workingDirectory(cwd),
-      Command.env(gitSafety(globalThis.process.env)),
-      // Under speculation a read-only command runs on the real tree, which must stay byte-identical:
-      // git's optional locks (`git status` refreshing the index's stat cache) would write `.git/index`.
-      overlay.active ? Command.env({ GIT_OPTIONAL_LOCKS: "0" }) : (command) => command,
-      // Commands that read stdin get end-of-file instead of waiting forever.
-      Command.stdin(Stream.empty),
-      Command.start
-    )
+    const wrapped = sandbox === undefined ? undefined : yield* (yield* SandboxPort.Sandbox).wrap({
+      command,
+      cwd,
+      permissions: sandbox.permissions,
+      readOnly: sandbox.readOnly,
+      shell: settings.shell
+    })
+    const process = yield* (wrapped === undefined
+      ? Command.make(settings.shell, "-c", command)
+      : Command.make(wrapped.command, ...wrapped.args).pipe(Command.env(wrapped.env))).pipe(
+        Command.workingDirectory(cwd),
+        // Repositories the project supplies do not configure git (issue 19 class 4); bwrap passes it through.
+        Command.env(gitSafety(globalThis.process.env)),
+        // Commands that read stdin get end-of-file instead of waiting forever.
+        Command.stdin(Stream.empty),
+        Command.start
+      )
+    const terminate = wrapped === undefined
+      ? ProcessGroup.terminateGroup(process.pid, settings.killGracePeriod)
+      : SandboxProcesses.terminate(process.pid, settings.killGracePeriod)
     // Added after the executor's own release, so it runs first and escalates.
-    yield* Effect.addFinalizer(() => ProcessGroup.terminateGroup(process.pid, settings.killGracePeriod))
+    yield* Effect.addFinalizer(() => terminate)
     const lines = (stream: Stream.Stream<Uint8Array, PlatformError.PlatformError>) =>
       stream.pipe(Stream.decodeText(), Stream.splitLines)
     return {
       pid: process.pid,
+      sandboxed: wrapped !== undefined,
+      explain: wrapped === undefined ? () => Effect.succeed(undefined) : wrapped.explain,
+      terminate,
       lines: Stream.merge(lines(process.stdout), lines(process.stderr)),
       exit: Effect.map(
         Effect.either(process.exitCode),
@@ -165,7 +200,7 @@ export const readLines = (
 export const finish = (shell: Shell, reader: Fiber.RuntimeFiber<void>): Effect.Effect<void> =>
   Effect.gen(function*() {
     const settings = yield* ShellSettings
-    yield* ProcessGroup.terminateGroup(shell.pid, settings.killGracePeriod)
+    yield* shell.terminate
     yield* Fiber.join(reader).pipe(Effect.timeoutOption(settings.outputDrainTimeout))
   })
 

@@ -1,0 +1,225 @@
+/**
+ * The conversation of `switchyard run`: where it starts (new, `--continue`,
+ * `--resume [ID]`, `--session-id`), and opening it — its tool-use context,
+ * the loop session and the transcript recorder. Shared by the headless run
+ * (`Run`) and the interactive session (`Terminal`).
+ *
+ * @since 0.1.0
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import type * as Messages from "@switchyard/core/Messages"
+import * as QueryLoop from "@switchyard/core/QueryLoop"
+import * as ToolUseContext from "@switchyard/core/ToolUseContext"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Ref from "effect/Ref"
+import * as CliError from "./CliError.js"
+import * as ModelLayer from "./ModelLayer.js"
+import * as Output from "./Output.js"
+import * as Runtime from "./Runtime.js"
+import * as Sessions from "./Sessions.js"
+
+/**
+ * The options of `switchyard run`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Runtime.CommonOptions {
+  readonly prompt: string | undefined
+  readonly print: boolean
+  readonly outputFormat: "text" | "json" | "stream-json"
+  readonly inputFormat?: "text" | "stream-json" | undefined
+  readonly model: string | undefined
+  readonly maxTurns: number | undefined
+  readonly systemPrompt: string | undefined
+  readonly appendSystemPrompt?: string | undefined
+  readonly continue?: boolean | undefined
+  /** `""`: `--resume` without an id (pick one). */
+  readonly resume?: string | undefined
+  readonly sessionId?: string | undefined
+}
+
+/**
+ * The system prompt of `switchyard run`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultSystemPrompt = (cwd: string) =>
+  [
+    "You are an agent working in a code base through tools. Be concise.",
+    `The working directory is ${cwd}. Paths may be relative to it.`,
+    "Read files before editing them. Prefer several independent tool calls in one message: " +
+    "read-only calls run in parallel."
+  ].join("\n")
+
+/**
+ * What a run is set up with: the prepared settings, the model name and the
+ * loop's options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Setup {
+  readonly prepared: Runtime.Prepared
+  readonly model: string
+  readonly loopOptions: QueryLoop.Options
+}
+
+/**
+ * Prepare the settings (warnings on stderr, the files loaded with
+ * `--verbose`), pick the model name and build the system prompt.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const setup = (
+  options: Options
+): Effect.Effect<Setup, CliError.CliError, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const prepared = yield* Runtime.prepare(options)
+    for (const warning of prepared.warnings) yield* Output.warn(warning)
+    if (options.verbose) {
+      for (const line of Runtime.settingsSummary(prepared)) yield* Output.error(line)
+    }
+    const model = yield* ModelLayer.modelName(options.model)
+    const system = [options.systemPrompt ?? defaultSystemPrompt(prepared.cwd), options.appendSystemPrompt]
+      .filter((part): part is string => part !== undefined && part !== "")
+      .join("\n\n")
+    const loopOptions: QueryLoop.Options = {
+      system,
+      maxTurns: options.maxTurns,
+      model: options.model,
+      scheduling: prepared.scheduling
+    }
+    return { prepared, model, loopOptions }
+  })
+
+/**
+ * The conversation a run starts from: new (with an id), or one read back.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Start {
+  readonly id: string
+  readonly messages: ReadonlyArray<Messages.Message>
+  readonly repaired: boolean
+}
+
+/**
+ * How `--resume` without an id picks a session (only a terminal has one):
+ * the id, or nothing picked.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Picker = (sessions: ReadonlyArray<Sessions.Summary>) => Effect.Effect<string | undefined>
+
+/**
+ * Pick the conversation from `--continue`, `--resume ID` and `--session-id`
+ * (`--resume` without an id is answered by `pick`). Nothing picked ends the
+ * command quietly with exit code 1.
+ *
+ * @since 0.1.0
+ * @category sessions
+ */
+export const startingPoint = (
+  options: Options,
+  cwd: string,
+  pick: Picker | undefined
+): Effect.Effect<Start | undefined, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const chosen = [
+      options.continue ? "--continue" : undefined,
+      options.resume !== undefined ? "--resume" : undefined,
+      options.sessionId !== undefined ? "--session-id" : undefined
+    ].filter((x): x is string => x !== undefined)
+    if (chosen.length > 1) {
+      return yield* Effect.fail(CliError.badInput(`${chosen.join(" and ")} cannot be used together; give one of them`))
+    }
+    if (options.sessionId !== undefined) {
+      if (!Sessions.isValidId(options.sessionId)) {
+        return yield* Effect.fail(
+          CliError.badInput(`--session-id ${options.sessionId}: use letters, digits, '-', '_' or '.' (e.g. a UUID)`)
+        )
+      }
+      const existing = yield* Effect.either(Sessions.load(cwd, options.sessionId))
+      if (Either.isRight(existing)) {
+        return yield* Effect.fail(
+          CliError.badInput(
+            `--session-id ${options.sessionId}: that session exists already; ` +
+              `continue it with --resume ${options.sessionId}`
+          )
+        )
+      }
+      return { id: options.sessionId, messages: [], repaired: false }
+    }
+    if (options.continue) {
+      const recent = (yield* Sessions.list(cwd))[0]
+      if (recent === undefined) {
+        return yield* Effect.fail(
+          CliError.badInput(`--continue: no earlier session in ${cwd}; start one without --continue`)
+        )
+      }
+      return yield* Sessions.load(cwd, recent.id)
+    }
+    if (options.resume === undefined) return undefined
+    if (options.resume !== "") return yield* Sessions.load(cwd, options.resume)
+    if (pick === undefined) {
+      return yield* Effect.fail(
+        CliError.badInput("--resume needs a session id when there is no terminal to pick one in (or use --continue)")
+      )
+    }
+    const sessions = yield* Sessions.list(cwd)
+    if (sessions.length === 0) {
+      return yield* Effect.fail(CliError.badInput(`--resume: no earlier session in ${cwd}`))
+    }
+    const id = yield* pick(sessions)
+    if (id === undefined) {
+      return yield* Effect.fail(new CliError.SilentExit({ exitCode: 1, reason: "no session picked" }))
+    }
+    return yield* Sessions.load(cwd, id)
+  })
+
+/**
+ * A conversation ready to run: its context, the loop session and the
+ * transcript recorder.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Conversation {
+  readonly context: Ref.Ref<ToolUseContext.ToolUseContext>
+  readonly session: QueryLoop.Session
+  readonly recorder: Sessions.Recorder
+}
+
+/**
+ * Open a conversation: a new one, or `start` read back.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const open = (
+  prepared: Runtime.Prepared,
+  start: Start | undefined,
+  loopOptions: QueryLoop.Options
+): Effect.Effect<Conversation, never, QueryLoop.Requirements | FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const id = start?.id ?? crypto.randomUUID()
+    const file = path.join(yield* Sessions.directory(prepared.cwd), `${id}.jsonl`)
+    const context = yield* Ref.make(ToolUseContext.make({
+      cwd: prepared.cwd,
+      sessionId: id,
+      permissions: prepared.permissions,
+      messages: start?.messages ?? [],
+      transcriptPath: file
+    }))
+    const recorder = yield* Sessions.recorder(file, context, { rewrite: start?.repaired ?? false })
+    const session = yield* QueryLoop.makeSession(context, loopOptions)
+    return { context, session, recorder }
+  })

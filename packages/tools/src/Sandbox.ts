@@ -1,0 +1,285 @@
+/**
+ * The bubblewrap sandbox (issue 18): the implementation of core's `Sandbox`
+ * port on Linux, driving `bwrap` directly.
+ *
+ * For one command it builds, from the policy (core `Sandbox.policy`):
+ * - the whole filesystem read-only (`--ro-bind / /`), a fresh `/dev` and
+ *   `/proc`;
+ * - the writable roots bound read-write (their real paths), each root's
+ *   `.git` a mount point of its own (so it cannot be renamed away), and
+ *   read-only again inside them `.git/hooks`, `.git/config`, `.claude/`,
+ *   `.switchyard/`, `.mcp.json`, the settings files, `Edit(…)` deny rules and
+ *   `sandbox.filesystem.denyWrite`; a missing `.claude/`, `.switchyard/` or
+ *   `.mcp.json` is filled with an empty read-only mount point while the
+ *   command runs, so it cannot be made;
+ * - the deny-read set (`Read(…)` deny rules, `sandbox.filesystem.denyRead`)
+ *   masked by real path — an empty file bound over a file, an empty read-only
+ *   tmpfs over a directory — with patterns expanded by walking their base;
+ * - a private temp directory (`TMPDIR`, `TMP`, `TEMP`), a fresh one per
+ *   command, removed afterwards (it never hides a working directory under
+ *   `/tmp`: `/tmp` itself stays as it is, read-only);
+ * - its own PID, IPC, UTS and network namespaces, `--die-with-parent`,
+ *   `--new-session`, no capabilities;
+ * - with `sandbox.network.allowedDomains`, a filtering proxy on a Unix socket
+ *   bound into the sandbox and a relay inside (see `internal/sandbox/proxy.ts`).
+ *
+ * The layer probes once whether bubblewrap works here; the service reports
+ * it in its `status`. With `sandbox.enabled` and `sandbox.failIfUnavailable`
+ * and no working bubblewrap (or not Linux: macOS is not supported yet),
+ * building the layer fails with `SandboxUnavailable`.
+ *
+ * @since 0.1.0
+ */
+import * as Path from "@effect/platform/Path"
+import type * as PermissionContext from "@switchyard/core/PermissionContext"
+import * as SandboxPort from "@switchyard/core/Sandbox"
+import * as Settings from "@switchyard/core/Settings"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as childProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as nodePath from "node:path"
+import * as Mounts from "./internal/sandbox/mounts.js"
+import * as Proxy from "./internal/sandbox/proxy.js"
+import * as Violations from "./internal/sandbox/violations.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The merged `sandbox` settings (default: Claude Code's defaults, sandbox off). */
+  readonly settings?: SandboxPort.SandboxSettings | undefined
+  /** Turn the sandbox on whatever the settings say (`--sandbox`). */
+  readonly enabled?: boolean | undefined
+  /** The bubblewrap program (default `bwrap`, found on `PATH`). */
+  readonly bwrap?: string | undefined
+  /** Settings files that stay read-only when they lie inside a writable root. */
+  readonly protectedFiles?: ReadonlyArray<string> | undefined
+  /** Rules every request's own are added to (for a policy loaded once, e.g. `ClaudeCodePermissions`). */
+  readonly permissions?: PermissionContext.PermissionContext | undefined
+  /** The home directory for `~/` rules (default `$HOME`). */
+  readonly home?: string | undefined
+}
+
+/** The namespaces and process flags every sandboxed command gets. */
+const ISOLATION: ReadonlyArray<string> = [
+  "--unshare-pid",
+  "--unshare-ipc",
+  "--unshare-uts",
+  "--unshare-net",
+  "--unshare-cgroup-try",
+  "--die-with-parent",
+  "--new-session",
+  "--cap-drop",
+  "ALL"
+]
+
+const BASE: ReadonlyArray<string> = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+
+/**
+ * Whether bubblewrap can make the sandbox here; the reason when not.
+ *
+ * @since 0.1.0
+ * @category probing
+ */
+export const probe = (bwrap = "bwrap"): Effect.Effect<{ readonly available: boolean; readonly reason?: string }> =>
+  Effect.async((resume) => {
+    if (process.platform !== "linux") {
+      resume(Effect.succeed({
+        available: false,
+        reason: `the sandbox needs Linux with bubblewrap; ` +
+          `${process.platform === "darwin" ? "macOS" : process.platform} is not supported yet`
+      }))
+      return
+    }
+    const child = childProcess.execFile(
+      bwrap,
+      [...BASE, ...ISOLATION, "--tmpfs", "/run", "--", "true"],
+      { timeout: 20_000 },
+      (error, _stdout, stderr) => {
+        if (error === null) return resume(Effect.succeed({ available: true }))
+        const code = (error as NodeJS.ErrnoException).code
+        resume(Effect.succeed({
+          available: false,
+          reason: code === "ENOENT"
+            ? `bubblewrap (${bwrap}) is not installed (Debian/Ubuntu: apt-get install bubblewrap)`
+            : `bubblewrap (${bwrap}) cannot make a sandbox here: ${String(stderr).trim() || error.message}`
+        }))
+      }
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+/** The bubblewrap arguments for resolved mounts. */
+const mountArgs = (resolved: Mounts.Resolved, emptyFile: string, tmp: string): ReadonlyArray<string> => {
+  const mounts: Array<Mounts.Mount> = [...resolved.mounts, { kind: "writable", path: tmp }]
+  const depth = (p: string) => p.split("/").length
+  mounts.sort((a, b) => depth(a.path) - depth(b.path))
+  const args: Array<string> = []
+  for (const mount of mounts) {
+    switch (mount.kind) {
+      case "writable":
+        args.push("--bind", mount.path, mount.path)
+        break
+      case "readOnly":
+        args.push("--ro-bind", mount.path, mount.path)
+        break
+      case "maskFile":
+        args.push("--ro-bind", emptyFile, mount.path)
+        break
+      case "maskDirectory":
+        args.push("--tmpfs", mount.path)
+        break
+    }
+  }
+  // Read-only once everything below them is in place (a writable root inside a masked directory).
+  for (const mount of mounts) if (mount.kind === "maskDirectory") args.push("--remount-ro", mount.path)
+  return args
+}
+
+const mergePermissions = (
+  base: PermissionContext.PermissionContext | undefined,
+  own: PermissionContext.PermissionContext
+): PermissionContext.PermissionContext =>
+  base === undefined ? own : {
+    mode: own.mode,
+    rules: Array.from(new Set([...base.rules, ...own.rules])),
+    additionalDirectories: Array.from(new Set([...base.additionalDirectories, ...own.additionalDirectories]))
+  }
+
+/**
+ * The service. Its scope owns the directory it keeps what sandboxed
+ * commands are given (removed when it closes).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<SandboxPort.Service, SandboxPort.SandboxUnavailable, Path.Path | Scope.Scope> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const bwrap = options.bwrap ?? "bwrap"
+    const base = options.settings ?? SandboxPort.defaultSettings
+    const settings = options.enabled === true ? { ...base, enabled: true } : base
+    const home = options.home ?? (yield* Settings.homeDirectory)
+    // Probed once: now when the sandbox is on (a startup error may be due), else when first asked (speculation).
+    const probed = yield* Effect.cached(probe(bwrap))
+    if (settings.enabled) {
+      const now = yield* probed
+      if (!now.available && settings.failIfUnavailable) {
+        return yield* Effect.fail(new SandboxPort.SandboxUnavailable({ reason: now.reason ?? "unknown" }))
+      }
+    }
+    const status = Effect.map(probed, (result): SandboxPort.Status => ({
+      enabled: settings.enabled,
+      available: result.available,
+      reason: result.reason
+    }))
+    const cache = new Mounts.ListingCache()
+    const placeholders = new Mounts.Placeholders()
+    // One directory for the service's life (made on first use): the empty file masks are bound from, the
+    // relay script, and a directory per command (its temp directory and the proxy's socket).
+    let counter = 0
+    const serviceScope = yield* Effect.scope
+    const workspace = yield* Effect.cached(
+      Effect.acquireRelease(
+        Effect.try({
+          try: () => {
+            const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "switchyard-sandbox-"))
+            fs.writeFileSync(nodePath.join(dir, "empty"), "", { mode: 0o444 })
+            fs.writeFileSync(nodePath.join(dir, "relay.mjs"), Proxy.RELAY_SCRIPT, { mode: 0o444 })
+            return dir
+          },
+          catch: (error) => new SandboxPort.SandboxError({ message: `cannot make the sandbox's directory: ${error}` })
+        }),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      ).pipe(Scope.extend(serviceScope))
+    )
+
+    const wrap: SandboxPort.Service["wrap"] = (request) =>
+      Effect.gen(function*() {
+        const { available, reason } = yield* probed
+        if (!available) {
+          return yield* Effect.fail(
+            new SandboxPort.SandboxError({ message: `The sandbox is not available: ${reason}` })
+          )
+        }
+        const policy = SandboxPort.policy({
+          settings,
+          cwd: request.cwd,
+          permissions: mergePermissions(options.permissions, request.permissions),
+          home,
+          path,
+          readOnly: request.readOnly === true,
+          protectedFiles: options.protectedFiles ?? []
+        })
+        const shared = yield* workspace
+        const dir = yield* Effect.acquireRelease(
+          Effect.try({
+            try: () => {
+              const dir = nodePath.join(shared, `call-${++counter}`)
+              fs.mkdirSync(nodePath.join(dir, "tmp"), { recursive: true, mode: 0o700 })
+              return dir
+            },
+            catch: (error) => new SandboxPort.SandboxError({ message: `cannot make the sandbox's directory: ${error}` })
+          }),
+          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+        )
+        const tmp = nodePath.join(dir, "tmp")
+        const emptyFile = nodePath.join(shared, "empty")
+        const resolved = yield* Effect.acquireRelease(
+          Effect.sync(() => Mounts.resolve(policy, cache, placeholders)),
+          (resolved) => Effect.sync(() => Mounts.release(resolved, placeholders))
+        )
+        const shellLine = [request.shell ?? "bash", "-c", request.command]
+        let command: ReadonlyArray<string> = shellLine
+        let blocked = (): ReadonlyArray<string> => []
+        if (policy.network.enabled) {
+          const proxy = yield* Proxy.start(nodePath.join(dir, "proxy.sock"), policy.network)
+          command = [process.execPath, nodePath.join(shared, "relay.mjs"), proxy.socketPath, ...shellLine]
+          blocked = proxy.blocked
+        }
+        const args = [
+          ...BASE,
+          ...ISOLATION,
+          ...mountArgs(resolved, emptyFile, tmp),
+          "--chdir",
+          path.resolve(request.cwd),
+          "--",
+          ...command
+        ]
+        const context = (): Violations.Context => ({
+          cwd: path.resolve(request.cwd),
+          roots: policy.roots,
+          readOnlyTree: request.readOnly === true,
+          protectedPaths: resolved.protectedPaths,
+          masked: resolved.masked,
+          networkEnabled: policy.network.enabled,
+          blockedHosts: blocked(),
+          allowUnsandboxed: settings.allowUnsandboxedCommands
+        })
+        return {
+          command: bwrap,
+          args,
+          env: { TMPDIR: tmp, TMP: tmp, TEMP: tmp },
+          explain: (output) => Effect.sync(() => Violations.explain(output, context()))
+        }
+      })
+
+    return { status, settings, wrap }
+  })
+
+/**
+ * The bubblewrap sandbox as core's `Sandbox` service.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<SandboxPort.Sandbox, SandboxPort.SandboxUnavailable> =>
+  Layer.scoped(SandboxPort.Sandbox, make(options)).pipe(Layer.provide(Path.layer))

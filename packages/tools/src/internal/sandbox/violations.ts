@@ -1,0 +1,92 @@
+/**
+ * The one line a sandboxed command's result gets when the sandbox refused
+ * something: what was blocked (a write and where, a connection and to which
+ * host) and how to proceed — ask the user to widen the sandbox
+ * (`allowWrite`, `allowedDomains`), or retry with `dangerouslyDisableSandbox`
+ * so the user decides. Read from the command's own error text (the kernel
+ * says `Read-only file system`; a mount point is `busy`) and from the
+ * proxy's log of refused hosts.
+ *
+ * @internal
+ */
+import * as path from "node:path"
+
+/** What the explanation is made from. */
+export interface Context {
+  readonly cwd: string
+  readonly roots: ReadonlyArray<string>
+  readonly readOnlyTree: boolean
+  readonly protectedPaths: ReadonlyArray<string>
+  readonly masked: ReadonlyArray<string>
+  readonly networkEnabled: boolean
+  readonly blockedHosts: ReadonlyArray<string>
+  readonly allowUnsandboxed: boolean
+}
+
+const READ_ONLY = /read-only file system|\bEROFS\b/i
+const BUSY = /device or resource busy|\bEBUSY\b/i
+const NO_NETWORK = new RegExp(
+  [
+    "could not resolve (host|proxy)",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "getaddrinfo (EAI_AGAIN|ENOTFOUND)",
+    "network is unreachable",
+    "\\bENETUNREACH\\b",
+    "no address associated with hostname"
+  ].join("|"),
+  "i"
+)
+
+/** The paths a line of error text names: quoted, or `prog: /path: message`. */
+const pathsIn = (line: string): ReadonlyArray<string> => {
+  const quoted = Array.from(line.matchAll(/['"‘’`]([^'"‘’`\n]+)['"‘’`]/g), (match) => match[1]!)
+    .filter((word) => word.includes("/") || word.startsWith("."))
+  if (quoted.length > 0) return quoted
+  const colon = /(?:^|:\s)((?:\/|\.{1,2}\/|~\/)[^:\n]*):\s/.exec(line)
+  return colon === null ? [] : [colon[1]!]
+}
+
+const isInside = (dir: string, candidate: string) =>
+  candidate === dir || candidate.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep)
+
+const retry = (context: Context) =>
+  context.allowUnsandboxed
+    ? "retry with dangerouslyDisableSandbox: true so the user decides"
+    : "ask the user (commands cannot leave the sandbox here: sandbox.allowUnsandboxedCommands is false)"
+
+const list = (items: ReadonlyArray<string>) =>
+  items.length <= 3 ? items.join(", ") : `${items.slice(0, 3).join(", ")} and ${items.length - 3} more`
+
+/** The explanation, or `undefined` when nothing in the output shows a refusal. */
+export const explain = (output: string, context: Context): string | undefined => {
+  if (context.blockedHosts.length > 0) {
+    return `Sandbox: connections to ${list(context.blockedHosts)} were blocked (not in ` +
+      `sandbox.network.allowedDomains). To proceed, ask the user to add the host to ` +
+      `sandbox.network.allowedDomains, or ${retry(context)}.`
+  }
+  const lines = output.split("\n")
+  const refused = lines.filter((line) => READ_ONLY.test(line) || BUSY.test(line))
+  if (refused.length > 0) {
+    const written = Array.from(new Set(refused.flatMap(pathsIn).map((p) => path.resolve(context.cwd, p))))
+    const inside = written.filter((p) => context.roots.some((root) => isInside(root, p)))
+    const where = written.length === 0 ? "a write" : `a write to ${list(written)}`
+    if (context.readOnlyTree) {
+      return `Sandbox: ${where} was blocked: this command runs with the working tree read-only (a speculation ` +
+        `only reads); it runs for real when the user accepts.`
+    }
+    if (written.length > 0 && inside.length === written.length) {
+      return `Sandbox: ${where} was blocked: it is protected inside the working directories (git hooks and ` +
+        `config, .claude/, .switchyard/, .mcp.json, settings files, Edit deny rules and ` +
+        `sandbox.filesystem.denyWrite stay read-only). To proceed, ${retry(context)}.`
+    }
+    return `Sandbox: ${where} was blocked: only ${list(context.roots)} and the sandbox's temp directory ` +
+      `($TMPDIR) are writable. To proceed, ask the user to add the path to sandbox.filesystem.allowWrite, ` +
+      `or ${retry(context)}.`
+  }
+  if (!context.networkEnabled && NO_NETWORK.test(output)) {
+    return `Sandbox: this command has no network access (sandbox.network.allowedDomains is empty). To proceed, ` +
+      `ask the user to add the host to sandbox.network.allowedDomains, or ${retry(context)}.`
+  }
+  return undefined
+}
