@@ -82,6 +82,20 @@ describe("ShellCommand execution oracle", () => {
       ])
     }), 60_000)
 
+  it.effect("regressions the oracle found run for real: they change the tree, and none is called read-only", () =>
+    Effect.gen(function*() {
+      // SHELL_ORACLE_SEED=879254461 on main's generator before issue 19's fixes: the brace gives uniq an OUT operand.
+      const found = ["uniq {README.md,data.txt}", "cd opt-i && sed -n 1p *", "cd two && uniq *"]
+      const root = makeRoot()
+      const template = makeTemplate(root)
+      const results = yield* Effect.promise(() => runBatch(root, template, found))
+      fs.rmSync(root, { recursive: true, force: true })
+      expect(results.map((result) => [result.command, result.change !== null])).toEqual(
+        found.map((command) => [command, true])
+      )
+      expect(yield* readOnlyOf(found)).toEqual([])
+    }), 60_000)
+
   it.effect(`every generated or corpus command classified read-only changes nothing (seed ${seed})`, () =>
     Effect.gen(function*() {
       const generated = FastCheck.sample(commandLine, { seed, numRuns: runs })

@@ -141,7 +141,7 @@ describe("ShellCommand", () => {
       ["1. a word not one known literal is any word, options included", [
         "sed -n 1p *", "sed -n p ?", "sed -n p [-]i x", "sed -n p {-i,x}", "sed -n p \"$f\"", "sed -n p $f",
         "ls | xargs sed -n 1p", "for f in *; do sed -n 1p $f; done", "ls | while read -r f; do sed -n p \"$f\" x; done",
-        "uniq *", "uniq a $b", "uniq \"$@\"", "ls | xargs uniq", "awk * '{print}'", "join a $b", "base64 *",
+        "uniq *", "uniq a $b", "uniq \"$@\"", "uniq {README.md,data.txt}", "uniq a{,.out}", "ls | xargs uniq", "awk * '{print}'", "join a $b", "base64 *",
         "sort -n $opts data.txt", "rg x $y", "tree $x", "file $x", "test $x", "[ $x ]", "test \"$a\" \"$b\" \"$c\""
       ]],
       ["2. lines bash evaluates at run time", [
