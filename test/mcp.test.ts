@@ -199,7 +199,7 @@ describe("MCP servers over stdio", () => {
     })
   })
 
-  it.live("tools/list_changed refreshes the server's tools for the next turn; read-only hints make calls safe", () =>
+  it.live("tools/list_changed refreshes the server's tools before the next turn reads them; read-only hints make calls safe", () =>
     Effect.gen(function*() {
       const env = yield* Execution.makeEnvironment(context())
       const echo = env.tools.find((t) => t.name === "mcp__bad__echo")!
@@ -207,11 +207,7 @@ describe("MCP servers over stdio", () => {
       expect(env.tools.find((t) => t.name === "mcp__bad__slow")!.isConcurrencySafe({}, context())).toBe(false)
       expect(env.tools.some((t) => t.name === "mcp__bad__extra")).toBe(false)
       yield* dispatch([Messages.toolUse("a1", "mcp__bad__add", {})], context())
-      const registry = yield* Registry.ToolRegistry
-      yield* Effect.repeat(registry.getTools(() => false), {
-        until: (tools) => tools.some((t) => t.name === "mcp__bad__extra"),
-        schedule: Schedule.spaced("20 millis")
-      }).pipe(Effect.timeout("10 seconds"))
+      // The next turn's tools, at once: reading the pool waits for the refresh the notification started.
       const next = yield* Execution.makeEnvironment(context())
       expect(next.tools.some((t) => t.name === "mcp__bad__extra")).toBe(true)
     }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])]))))
@@ -253,6 +249,28 @@ describe("MCP servers over stdio", () => {
       expect(results.get("w2")!.status).toBe("error")
       expect(text(results.get("w2"))).toMatch(/mcp__bad__slow .*server "bad".*timed out after 1500 ms \(MCP_TOOL_TIMEOUT\)/)
     }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])], { toolTimeout: "1500 millis", idleTimeout: "700 millis" }))))
+
+  it.live("without MCP_TOOL_IDLE_TIMEOUT a silent call may run to the wall-clock limit (Claude Code's MCP_TOOL_TIMEOUT)", () =>
+    Effect.gen(function*() {
+      const { results } = yield* dispatch([Messages.toolUse("i1", "mcp__bad__hang", {})], context())
+      expect(text(results.get("i1"))).toMatch(/mcp__bad__hang .*timed out after 1200 ms \(MCP_TOOL_TIMEOUT\)/)
+    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])], { toolTimeout: "1200 millis" }))))
+
+  it.live("output past 10 000 tokens warns (as progress); _meta maxResultSizeChars raises a tool's limit", () =>
+    Effect.gen(function*() {
+      const { events, results } = yield* dispatch([
+        Messages.toolUse("o1", "mcp__bad__big", { chars: 40_004 }),
+        Messages.toolUse("o2", "mcp__bad__roomy", { chars: 60_000 }),
+        Messages.toolUse("o3", "mcp__bad__big", { chars: 39_000 })
+      ], context())
+      const warnings = events.filter(DispatchEvent.isProgress).filter((e) => (e.data as { warning?: string }).warning !== undefined)
+      expect(warnings.map((w) => w.toolUseId).sort()).toEqual(["o1", "o2"])
+      expect((warnings[0]!.data as { warning: string }).warning).toMatch(/Large MCP response from mcp__bad__\w+ \(~\d+k tokens\)/)
+      // MAX_MCP_OUTPUT_TOKENS 10 000 is 40 000 characters: o1 is persisted, `roomy` sets its own limit.
+      expect(text(results.get("o1"))).toContain("Output too large (40004 characters)")
+      expect(text(results.get("o2"))).toBe("x".repeat(60_000))
+      expect(text(results.get("o3"))).toBe("x".repeat(39_000))
+    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])], { maxOutputTokens: 10_000 }))))
 
   it.live("results: images, resource links, embedded resources, structuredContent, isError, and large output persisted", () =>
     Effect.gen(function*() {

@@ -31,7 +31,11 @@ const project = () => {
   return { dir, extra }
 }
 
-const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "4000" }
+// The user approves every project server (issue 21: a project's servers start only once approved).
+const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-cli-home-"))
+Fs.writeFileSync(Path.join(home, "settings.json"), JSON.stringify({ enableAllProjectMcpServers: true }))
+
+const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "4000", SWITCHYARD_HOME: home }
 
 describe("switchyard with MCP servers", () => {
   it("mcp list shows every server: connected with its tool count, failed with why; a bad entry names file and field", async () => {
@@ -44,8 +48,8 @@ describe("switchyard with MCP servers", () => {
     expect(String(servers[1]!["error"])).toContain("initialize")
     expect(result.stderr).toContain(`${Path.join(dir, ".mcp.json")}: mcpServers.broken.command`)
     const text = await runCli(["mcp", "list"], { cwd: dir, env, timeoutMs: 60_000 })
-    expect(text.stdout).toMatch(/everything connected · stdio · \d+ tools/)
-    expect(text.stdout).toMatch(/silent failed · stdio · no answer to initialize/)
+    expect(text.stdout).toMatch(/everything connected · stdio · project · \d+ tools/)
+    expect(text.stdout).toMatch(/silent failed · stdio · project · no answer to initialize/)
   })
 
   it("tools list marks MCP tools deferred and lists ToolSearch; --strict-mcp-config uses only --mcp-config", async () => {
@@ -97,6 +101,37 @@ describe("switchyard with MCP servers", () => {
     const withServers = await runCli(["tools", "list", "--strict-mcp-config", "--mcp-config", extra], { cwd: dir, env: trace })
     expect(withServers.stderr).toContain("MCP-SDK-IMPORTED @modelcontextprotocol/client")
   })
+
+  it("settings env sets MCP_TOOL_TIMEOUT and ENABLE_TOOL_SEARCH; a proxy base URL turns tool search off unless it is set", async () => {
+    const { dir, extra } = project()
+    const settingsHome = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-cli-env-"))
+    const withSettings = (values: Record<string, string>) =>
+      Fs.writeFileSync(Path.join(settingsHome, "settings.json"), JSON.stringify({ env: values }))
+    const args = ["--strict-mcp-config", "--mcp-config", extra]
+    const cli = (command: ReadonlyArray<string>, more: Record<string, string> = {}, input?: string) =>
+      runCli([...command, ...args], { cwd: dir, env: { ...env, SWITCHYARD_HOME: settingsHome, ...more }, ...(input === undefined ? {} : { input }) })
+    withSettings({ MCP_TOOL_TIMEOUT: "1000" })
+    const hang = await cli(
+      ["dispatch", "-", "--output-format", "json", "--allowed-tools", "mcp__bad"],
+      {},
+      JSON.stringify([{ type: "tool_use", id: "h1", name: "mcp__bad__hang", input: {} }])
+    )
+    expect(JSON.parse(hang.stdout)[0].content).toMatch(/timed out after 1000 ms \(MCP_TOOL_TIMEOUT\)/)
+    expect((await cli(["tools", "list"])).stdout).toMatch(/mcp__bad__echo\s+\[deferred\]/)
+    withSettings({ ENABLE_TOOL_SEARCH: "false" })
+    const loaded = await cli(["tools", "list"])
+    expect(loaded.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
+    expect(loaded.stdout).not.toMatch(/^ToolSearch\s/m)
+    withSettings({})
+    const proxied = await cli(["tools", "list"], { ANTHROPIC_BASE_URL: "http://127.0.0.1:9/proxy" })
+    expect(proxied.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
+    withSettings({ ENABLE_TOOL_SEARCH: "true" })
+    const forced = await cli(["tools", "list"], { ANTHROPIC_BASE_URL: "http://127.0.0.1:9/proxy" })
+    expect(forced.stdout).toMatch(/mcp__bad__echo\s+\[deferred\]/)
+    withSettings({})
+    const haiku = await cli(["tools", "list"], { SWITCHYARD_MODEL: "claude-haiku-4-5" })
+    expect(haiku.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
+  }, 120_000)
 
   it("a missing --mcp-config file is bad input", async () => {
     const { dir } = project()

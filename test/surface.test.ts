@@ -113,6 +113,7 @@ describe("the public surface", () => {
       "Registry",
       "ReplayModel",
       "Results",
+      "Sandbox",
       "Settings",
       "ShellAnalysis",
       "Speculation",
@@ -126,12 +127,13 @@ describe("the public surface", () => {
     expect(result.entries["@switchyard/core/Validation"]!["decodeInput"]).toBeDefined()
   })
 
-  it("@switchyard/tools's root exports every built-in tool's module, the MCP modules and the shell analysis", () => {
+  it("@switchyard/tools's root exports every built-in tool's module, the MCP modules, the shell analysis, the sandbox and Claude Code's permission chain", () => {
     expect(Object.keys(tools).sort()).toEqual([
       "Agent",
       "BackgroundShells",
       "Bash",
       "Builtins",
+      "ClaudeCodePermissions",
       "Edit",
       "Glob",
       "Grep",
@@ -139,6 +141,7 @@ describe("the public surface", () => {
       "McpServers",
       "NotebookEdit",
       "Read",
+      "Sandbox",
       "ShellCommand",
       "TodoWrite",
       "WebFetch",

@@ -13,6 +13,7 @@
  * @since 0.1.0
  */
 import * as EditDistance from "@switchyard/core/EditDistance"
+import * as McpCommandLine from "./internal/mcpCommandLine.js"
 
 /**
  * What a shell completes for a value (besides `choices`): file or directory
@@ -53,6 +54,8 @@ export interface ArgSpec {
   readonly name: string
   readonly description: string
   readonly optional: boolean
+  /** The last argument may take every remaining word (`ARGS...`). */
+  readonly variadic?: boolean
   readonly choices?: ReadonlyArray<string>
   readonly complete?: ValueCompletion
 }
@@ -267,7 +270,15 @@ export const commands: ReadonlyArray<CommandSpec> = [
     path: ["tools", "list"],
     summary: "List the tools the model sees (deferred tools are marked)",
     args: [],
-    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
+    options: [
+      { name: "json", description: "Print JSON" },
+      {
+        name: "cached",
+        description: "Start no MCP server: list MCP tools as they were when their servers last connected here " +
+          "(what completion scripts use)"
+      },
+      ...engineOptions
+    ]
   },
   {
     path: ["tools", "search"],
@@ -292,19 +303,7 @@ export const commands: ReadonlyArray<CommandSpec> = [
       ...engineOptions
     ]
   },
-  {
-    path: ["mcp"],
-    summary: "MCP servers: list them with their state and tool count",
-    args: [],
-    options: [],
-    group: true
-  },
-  {
-    path: ["mcp", "list"],
-    summary: "List the configured MCP servers: connected or failed (and why), with their tool count",
-    args: [],
-    options: [{ name: "json", description: "Print JSON" }, ...engineOptions]
-  },
+  ...McpCommandLine.commands(engineOptions),
   {
     path: ["speculate"],
     summary: "Run a prompt in a copy-on-write overlay and report what it would change",
@@ -456,7 +455,10 @@ const table = (rows: ReadonlyArray<readonly [string, string]>): ReadonlyArray<st
 }
 
 const usageLine = (command: CommandSpec): string => {
-  const args = command.args.map((a) => (a.optional ? `[${a.name}]` : a.name)).join(" ")
+  const args = command.args.map((a) => {
+    const name = a.variadic ? `${a.name}...` : a.name
+    return a.optional ? `[${name}]` : name
+  }).join(" ")
   const options = command.options.length > 0 ? " [options]" : ""
   return `switchyard ${command.path.join(" ")}${options}${args === "" ? "" : ` ${args}`}`
 }
@@ -566,7 +568,9 @@ const unknownOption = (command: CommandSpec, token: string): string => {
   const elsewhere = suggestion === undefined
     ? commands.find((c) => c.options.some((o) => o.name === name))
     : undefined
-  const hint = suggestion !== undefined
+  const hint = command.path.join(" ") === "mcp add" && suggestion === undefined
+    ? "options come before NAME; put -- before the server's command (switchyard mcp add NAME -- COMMAND ARGS…)"
+    : suggestion !== undefined
     ? `did you mean --${suggestion}?`
     : elsewhere !== undefined
     ? `it is an option of \`switchyard ${elsewhere.path.join(" ")}\``
@@ -697,7 +701,7 @@ export const parse = (argv: ReadonlyArray<string>): Parsed => {
     }
     options.push(canonical, value)
   }
-  const maxArgs = command.args.length
+  const maxArgs = command.args.at(-1)?.variadic ? Infinity : command.args.length
   const required = command.args.filter((a) => !a.optional)
   if (path[0] === "run" && positionals.length > 1) {
     // A prompt split by the shell: Claude Code takes the words as one prompt too.

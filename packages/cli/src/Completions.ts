@@ -3,8 +3,9 @@
  * from the command table (`CommandLine.commands`), so they cannot drift from
  * what the parser accepts. They complete commands and subcommands, options,
  * each option's value (its choices, model names, files or directories), and
- * tool names for `tools schema`: asked of `switchyard tools list` when TAB is
- * pressed (MCP tools included), the built-in names when that fails.
+ * tool names for `tools schema`: asked of `switchyard tools list --cached`
+ * when TAB is pressed, which starts no MCP server (their tools come from the
+ * names cached when they last connected), the built-in names when that fails.
  *
  * @since 0.1.0
  */
@@ -12,7 +13,7 @@ import * as Builtins from "@switchyard/tools/Builtins"
 import * as CommandLine from "./CommandLine.js"
 
 /**
- * Tool names a script offers when `switchyard tools list` gives none.
+ * Tool names a script offers when `switchyard tools list --cached` gives none.
  *
  * @since 0.1.0
  * @category constants
@@ -96,7 +97,7 @@ const bash = (): string => {
     "# The tool names for `tools schema`: asked of switchyard itself (MCP tools too), else the built-in ones.",
     "_switchyard_tool_names() {",
     "  local names",
-    "  names=$(\"$1\" tools list 2>/dev/null | awk '{print $1}')",
+    "  names=$(\"$1\" tools list --cached </dev/null 2>/dev/null | awk '{print $1}')",
     `  [ -n "$names" ] || names=${words(fallbackToolNames)}`,
     "  printf '%s\\n' $names",
     "}",
@@ -285,7 +286,7 @@ const zsh = (): string => {
     "# The tool names for `tools schema`: asked of switchyard itself (MCP tools too), else the built-in ones.",
     "_switchyard_tools() {",
     "  local -a names",
-    "  names=(${(f)\"$(${~_switchyard_command} tools list 2>/dev/null | awk '{print $1}')\"})",
+    "  names=(${(f)\"$(${~_switchyard_command} tools list --cached </dev/null 2>/dev/null | awk '{print $1}')\"})",
     `  (( \${#names} )) || names=(${fallbackToolNames.join(" ")})`,
     "  _describe -t tools 'tool' names",
     "}",
@@ -432,7 +433,7 @@ const fish = (): string => {
     "# The tool names for `tools schema`: asked of switchyard itself (MCP tools too), else the built-in ones.",
     "function __switchyard_tools",
     "    set -l command (commandline -opc)[1]",
-    "    set -l names ($command tools list 2>/dev/null | string replace -r '\\s.*' '')",
+    "    set -l names ($command tools list --cached </dev/null 2>/dev/null | string replace -r '\\s.*' '')",
     "    test (count $names) -gt 0; or set names " + fallbackToolNames.join(" "),
     "    printf '%s\\n' $names",
     "end",

@@ -20,6 +20,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
 import * as Execution from "@switchyard/core/Execution"
+import * as Interruption from "@switchyard/core/Interruption"
 import * as Messages from "@switchyard/core/Messages"
 import * as StreamingExecutor from "@switchyard/core/StreamingExecutor"
 import * as Clock from "effect/Clock"
@@ -29,6 +30,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as CliError from "./CliError.js"
+import * as UserInterrupt from "./internal/userInterrupt.js"
 import * as Output from "./Output.js"
 import * as Render from "./Render.js"
 import * as Runtime from "./Runtime.js"
@@ -160,7 +162,9 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError | C
       const live = options.outputFormat === "text" && process.stdout.isTTY === true
       const labels = new Map(calls.map((c) => [c.id, Render.callLabel(c.name, c.input, 60)]))
       const waits = new Map<string, ReadonlyArray<DispatchEvent.Wait>>()
-      yield* StreamingExecutor.runAll(calls, env, { scheduling: prepared.scheduling }).pipe(
+      // Ctrl-C interrupts the calls, and every one of them is still reported.
+      const interruption = yield* Interruption.makeRoot
+      yield* StreamingExecutor.runAll(calls, env, { scheduling: prepared.scheduling, interruption }).pipe(
         Stream.runForEach((event) =>
           Effect.gen(function*() {
             if (DispatchEvent.isResult(event)) results.push(event)
@@ -173,7 +177,8 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError | C
               yield* Output.line(`  ${Output.paint("gray", "⎿")} ${labels.get(event.toolUseId) ?? event.name} ${Render.resultLine(event)}`)
             }
           })
-        )
+        ),
+        UserInterrupt.abortOnSigint(interruption)
       )
       if (options.outputFormat === "json") {
         // In call order, whatever order they finished in.

@@ -5,9 +5,11 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as Interruption from "@switchyard/core/Interruption"
 import * as ReplayModel from "@switchyard/core/ReplayModel"
 import * as Effect from "effect/Effect"
 import * as CliError from "./CliError.js"
+import * as UserInterrupt from "./internal/userInterrupt.js"
 import * as LoopRunner from "./LoopRunner.js"
 import * as Output from "./Output.js"
 import * as Runtime from "./Runtime.js"
@@ -41,10 +43,14 @@ export const run = (options: Options) =>
     // The first turn's expectation is the natural prompt; otherwise a neutral one.
     const prompt = options.prompt ?? transcript.turns[0]?.expect?.user_text_includes ?? "Replay the recorded session."
     const format: LoopRunner.Format = options.outputFormat === "text" ? "transcript" : options.outputFormat
+    // Ctrl-C ends the loop as an interrupt: every call still gets its result, and the exit code is 1.
+    const interruption = yield* Interruption.makeRoot
     const outcome = yield* LoopRunner.runOnce(prompt, Runtime.toolUseContext(prepared), format, {
       maxTurns: options.maxTurns,
-      scheduling: prepared.scheduling
+      scheduling: prepared.scheduling,
+      interruption
     }).pipe(
+      UserInterrupt.abortOnSigint(interruption),
       Effect.provide(
         Runtime.layer(prepared, {
           model: ReplayModel.layer(transcript),

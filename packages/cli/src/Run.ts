@@ -48,6 +48,7 @@ export const run = (options: Conversation.Options) =>
     const settings = { format, model, verbose: options.verbose }
     const layer = Runtime.layer(prepared, {
       model: modelLive,
+      modelName: model,
       prompt: Runtime.noPrompt(
         "no interactive terminal; allow the call with --allowed-tools, a settings rule, or --permission-mode"
       )

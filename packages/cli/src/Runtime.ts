@@ -10,6 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Deferral from "@switchyard/core/Deferral"
 import * as Footprint from "@switchyard/core/Footprint"
 import * as HookRunner from "@switchyard/core/HookRunner"
 import type * as Hooks from "@switchyard/core/Hooks"
@@ -25,10 +26,11 @@ import * as Settings from "@switchyard/core/Settings"
 import * as Tool from "@switchyard/core/Tool"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Builtins from "@switchyard/tools/Builtins"
-import * as McpConfig from "@switchyard/tools/McpConfig"
+import type * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as Sandbox from "@switchyard/tools/Sandbox"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as nodePath from "node:path"
@@ -36,6 +38,8 @@ import * as readline from "node:readline/promises"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
+import * as McpToolCache from "./internal/mcpToolCache.js"
+import * as McpSetup from "./McpSetup.js"
 import * as Output from "./Output.js"
 
 /**
@@ -61,6 +65,11 @@ export interface CommonOptions {
   readonly scheduling?: Footprint.Scheduling | undefined
   /** `--sandbox`: `sandbox.enabled` for this run. */
   readonly sandbox?: boolean | undefined
+  /**
+   * Unapproved `.mcp.json` servers: `ask` in a terminal (the default), `never`
+   * ask (they stay pending), or `offline`: resolve no MCP server at all.
+   */
+  readonly mcpApproval?: "ask" | "never" | "offline" | undefined
 }
 
 /**
@@ -100,8 +109,12 @@ export interface Prepared {
   readonly permissions: PermissionContext.PermissionContext
   /** One line per settings problem (the rest of the settings still loaded). */
   readonly warnings: ReadonlyArray<string>
-  /** The configured MCP servers (none when absent). */
+  /** The MCP servers to start (none when absent). */
   readonly mcp?: McpConfig.Loaded | undefined
+  /** Every scope's MCP servers and the approval of the project's (`mcp list`, `/mcp`). */
+  readonly mcpSetup?: McpSetup.Loaded | undefined
+  /** The state directory (`$SWITCHYARD_HOME`, else `~/.switchyard`). */
+  readonly stateDir?: string | undefined
   /** The executor's schedule: `--scheduling`, else the settings' `scheduling`, else `footprints`. */
   readonly scheduling: Footprint.Scheduling
   /** The `sandbox` settings, `--sandbox` applied. */
@@ -175,7 +188,16 @@ export const prepare = (
         return yield* Effect.fail(CliError.badInput(`MCP config file not found: ${path.resolve(cwd, file)}`))
       }
     }
-    const mcp = yield* McpConfig.load({ cwd, files: mcpFiles, strict: options.strictMcpConfig ?? false })
+    const stateDir = yield* Settings.stateDirectory(yield* Settings.homeDirectory)
+    const mcpSetup = options.mcpApproval === "offline" ? undefined : yield* McpSetup.load({
+      cwd,
+      stateDir,
+      settings,
+      files: mcpFiles,
+      strict: options.strictMcpConfig ?? false,
+      ask: options.mcpApproval ?? "ask"
+    })
+    const mcp: McpConfig.Loaded = { servers: mcpSetup?.servers ?? [], issues: mcpSetup?.warnings ?? [] }
     const warnings = [...settings.issues.map(Settings.formatIssue), ...mcp.issues]
     const configured = settings.values["scheduling"]
     const fromSettings = Schema.decodeUnknownOption(Footprint.Scheduling)(configured)
@@ -183,8 +205,12 @@ export const prepare = (
       warnings.push(`settings: "scheduling" must be "greedy" or "footprints" (got ${JSON.stringify(configured)}); using footprints`)
     }
     const scheduling = options.scheduling ?? Option.getOrElse(fromSettings, (): Footprint.Scheduling => "footprints")
+    const toolSearch = settings.env["ENABLE_TOOL_SEARCH"] ?? process.env["ENABLE_TOOL_SEARCH"]
+    if (toolSearch !== undefined && toolSearch.trim() !== "" && Deferral.parsePolicy(toolSearch) === undefined) {
+      warnings.push(`ENABLE_TOOL_SEARCH="${toolSearch}" is not true, false, auto or auto:N; deferring as for true`)
+    }
     const sandbox = options.sandbox === true ? { ...settings.sandbox, enabled: true } : settings.sandbox
-    return { cwd, settings, permissions, warnings, mcp, scheduling, sandbox }
+    return { cwd, settings, permissions, warnings, mcp, mcpSetup, stateDir, scheduling, sandbox }
   })
 
 /** Asks on the terminal whether a project's settings may switch the permission prompts off. */
@@ -226,6 +252,7 @@ export type Services =
   | Permissions.PermissionPolicy
   | Hooks.Hooks
   | ShellAnalysis.ShellAnalysis
+  | McpServers.McpServers
   | NodeContext.NodeContext
 
 /**
@@ -241,10 +268,12 @@ export const layer = <ME = never, MR = never>(
   options: {
     readonly model?: Layer.Layer<Model.LanguageModel, ME, MR> | undefined
     readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt>
+    /** The model's name, for where tool search is off and for `auto`'s context window (default: the environment's). */
+    readonly modelName?: string | undefined
   }
 ): Layer.Layer<Services | Model.LanguageModel, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<Model.LanguageModel, ME, MR>
-  const tools = toolsLayer(prepared).pipe(
+  const tools = toolsLayer(prepared, options.modelName).pipe(
     Layer.provideMerge(Results.layer),
     Layer.provideMerge(model)
   )
@@ -304,15 +333,43 @@ export const cliHowToAllow = (suggestions: ReadonlyArray<string>): string => {
 }
 
 /**
+ * A variable as the MCP layer and tool search read it: the settings' `env`
+ * first (Claude Code applies it over the environment), then the process's.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const mcpVariable = (prepared: Prepared, name: string): string | undefined =>
+  prepared.settings.env[name] ?? process.env[name]
+
+/**
+ * The registry's deferral (SPEC §4.3): `ENABLE_TOOL_SEARCH` from the
+ * settings' `env` or the environment, off for a model without tool search
+ * and behind a base URL that is not Anthropic's unless that variable says
+ * otherwise; `auto` against the model's context window.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const registryOptions = (prepared: Prepared, modelName: string | undefined): Registry.Options => {
+  const model = modelName ??
+    [process.env["SWITCHYARD_MODEL"], process.env["ANTHROPIC_MODEL"]].find((m) => m !== undefined && m !== "")
+  const raw = mcpVariable(prepared, "ENABLE_TOOL_SEARCH")
+  const policy = Deferral.resolvePolicy({ raw, model, baseUrl: process.env["ANTHROPIC_BASE_URL"] })
+  return { deferral: policy, contextWindowTokens: Deferral.contextWindow(model) }
+}
+
+/**
  * The tools of every command: the built-ins plus the configured MCP
- * servers' tools, and the registry that sees them.
+ * servers' tools, and the registry that sees them (its deferral per
+ * `registryOptions`, for `modelName` when given).
  *
  * @since 0.1.0
  * @category layers
  */
-export const toolsLayer = (prepared: Prepared) =>
+export const toolsLayer = (prepared: Prepared, modelName?: string | undefined) =>
   Layer.merge(Builtins.layer(), mcpLayer(prepared)).pipe(
-    Layer.provideMerge(Registry.layer()),
+    Layer.provideMerge(Registry.layer(registryOptions(prepared, modelName))),
     Layer.provide(FetchHttpClient.layer)
   )
 
@@ -353,12 +410,25 @@ export const speculationEnvironment = <E, SE = never>(
 export const mcpLayer = (
   prepared: Prepared,
   options: { readonly reportFailures?: boolean } = {}
-): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool> =>
-  McpServers.layer(prepared.mcp?.servers ?? [], {
+): Layer.Layer<McpServers.McpServers, never, Tool.ToolPool | FileSystem.FileSystem | Path.Path> => {
+  const servers = prepared.mcp?.servers ?? []
+  const layer = McpServers.layer(servers, {
+    env: Object.fromEntries(McpServers.VARIABLES.map((name) => [name, prepared.settings.env[name]])),
     onFailure: options.reportFailures === false
       ? undefined
       : (status) => Output.warn(`MCP server "${status.name}" failed to connect: ${status.error ?? "unknown error"}`)
   })
+  const stateDir = prepared.stateDir
+  if (servers.length === 0 || stateDir === undefined) return layer
+  // Remember the tool names for completion scripts, which never start a server.
+  return Layer.tap(layer, (context) =>
+    Effect.flatMap(Context.get(context, McpServers.McpServers).servers, (statuses) =>
+      McpToolCache.write(
+        stateDir,
+        prepared.cwd,
+        Object.fromEntries(statuses.filter((s) => s.state === "connected").map((s) => [s.name, s.tools]))
+      )))
+}
 
 /**
  * A tool pool on its own (for commands that only connect MCP servers).

@@ -1,6 +1,7 @@
 /**
  * The interactive session's slash commands: `/help`, `/clear`, `/exit`,
- * `/model`, `/cost`, `/permissions`, `/resume`, `/status`. A line starting
+ * `/model`, `/cost`, `/permissions`, `/resume`, `/mcp`, `/status` (and each
+ * MCP server prompt as `/mcp__<server>__<prompt>`, McpSlash.ts). A line starting
  * with `/` never reaches the model; an unknown command says so.
  *
  * Adding a command is one entry in `commands` (a name, a summary and an
@@ -18,6 +19,7 @@ import * as Ref from "effect/Ref"
 import type * as CliError from "./CliError.js"
 import * as Conversation from "./Conversation.js"
 import * as Cost from "./Cost.js"
+import * as McpSlash from "./McpSlash.js"
 import { paint } from "./Output.js"
 import * as Runtime from "./Runtime.js"
 import * as Sessions from "./Sessions.js"
@@ -168,6 +170,12 @@ export const commands: Array<SlashCommand> = [
         yield* reopen(state, loaded.right)
         return yield* say(state, paint("gray", `(resumed session ${id}: ${loaded.right.messages.length} messages)`))
       })
+  },
+  {
+    name: "mcp",
+    args: "[reconnect NAME]",
+    summary: "MCP servers: their status, tools and prompts; reconnect one",
+    run: (args, state) => Effect.flatMap(McpSlash.mcpCommand(args), (text) => say(state, text))
   },
   {
     name: "status",

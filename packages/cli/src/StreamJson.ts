@@ -25,6 +25,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as McpServers from "@switchyard/tools/McpServers"
 import * as CliError from "./CliError.js"
 import type * as Cost from "./Cost.js"
 
@@ -147,6 +148,15 @@ export const loopEventJson = (event: QueryLoop.LoopEvent, t0: number): Record<st
   }
 }
 
+/** The configured MCP servers and their status; none when no MCP layer runs. */
+const mcpServers: Effect.Effect<ReadonlyArray<{ readonly name: string; readonly status: string }>> = Effect.flatMap(
+  Effect.serviceOption(McpServers.McpServers),
+  (service) =>
+    service._tag === "None"
+      ? Effect.succeed([])
+      : Effect.map(service.value.servers, (servers) => servers.map((s) => ({ name: s.name, status: s.state })))
+)
+
 /**
  * The `system`/`init` line of stream-json (with the sandbox's state:
  * `"sandbox": {"enabled", "available"}`).
@@ -170,7 +180,8 @@ export const initLine = (
       model,
       permissionMode: ctx.permissions.mode,
       tools: env.tools.map((tool) => tool.name),
-      mcp_servers: [],
+      // Claude Code's shape: each server with connected, failed, needs-auth or pending.
+      mcp_servers: yield* mcpServers,
       sandbox: { enabled: sandbox.enabled, available: sandbox.available }
     }
   })

@@ -8,6 +8,7 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
+import type * as Messages from "@switchyard/core/Messages"
 import type * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
@@ -19,6 +20,7 @@ import * as ModelLayer from "./ModelLayer.js"
 import { paint } from "./Output.js"
 import type { Prepared } from "./Runtime.js"
 import * as CliRuntime from "./Runtime.js"
+import * as McpSlash from "./McpSlash.js"
 import * as SlashCommands from "./SlashCommands.js"
 import * as SuggestionUi from "./SuggestionUi.js"
 import * as TerminalUi from "./TerminalUi.js"
@@ -51,7 +53,9 @@ export const run = (
         }).pipe(
           Effect.scoped,
           Effect.provide(ModelLayer.interactiveSuggestions),
-          Effect.provide(CliRuntime.layer(prepared, { model: modelLive, prompt: TerminalUi.promptLayer(ui) }))
+          Effect.provide(
+            CliRuntime.layer(prepared, { model: modelLive, prompt: TerminalUi.promptLayer(ui), modelName: model })
+          )
         ),
       () => Effect.sync(() => ui.close())
     )
@@ -93,7 +97,7 @@ export const repl = (
       usage: Cost.zero,
       turns: 0
     }
-    const runTurn = (prompt: string) =>
+    const runTurn = (prompt: string | ReadonlyArray<Messages.ContentBlock>) =>
       Effect.gen(function*() {
         const { session, recorder } = state.conversation
         ui.listenForInterrupt(() => {
@@ -140,6 +144,17 @@ export const repl = (
       }
       const prompt = input.text.trim()
       if (prompt === "") continue
+      // MCP prompts as slash commands and @server:uri mentions (McpSlash.ts).
+      const expanded = yield* McpSlash.expand(prompt)
+      if (expanded._tag === "Say") {
+        ui.line(paint("yellow", expanded.text))
+        continue
+      }
+      if (expanded._tag === "Send") {
+        if (suggestions !== undefined) yield* suggestions.reject
+        yield* runTurn(expanded.prompt)
+        continue
+      }
       if (prompt.startsWith("/")) {
         if (suggestions !== undefined) yield* suggestions.reject
         const next = yield* SlashCommands.run(prompt, state)

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as CliError from "./CliError.js"
+import * as McpToolCache from "./internal/mcpToolCache.js"
 import * as Output from "./Output.js"
 import * as Runtime from "./Runtime.js"
 
@@ -22,7 +23,8 @@ import * as Runtime from "./Runtime.js"
  * @category models
  */
 export type Action =
-  | { readonly _tag: "list" }
+  /** `cached`: start no MCP server; their tools come from the names cached when they last connected. */
+  | { readonly _tag: "list"; readonly cached?: boolean | undefined }
   | { readonly _tag: "search"; readonly query: string }
   | { readonly _tag: "schema"; readonly name: string }
 
@@ -74,20 +76,45 @@ const printList = (tools: ReadonlyArray<Tool.Any>, json: boolean) =>
       return Output.line(`${Output.paint("bold", tool.name.padEnd(Math.max(14, tool.name.length + 1)))}${deferred}${tool.searchHint}${aliases}`)
     }, { discard: true })
 
+/** The tools without MCP servers, then the cached MCP tool names (completion scripts read the first column). */
+const printCached = (tools: ReadonlyArray<Tool.Any>, names: ReadonlyArray<string>, json: boolean) =>
+  json
+    ? Output.line(JSON.stringify([
+      ...tools.map((tool) => ({
+        name: tool.name,
+        aliases: tool.aliases,
+        deferred: Tool.isDeferred(tool),
+        summary: tool.searchHint
+      })),
+      ...names.map((name) => ({ name, aliases: [], deferred: true, summary: "(cached)", cached: true }))
+    ], null, 2))
+    : Effect.zipRight(
+      printList(tools, false),
+      Effect.forEach(
+        names,
+        (name) => Output.line(`${Output.paint("bold", name.padEnd(Math.max(14, name.length + 1)))}(cached)`),
+        { discard: true }
+      )
+    )
+
 /**
  * @since 0.1.0
  * @category running
  */
 export const run = (options: Options) =>
   Effect.gen(function*() {
-    const prepared = yield* Runtime.prepare(options)
+    const cached = options.action._tag === "list" && options.action.cached === true
+    const prepared = yield* Runtime.prepare(cached ? { ...options, mcpApproval: "offline" } : options)
     for (const warning of prepared.warnings) yield* Output.warn(warning)
     yield* Effect.gen(function*() {
       const env = yield* Execution.makeEnvironment(Runtime.toolUseContext(prepared))
       const action = options.action
       switch (action._tag) {
-        case "list":
-          return yield* printList(env.tools, options.json)
+        case "list": {
+          if (!cached || prepared.stateDir === undefined) return yield* printList(env.tools, options.json)
+          const names = Object.values(yield* McpToolCache.read(prepared.stateDir, prepared.cwd)).flat()
+          return yield* printCached(env.tools, names, options.json)
+        }
         case "search": {
           const found = search(env.tools, action.query)
           if (found.length === 0) return yield* Effect.fail(CliError.failure(`No tool matches "${action.query}"`))

@@ -192,9 +192,15 @@ const toolsCommand = <A extends Parameters<typeof toCommon>[0] & { readonly json
 const tools = Command.make("tools").pipe(
   Command.withDescription(findCommand(["tools"])!.summary),
   Command.withSubcommands([
-    Command.make("list", { ...engineOptions(["tools", "list"]), json: flag(["tools", "list"], "json") }, toolsCommand(() => ({ _tag: "list" }))).pipe(
-      Command.withDescription(findCommand(["tools", "list"])!.summary)
-    ),
+    Command.make(
+      "list",
+      {
+        ...engineOptions(["tools", "list"]),
+        json: flag(["tools", "list"], "json"),
+        cached: flag(["tools", "list"], "cached")
+      },
+      toolsCommand((args) => ({ _tag: "list", cached: args.cached }))
+    ).pipe(Command.withDescription(findCommand(["tools", "list"])!.summary)),
     Command.make(
       "search",
       { ...engineOptions(["tools", "search"]), json: flag(["tools", "search"], "json"), query: Args.text({ name: "query" }) },
@@ -244,13 +250,81 @@ const demo = Command.make(
       Demo.run({ keep: args.keep, outputFormat: args.outputFormat }))
 ).pipe(Command.withDescription(findCommand(["demo"])!.summary))
 
+const mcpModule = Effect.promise(() => import("./McpCommand.js"))
+const mcpScope = (path: ReadonlyArray<string>) =>
+  Options.choice("scope", ["local", "project", "user"]).pipe(Options.withDescription(describeOption(path, "scope")))
+const mcpCwd = (path: ReadonlyArray<string>) =>
+  Options.text("cwd").pipe(Options.withDescription(describeOption(path, "cwd")), Options.withDefault(process.cwd()))
+const mcpName = Args.text({ name: "name" }).pipe(Args.withDescription("The server's name"))
+
 const mcp = Command.make("mcp").pipe(
   Command.withDescription(findCommand(["mcp"])!.summary),
   Command.withSubcommands([
     Command.make("list", { ...engineOptions(["mcp", "list"]), json: flag(["mcp", "list"], "json") }, (args) =>
-      Effect.flatMap(Effect.promise(() => import("./McpCommand.js")), (Mcp) =>
-        Mcp.list({ ...toCommon(args), json: args.json }))).pipe(
+      Effect.flatMap(mcpModule, (Mcp) => Mcp.list({ ...toCommon(args), json: args.json }))).pipe(
         Command.withDescription(findCommand(["mcp", "list"])!.summary)
+      ),
+    Command.make("get", {
+      ...engineOptions(["mcp", "get"]),
+      json: flag(["mcp", "get"], "json"),
+      name: mcpName
+    }, (args) =>
+      Effect.flatMap(mcpModule, (Mcp) => Mcp.get({ ...toCommon(args), json: args.json, name: args.name }))).pipe(
+        Command.withDescription(findCommand(["mcp", "get"])!.summary)
+      ),
+    Command.make(
+      "add",
+      {
+        scope: mcpScope(["mcp", "add"]).pipe(Options.withDefault("local" as const)),
+        transport: Options.choice("transport", ["stdio", "http", "sse"]).pipe(
+          Options.withDescription(describeOption(["mcp", "add"], "transport")),
+          Options.optional
+        ),
+        env: Options.text("env").pipe(Options.withDescription(describeOption(["mcp", "add"], "env")), Options.repeated),
+        header: Options.text("header").pipe(
+          Options.withDescription(describeOption(["mcp", "add"], "header")),
+          Options.repeated
+        ),
+        cwd: mcpCwd(["mcp", "add"]),
+        name: mcpName,
+        commandOrUrl: Args.text({ name: "commandOrUrl" }).pipe(Args.withDescription("The command or the URL")),
+        args: Args.text({ name: "args" }).pipe(Args.withDescription("The command's arguments"), Args.repeated)
+      },
+      (args) =>
+        Effect.flatMap(mcpModule, (Mcp) =>
+          Mcp.add({
+            cwd: args.cwd,
+            name: args.name,
+            commandOrUrl: args.commandOrUrl,
+            args: args.args,
+            scope: args.scope,
+            transport: Option.getOrUndefined(args.transport),
+            env: args.env,
+            headers: args.header
+          }))
+    ).pipe(Command.withDescription(findCommand(["mcp", "add"])!.summary)),
+    Command.make(
+      "add-json",
+      {
+        scope: mcpScope(["mcp", "add-json"]).pipe(Options.withDefault("local" as const)),
+        cwd: mcpCwd(["mcp", "add-json"]),
+        name: mcpName,
+        json: Args.text({ name: "json" }).pipe(Args.withDescription("The server's entry"))
+      },
+      (args) =>
+        Effect.flatMap(mcpModule, (Mcp) =>
+          Mcp.addJson({ cwd: args.cwd, name: args.name, json: args.json, scope: args.scope }))
+    ).pipe(Command.withDescription(findCommand(["mcp", "add-json"])!.summary)),
+    Command.make(
+      "remove",
+      { scope: mcpScope(["mcp", "remove"]).pipe(Options.optional), cwd: mcpCwd(["mcp", "remove"]), name: mcpName },
+      (args) =>
+        Effect.flatMap(mcpModule, (Mcp) =>
+          Mcp.remove({ cwd: args.cwd, name: args.name, scope: Option.getOrUndefined(args.scope) }))
+    ).pipe(Command.withDescription(findCommand(["mcp", "remove"])!.summary)),
+    Command.make("reset-project-choices", { cwd: mcpCwd(["mcp", "reset-project-choices"]) }, (args) =>
+      Effect.flatMap(mcpModule, (Mcp) => Mcp.resetProjectChoices({ cwd: args.cwd }))).pipe(
+        Command.withDescription(findCommand(["mcp", "reset-project-choices"])!.summary)
       )
   ])
 )

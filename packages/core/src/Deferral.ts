@@ -10,6 +10,12 @@
  * always loaded, so a request never has only deferred tools); when a blanket
  * deny rule removes ToolSearch, nothing is deferred.
  *
+ * Where Claude Code turns tool search off (`resolvePolicy`): a model without
+ * tool search support (Haiku, Claude 3) never defers; an
+ * `ANTHROPIC_BASE_URL` that is not Anthropic's own host defers only when
+ * `ENABLE_TOOL_SEARCH` says so (most proxies drop `tool_reference` blocks).
+ * `auto` measures against the model's context window (`contextWindow`).
+ *
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
@@ -76,6 +82,62 @@ export const policyConfig: Effect.Effect<Policy> = Config.string("ENABLE_TOOL_SE
       )
   })
 )
+
+/**
+ * Whether a model supports tool search (`tool_reference` blocks): Claude
+ * Sonnet 4 or later and Opus 4 or later; not Haiku, not Claude 3. A name that
+ * is not a Claude model's is taken to support it.
+ *
+ * @since 0.1.0
+ * @category policy
+ */
+export const supportsToolSearch = (model: string): boolean => !/haiku|claude-3|claude-2|claude-instant/i.test(model)
+
+/**
+ * Whether an `ANTHROPIC_BASE_URL` is Anthropic's own API (unset counts as
+ * yes).
+ *
+ * @since 0.1.0
+ * @category policy
+ */
+export const isFirstPartyBaseUrl = (baseUrl: string | undefined): boolean => {
+  if (baseUrl === undefined || baseUrl.trim() === "") return true
+  try {
+    const host = new URL(baseUrl).hostname.toLowerCase()
+    return host === "api.anthropic.com" || host.endsWith(".anthropic.com")
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A model's context window in tokens: 1 000 000 for a `[1m]` model name,
+ * else {@link DEFAULT_CONTEXT_WINDOW_TOKENS}.
+ *
+ * @since 0.1.0
+ * @category policy
+ */
+export const contextWindow = (model: string | undefined): number =>
+  model !== undefined && /\[1m\]$/i.test(model.trim()) ? 1_000_000 : DEFAULT_CONTEXT_WINDOW_TOKENS
+
+/**
+ * The deferral policy as Claude Code decides it: a model without tool
+ * search support never defers; an explicit `ENABLE_TOOL_SEARCH` (`raw`)
+ * decides next (an unknown value is `true`); otherwise tool search is on,
+ * except behind a base URL that is not Anthropic's.
+ *
+ * @since 0.1.0
+ * @category policy
+ */
+export const resolvePolicy = (inputs: {
+  readonly raw: string | undefined
+  readonly model?: string | undefined
+  readonly baseUrl?: string | undefined
+}): Policy => {
+  if (inputs.model !== undefined && !supportsToolSearch(inputs.model)) return { _tag: "Never" }
+  if (inputs.raw !== undefined && inputs.raw.trim() !== "") return parsePolicy(inputs.raw) ?? { _tag: "Always" }
+  return isFirstPartyBaseUrl(inputs.baseUrl) ? { _tag: "Always" } : { _tag: "Never" }
+}
 
 /**
  * @since 0.1.0

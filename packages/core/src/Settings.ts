@@ -67,7 +67,10 @@ export const SettingsJson = Schema.Struct(
     env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
     model: Schema.optional(Schema.String),
     scheduling: Schema.optional(Footprint.Scheduling),
-    sandbox: Schema.optional(Sandbox.SandboxSettingsJson)
+    sandbox: Schema.optional(Sandbox.SandboxSettingsJson),
+    enableAllProjectMcpServers: Schema.optional(Schema.Boolean),
+    enabledMcpjsonServers: Schema.optional(Schema.Array(Schema.String)),
+    disabledMcpjsonServers: Schema.optional(Schema.Array(Schema.String))
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
@@ -144,7 +147,24 @@ export interface SettingsFile {
   readonly sandbox?: Sandbox.FileSettings | undefined
   /** The SHA-256 of the file's text (hex), when it was read from disk. */
   readonly digest?: string | undefined
+  /**
+   * `enableAllProjectMcpServers`, `enabledMcpjsonServers`,
+   * `disabledMcpjsonServers` as this file sets them; `disabled` is `"all"`
+   * when that list could not be read (fail closed). Which files may approve
+   * a project's servers is the MCP layer's decision (a project's shared
+   * settings may not).
+   */
+  readonly mcpApproval?: McpApproval | undefined
 }
+
+/**
+ * Claude Code's keys for approving a project's `.mcp.json` servers, as one
+ * file sets them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type McpApproval = internal.DecodedMcpApproval
 
 /**
  * The merged settings.
@@ -261,14 +281,27 @@ export const decode = (
     // Its deny and ask rules cannot be read: the tools they name ask until the file is fixed.
     const named = internal.namedToolsInText(text)
     const guards = named === undefined ? [] : internal.failClosed(named, "(file)", source)
+    const mcpApproval = internal.mcpApprovalInText(text)
     const issue = new SettingsIssue({
       path: source.path,
       field: "(file)",
-      message: `invalid JSON: ${message}${internal.failClosedNote(guards)}`
+      message: `invalid JSON: ${message}${internal.failClosedNote(guards)}` +
+        (mcpApproval === undefined
+          ? ""
+          : "; until it is fixed, no server of a project's .mcp.json is started (fail closed)")
     })
-    if (guards.length === 0) return { file: undefined, issues: [issue] }
+    if (guards.length === 0 && mcpApproval === undefined) return { file: undefined, issues: [issue] }
     return {
-      file: { source, rules: guards, defaultMode: undefined, additionalDirectories: [], hooks: {}, env: {}, values: {} },
+      file: {
+        source,
+        rules: guards,
+        defaultMode: undefined,
+        additionalDirectories: [],
+        hooks: {},
+        env: {},
+        values: {},
+        mcpApproval
+      },
       issues: [issue]
     }
   }
@@ -285,7 +318,8 @@ export const decode = (
       hooks: decoded.hooks,
       env: decoded.env,
       values: decoded.values,
-      sandbox: decoded.sandbox
+      sandbox: decoded.sandbox,
+      mcpApproval: decoded.mcpApproval
     },
     issues
   }

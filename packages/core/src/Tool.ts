@@ -12,7 +12,9 @@
  */
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -368,7 +370,10 @@ export const provideContext = <I, O, P, R>(tool: Tool<I, O, P, R>, context: Cont
 
 /**
  * The set of tools a program provides. Each `Tool.layer` adds to it; the
- * registry (SPEC §4.2) reads it.
+ * registry (SPEC §4.2) reads it. A source whose tools change while the
+ * program runs (an MCP server's `tools/list_changed`) marks the change with
+ * `beginUpdate` and ends it with the returned effect; reading `tools` waits
+ * for the updates in flight, so the next model request sees the new tools.
  *
  * @since 0.1.0
  * @category services
@@ -378,6 +383,8 @@ export class ToolPool extends Context.Tag("@switchyard/core/Tool/ToolPool")<
   {
     readonly register: (tool: Any) => Effect.Effect<void>
     readonly tools: Effect.Effect<ReadonlyArray<Any>>
+    /** Mark an update as in flight now; run the returned effect when it is done (or failed). */
+    readonly beginUpdate: () => Effect.Effect<void>
   }
 >() {
   /**
@@ -385,6 +392,7 @@ export class ToolPool extends Context.Tag("@switchyard/core/Tool/ToolPool")<
    */
   static readonly make = Effect.sync(() => {
     const tools: Array<Any> = []
+    const inFlight = new Set<Deferred.Deferred<void>>()
     return ToolPool.of({
       register: (tool) =>
         Effect.sync(() => {
@@ -393,7 +401,22 @@ export class ToolPool extends Context.Tag("@switchyard/core/Tool/ToolPool")<
           if (index === -1) tools.push(tool)
           else tools[index] = tool
         }),
-      tools: Effect.sync(() => tools.slice())
+      tools: Effect.suspend(() =>
+        inFlight.size === 0
+          ? Effect.sync(() => tools.slice())
+          : Effect.zipRight(
+            Effect.forEach([...inFlight], Deferred.await, { discard: true }),
+            Effect.sync(() => tools.slice())
+          )
+      ),
+      beginUpdate: () => {
+        const done = Deferred.unsafeMake<void>(FiberId.none)
+        inFlight.add(done)
+        return Effect.suspend(() => {
+          inFlight.delete(done)
+          return Deferred.succeed(done, undefined)
+        }).pipe(Effect.asVoid)
+      }
     })
   })
 }

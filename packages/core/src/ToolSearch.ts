@@ -2,7 +2,9 @@
  * `ToolSearch` (SPEC §4.3, chapter 5.2.4): how the model finds and
  * loads deferred tools. A query is keywords, ranked with BM25 over each
  * tool's name (split on `_`, `-` and camelCase), search hint and description
- * with light stemming, or `select:Name1,Name2` for exact picks. The
+ * with light stemming, or `select:Name1,Name2` for exact picks. As in Claude
+ * Code, `+term` requires the term in the tool's name (`+slack send`), and a
+ * word `mcp__<server>` puts that server's tools first. The
  * `tool_result` is an array of `{"type":"tool_reference","tool_name":…}`
  * blocks, best first; the API expands each into the tool's full definition,
  * so the tool counts as loaded from then on.
@@ -70,6 +72,9 @@ const documentOf = (tool: Tool.Any): Bm25.Document => {
 
 const SELECT = /^\s*select:/i
 
+/** A query word naming an MCP server's tools: `mcp__github` (or `mcp__github__`). */
+const MCP_PREFIX = /^mcp__[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*_*$/
+
 /**
  * The tools a query picks, best first: exact names for `select:`, else the
  * BM25 ranking (an exact full-name query ranks its tool first).
@@ -108,8 +113,28 @@ export const makeSearcher = (
     const trimmed = query.trim()
     built ??= Bm25.index(tools.map(documentOf), WEIGHTS.length)
     const exact = tools.find((t) => Tool.hasName(t, trimmed))
-    const ranked = Bm25.rank(built, Bm25.tokenize(trimmed), WEIGHTS).map(({ index }) => tools[index]!)
-    const ordered = exact === undefined ? ranked : [exact, ...ranked.filter((t) => t !== exact)]
+    const words = trimmed.split(/\s+/).filter((word) => word.length > 0)
+    // `+term`: the tool's name must hold the term; the other words rank.
+    const required = words.filter((word) => word.startsWith("+") && word.length > 1)
+      .map((word) => word.slice(1).toLowerCase())
+    // `mcp__server`: that server's tools come first.
+    const prefixes = words.filter((word) => MCP_PREFIX.test(word)).map((word) => word.replace(/_+$/, "").toLowerCase())
+    // A server prefix ranks by the server's name (every tool's name starts with "mcp").
+    const terms = Bm25.tokenize(
+      words.map((word) => (word.startsWith("+") ? word.slice(1) : MCP_PREFIX.test(word) ? word.slice(5) : word))
+        .join(" ")
+    )
+    const ranked = Bm25.rank(built, terms, WEIGHTS).map(({ index }) => tools[index]!)
+    const ofServer = (tool: Tool.Any) => prefixes.some((prefix) => tool.name.toLowerCase().startsWith(`${prefix}__`))
+    const candidates = prefixes.length === 0 ? ranked : [
+      ...ranked.filter(ofServer),
+      ...tools.filter((tool) => ofServer(tool) && !ranked.includes(tool)),
+      ...ranked.filter((tool) => !ofServer(tool))
+    ]
+    const kept = required.length === 0
+      ? candidates
+      : candidates.filter((tool) => required.every((term) => tool.name.toLowerCase().includes(term)))
+    const ordered = exact === undefined ? kept : [exact, ...kept.filter((t) => t !== exact)]
     return ordered.slice(0, Math.max(0, maxResults))
   }
 }
@@ -136,7 +161,9 @@ export const make = (deferred: ReadonlyArray<Tool.Any>): Tool.Tool<typeof Input.
       "Fetches full schema definitions for deferred tools so they can be called.",
       "Deferred tools appear by name (with a one-line summary) in the system prompt; until fetched, only the name is known.",
       'Query forms: "select:Name1,Name2" for exact names, or keywords (e.g. "github issues") to search by name,',
-      "summary and description. The result lists the matching tools, best first; their definitions are then available."
+      'summary and description; "+slack send" requires "slack" in the name and ranks by the rest; "mcp__github"',
+      "lists that MCP server's tools first. The result lists the matching tools, best first; their definitions are",
+      "then available."
     ].join(" "),
     searchHint: "search and load deferred tools by keyword or exact name",
     input: Input,

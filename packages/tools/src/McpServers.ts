@@ -1,28 +1,43 @@
 /**
- * MCP servers as tools (issue 11). `McpServers.layer(configs)` connects every
- * configured server at start-up, in parallel, each within the connect
- * timeout, and registers its tools in the `ToolPool` as
- * `mcp__<server>__<tool>` (`isMcp`, deferred by default, SPEC §4.3). Each
- * server is a scoped resource: when the layer's scope closes its process
- * gets TERM, then KILL after the grace period. A server that fails to
- * connect is reported once (`onFailure`, and `servers` for `mcp list`); its
- * tools are absent and everything else works.
+ * MCP servers as tools (issue 11, issue 21). `McpServers.layer(configs)`
+ * connects every configured server at start-up, in parallel, each within
+ * the connect timeout, and registers its tools in the `ToolPool` as
+ * `mcp__<server>__<tool>` (`isMcp`, deferred by default, SPEC §4.3; a
+ * server's `alwaysLoad` keeps them loaded). Each server is a scoped resource:
+ * when the layer's scope closes its process gets TERM, then KILL after the
+ * grace period, and a streamable HTTP session gets `DELETE`. A server that
+ * fails to connect is reported once (`onFailure`, and `servers` for `mcp
+ * list`); its tools are absent and everything else works.
+ *
+ * Transports: stdio, streamable HTTP and the deprecated SSE. A remote request
+ * that never reached a live session (refused, or the server no longer knows
+ * the session because it restarted) starts a new session and is sent again
+ * once; one whose connection broke after it was sent is sent again only when
+ * that is harmless (read-only or idempotent), else that call fails saying so.
+ * A 401 says that OAuth is not supported and how to pass a header.
  *
  * A call sends a `progressToken` and streams `notifications/progress` as
  * `Progress` events; interrupting it sends `notifications/cancelled`. Limits:
  * the server's `timeout` or `MCP_TOOL_TIMEOUT` bounds a call in wall-clock
- * time, and `MCP_TOOL_IDLE_TIMEOUT` (default 5 minutes) bounds the silence
- * between progress notifications. Output over `MAX_MCP_OUTPUT_TOKENS`
- * (default 25 000, 4 characters each) is persisted like any large result.
- * A server that dies mid-call fails that call naming the server; the next
- * call reconnects once. `notifications/tools/list_changed` refreshes the
- * server's tools for the next turn.
+ * time; `MCP_TOOL_IDLE_TIMEOUT`, when set shorter, bounds the silence between
+ * progress notifications. Output over `MAX_MCP_OUTPUT_TOKENS` (default 25 000,
+ * 4 characters each; a tool's `_meta["anthropic/maxResultSizeChars"]`
+ * overrides it) is persisted like any large result, and output over 10 000
+ * tokens sends a warning as progress. `notifications/tools/list_changed`
+ * refreshes the server's tools, and the next read of the pool waits for it.
+ * The options' `env` (settings `env`) comes before the process environment.
+ *
+ * Resources and prompts: `ListMcpResourcesTool` and `ReadMcpResourceTool`
+ * are in the pool while a connected server offers resources; `readResource`
+ * and `getPrompt` serve `@server:uri` mentions and prompt slash commands.
  *
  * The MCP SDK is imported only when some server is configured.
  *
  * @since 0.1.0
  */
-import * as Footprint from "@switchyard/core/Footprint"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import type * as Messages from "@switchyard/core/Messages"
 import * as Tool from "@switchyard/core/Tool"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -30,17 +45,16 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
-import * as Runtime from "effect/Runtime"
-import * as Scope from "effect/Scope"
-import * as McpClient from "./internal/mcpClient.js"
-import * as McpResult from "./internal/mcpResult.js"
-import * as McpSchema from "./internal/mcpSchema.js"
-import type * as Messages from "@switchyard/core/Messages"
+import type * as Scope from "effect/Scope"
 import type * as McpConfig from "./McpConfig.js"
+import * as McpConnection from "./internal/mcpConnection.js"
+import * as McpResourceTools from "./internal/mcpResourceTools.js"
+import * as McpResult from "./internal/mcpResult.js"
+import * as McpTool from "./internal/mcpTool.js"
 
 /**
- * How a server's connection stands.
+ * How a server's connection stands: `connected`, `failed` (with why),
+ * `needs-auth` (it answered 401), or `pending` (not connected yet).
  *
  * @since 0.1.0
  * @category models
@@ -48,14 +62,53 @@ import type * as McpConfig from "./McpConfig.js"
 export interface ServerStatus {
   readonly name: string
   readonly source: string
-  readonly transport: "stdio" | "http"
-  readonly state: "connected" | "failed"
+  readonly transport: McpConfig.Transport["_tag"]
+  readonly state: "connected" | "failed" | "needs-auth" | "pending"
   /** Why it failed (or why its last reconnect failed). */
   readonly error: string | undefined
   /** The names of its tools as the model sees them. */
   readonly tools: ReadonlyArray<string>
   /** The stdio server's current process id. */
   readonly pid: number | undefined
+  /** Whether it offers resources. */
+  readonly resources: boolean
+  /** Its prompts (`/mcp__<server>__<prompt>` in the interactive session). */
+  readonly prompts: ReadonlyArray<PromptInfo>
+}
+
+/**
+ * A prompt a server offers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromptInfo {
+  readonly name: string
+  readonly description: string | undefined
+  readonly arguments: ReadonlyArray<{
+    readonly name: string
+    readonly description?: string | undefined
+    readonly required?: boolean | undefined
+  }>
+}
+
+/**
+ * A resource a server offers, with the server's name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ListedResource = McpResourceTools.ListedResource
+
+/**
+ * A prompt's messages, as `prompts/get` returns them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromptMessage {
+  readonly role: "user" | "assistant"
+  readonly content: ReadonlyArray<Messages.ToolResultContentBlock>
 }
 
 /**
@@ -65,6 +118,21 @@ export interface ServerStatus {
 export interface Service {
   /** Every configured server, in configuration order. */
   readonly servers: Effect.Effect<ReadonlyArray<ServerStatus>>
+  /** Close a server's connection and open a new one. */
+  readonly reconnect: (server: string) => Effect.Effect<ServerStatus, Tool.ToolError>
+  /** Every resource of one server, or of all. */
+  readonly listResources: (server?: string) => Effect.Effect<ReadonlyArray<ListedResource>, Tool.ToolError>
+  /** One resource's contents as content blocks. */
+  readonly readResource: (
+    server: string,
+    uri: string
+  ) => Effect.Effect<ReadonlyArray<Messages.ToolResultContentBlock>, Tool.ToolError>
+  /** A prompt's messages for these arguments. */
+  readonly getPrompt: (
+    server: string,
+    prompt: string,
+    args: Readonly<Record<string, string>>
+  ) => Effect.Effect<ReadonlyArray<PromptMessage>, Tool.ToolError>
 }
 
 /**
@@ -84,10 +152,15 @@ export interface Options {
   readonly killGrace?: Duration.DurationInput | undefined
   /** Wall-clock limit of a call when the server sets none; default `MCP_TOOL_TIMEOUT` (ms), else 100 000 000 ms. */
   readonly toolTimeout?: Duration.DurationInput | undefined
-  /** Longest silence between progress notifications; default `MCP_TOOL_IDLE_TIMEOUT` (ms), else 5 minutes. */
+  /**
+   * Longest silence between progress notifications; default
+   * `MCP_TOOL_IDLE_TIMEOUT` (ms), else the call's wall-clock limit.
+   */
   readonly idleTimeout?: Duration.DurationInput | undefined
   /** Default `MAX_MCP_OUTPUT_TOKENS`, else 25 000. */
   readonly maxOutputTokens?: number | undefined
+  /** Variables read before the process environment (the settings' `env`). */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Called once per server that fails to connect at start-up. */
   readonly onFailure?: ((status: ServerStatus) => Effect.Effect<void>) | undefined
 }
@@ -107,31 +180,58 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 100_000_000
 export const DEFAULT_MAX_OUTPUT_TOKENS = 25_000
 
 /**
+ * Output past this many tokens gets a warning (Claude Code's threshold).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const OUTPUT_WARNING_TOKENS = 10_000
+
+/**
+ * The variables the MCP layer reads; the settings' `env` may set them.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const VARIABLES: ReadonlyArray<string> = [
+  "MCP_TIMEOUT",
+  "MCP_TOOL_TIMEOUT",
+  "MCP_TOOL_IDLE_TIMEOUT",
+  "MAX_MCP_OUTPUT_TOKENS"
+]
+
+/**
  * `mcp__<server>__<tool>`, with characters outside `[A-Za-z0-9_-]` as `_`.
  *
  * @since 0.1.0
  * @category naming
  */
-export const toolName = (server: string, tool: string): string => `mcp__${sanitize(server)}__${sanitize(tool)}`
+export const toolName: (server: string, tool: string) => string = McpTool.toolName
 
 /**
  * @since 0.1.0
  * @category naming
  */
-export const sanitize = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "_")
+export const sanitize: (name: string) => string = McpTool.sanitize
 
-const integerConfig = (name: string) =>
-  Config.integer(name).pipe(Config.option, Effect.orElseSucceed(() => Option.none<number>()), Effect.map(Option.getOrUndefined))
+/**
+ * The JSON Schema sent to the API: the server's, as a plain object schema.
+ *
+ * @since 0.1.0
+ * @category json schema
+ */
+export const inputJsonSchema: (schema: unknown) => Tool.JsonObjectSchema = McpTool.inputJsonSchema
 
-/** A call's error result when a limit is hit or the server fails. */
-const toolError = (message: string) => new Tool.ToolError({ message })
-
-interface Limits {
-  readonly connectTimeout: Duration.Duration
-  readonly killGrace: Duration.Duration
-  readonly toolTimeoutMs: number
-  readonly idleTimeoutMs: number
-  readonly maxResultChars: number
+const integerSetting = (name: string, env: Readonly<Record<string, string | undefined>> | undefined) => {
+  const given = env?.[name]
+  if (given !== undefined && given.trim() !== "" && Number.isInteger(Number(given))) {
+    return Effect.succeed(Number(given))
+  }
+  return Config.integer(name).pipe(
+    Config.option,
+    Effect.orElseSucceed(() => Option.none<number>()),
+    Effect.map(Option.getOrUndefined)
+  )
 }
 
 /**
@@ -145,7 +245,18 @@ export const layer = (
   configs: ReadonlyArray<McpConfig.ServerConfig>,
   options: Options = {}
 ): Layer.Layer<McpServers, never, Tool.ToolPool> =>
-  configs.length === 0 ? Layer.succeed(McpServers, { servers: Effect.succeed([]) }) : Layer.scoped(McpServers, make(configs, options))
+  configs.length === 0 ? Layer.succeed(McpServers, empty) : Layer.scoped(McpServers, make(configs, options))
+
+const notConfigured = (server: string) =>
+  new Tool.ToolError({ message: `No MCP server named "${server}" is connected` })
+
+const empty: Service = {
+  servers: Effect.succeed([]),
+  reconnect: (server) => Effect.fail(notConfigured(server)),
+  listResources: () => Effect.succeed([]),
+  readResource: (server) => Effect.fail(notConfigured(server)),
+  getPrompt: (server) => Effect.fail(notConfigured(server))
+}
 
 const make = (
   configs: ReadonlyArray<McpConfig.ServerConfig>,
@@ -153,236 +264,103 @@ const make = (
 ): Effect.Effect<Service, never, Tool.ToolPool | Scope.Scope> =>
   Effect.gen(function*() {
     const pool = yield* Tool.ToolPool
-    const limits: Limits = {
-      connectTimeout: Duration.decode(options.connectTimeout ?? (yield* integerConfig("MCP_TIMEOUT")) ?? "30 seconds"),
+    const env = options.env
+    const toolTimeoutMs = options.toolTimeout !== undefined
+      ? Duration.toMillis(options.toolTimeout)
+      : (yield* integerSetting("MCP_TOOL_TIMEOUT", env)) ?? DEFAULT_TOOL_TIMEOUT_MS
+    const idleTimeoutMs = options.idleTimeout !== undefined
+      ? Duration.toMillis(options.idleTimeout)
+      : yield* integerSetting("MCP_TOOL_IDLE_TIMEOUT", env)
+    const limits: McpConnection.Limits = {
+      connectTimeout: Duration.decode(
+        options.connectTimeout ?? (yield* integerSetting("MCP_TIMEOUT", env)) ?? "30 seconds"
+      ),
       killGrace: Duration.decode(options.killGrace ?? "2 seconds"),
-      toolTimeoutMs: options.toolTimeout !== undefined
-        ? Duration.toMillis(options.toolTimeout)
-        : (yield* integerConfig("MCP_TOOL_TIMEOUT")) ?? DEFAULT_TOOL_TIMEOUT_MS,
-      idleTimeoutMs: options.idleTimeout !== undefined
-        ? Duration.toMillis(options.idleTimeout)
-        : (yield* integerConfig("MCP_TOOL_IDLE_TIMEOUT")) ?? 300_000,
-      maxResultChars: (options.maxOutputTokens ?? (yield* integerConfig("MAX_MCP_OUTPUT_TOKENS")) ??
-        DEFAULT_MAX_OUTPUT_TOKENS) * 4
+      toolTimeoutMs,
+      idleTimeoutMs,
+      maxResultChars: (options.maxOutputTokens ?? (yield* integerSetting("MAX_MCP_OUTPUT_TOKENS", env)) ??
+        DEFAULT_MAX_OUTPUT_TOKENS) * 4,
+      warnChars: OUTPUT_WARNING_TOKENS * 4
     }
     const runtime = yield* Effect.runtime<never>()
-    const servers = yield* Effect.forEach(configs, (config) => makeServer(config, limits, pool, runtime), {
-      concurrency: "unbounded"
-    })
+    // Workspace footprints resolve paths; without a platform they fail closed.
+    const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
+    const path = yield* Effect.serviceOption(Path.Path)
+    const provide: McpTool.ProvidePlatform | undefined = Option.isSome(fs) && Option.isSome(path)
+      ? (effect) =>
+        effect.pipe(
+          Effect.provideService(FileSystem.FileSystem, fs.value),
+          Effect.provideService(Path.Path, path.value)
+        )
+      : undefined
+    const servers = yield* Effect.forEach(
+      configs,
+      (config) => McpConnection.make(config, limits, pool, runtime, provide),
+      { concurrency: "unbounded" }
+    )
+    const withResources = () =>
+      servers.filter((server) => server.status().state === "connected" && server.status().resources)
+    for (const tool of McpResourceTools.make(withResources)) {
+      // In the pool while some connected server offers resources.
+      yield* pool.register({ ...tool, isEnabled: () => withResources().length > 0 })
+    }
     for (const server of servers) {
       const status = server.status()
-      if (status.state === "failed" && options.onFailure !== undefined) yield* options.onFailure(status)
+      if (status.state !== "connected" && options.onFailure !== undefined) yield* options.onFailure(toStatus(status))
     }
-    return { servers: Effect.sync(() => servers.map((server) => server.status())) }
-  })
-
-interface Server {
-  readonly status: () => ServerStatus
-}
-
-const makeServer = (
-  config: McpConfig.ServerConfig,
-  limits: Limits,
-  pool: Tool.ToolPool["Type"],
-  runtime: Runtime.Runtime<never>
-): Effect.Effect<Server, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    // Connections (reconnects included) live as long as the layer.
-    const layerScope = yield* Effect.scope
-    let connection: McpClient.Connection | undefined
-    let error: string | undefined
-    let registered = new Map<string, Tool.Any>()
-    // Reconnects happen one at a time.
-    const lock = yield* Effect.makeSemaphore(1)
-
-    const status = (): ServerStatus => ({
-      name: config.name,
-      source: config.source,
-      transport: config.transport._tag,
-      state: connection !== undefined && !connection.isClosed() && error === undefined ? "connected" : "failed",
-      error: error ?? (connection?.isClosed() ? "the server closed the connection; the next call reconnects" : undefined),
-      tools: [...registered.values()].filter((tool) => tool.isEnabled()).map((tool) => tool.name),
-      pid: connection?.pid
-    })
-
-    const refreshTools = (conn: McpClient.Connection) =>
-      Effect.tryPromise({ try: () => conn.client.listTools(), catch: (e) => (e instanceof Error ? e.message : String(e)) }).pipe(
-        Effect.flatMap(({ tools }) =>
-          Effect.gen(function*() {
-            const next = new Map<string, Tool.Any>()
-            for (const definition of tools) {
-              const tool = makeTool(config, definition, limits, call)
-              next.set(tool.name, tool)
-              yield* pool.register(tool)
-            }
-            // A tool the server no longer lists is disabled: the registry drops disabled tools.
-            for (const [name, tool] of registered) {
-              if (!next.has(name)) yield* pool.register({ ...tool, isEnabled: () => false })
-            }
-            registered = next
-          })
-        )
+    const find = (name: string) =>
+      Effect.fromNullable(servers.find((server) => server.config.name === name)).pipe(
+        Effect.mapError(() => notConfigured(name))
       )
-
-    const open: Effect.Effect<McpClient.Connection, string> = Effect.gen(function*() {
-      const conn = yield* McpClient.connect(config, {
-        connectTimeout: limits.connectTimeout,
-        killGrace: limits.killGrace,
-        onToolsChanged: () => {
-          const current = connection
-          if (current !== undefined) Runtime.runFork(runtime)(Effect.ignore(refreshTools(current)))
-        }
-      })
-      yield* refreshTools(conn).pipe(Effect.tapError(() => conn.close))
-      return conn
-    }).pipe(Effect.provideService(Scope.Scope, layerScope))
-
-    /** The live connection, reconnecting once if the last one closed. */
-    const live: Effect.Effect<McpClient.Connection, Tool.ToolError> = lock.withPermits(1)(Effect.gen(function*() {
-      if (connection !== undefined && !connection.isClosed()) return connection
-      if (connection === undefined && error !== undefined && registered.size === 0) {
-        return yield* Effect.fail(toolError(`MCP server "${config.name}" is not connected: ${error}`))
-      }
-      if (connection !== undefined) yield* connection.close
-      connection = undefined
-      const reopened = yield* Effect.either(open)
-      if (reopened._tag === "Left") {
-        error = `reconnecting failed: ${reopened.left}`
-        return yield* Effect.fail(toolError(`MCP server "${config.name}" is not connected: ${error}`))
-      }
-      error = undefined
-      connection = reopened.right
-      return reopened.right
-    }))
-
-    const call: CallTool = (toolNameOnServer, qualified, input, context) =>
-      Effect.gen(function*() {
-        const conn = yield* live
-        const pings = yield* Queue.unbounded<{ readonly progress: number; readonly total?: number | undefined; readonly message?: string | undefined }>()
-        const request = Effect.tryPromise({
-          try: (signal) =>
-            conn.client.callTool({ name: toolNameOnServer, arguments: input as Record<string, unknown> }, {
-              signal,
-              // Our own timers bound the call; the SDK's must never fire first.
-              timeout: 2_147_483_647,
-              onprogress: (progress) => Queue.unsafeOffer(pings, progress)
-            }),
-          catch: (cause) => cause
-        }).pipe(
-          Effect.catchAll((cause) =>
-            Effect.fail(
-              conn.isClosed() || isConnectionClosed(cause)
-                ? toolError(
-                  `Error: MCP server "${config.name}" closed the connection during ${qualified}` +
-                    (conn.stderrTail() === "" ? "" : ` (stderr: ${conn.stderrTail()})`) +
-                    "; the next call reconnects"
-                )
-                : toolError(`Error: MCP server "${config.name}" failed ${qualified}: ${describe(cause)}`)
-            )
-          )
-        )
-        const idleMs = limits.idleTimeoutMs
-        const watchProgress = Queue.take(pings).pipe(
-          Effect.timeoutFail({
-            duration: idleMs,
-            onTimeout: () =>
-              toolError(
-                `Error: MCP tool ${qualified} (server "${config.name}") sent no progress for ${idleMs} ms (MCP_TOOL_IDLE_TIMEOUT) and was cancelled`
-              )
-          }),
-          Effect.flatMap((progress) => context.progress(progress)),
-          Effect.forever
-        )
-        const wallMs = config.timeoutMs ?? limits.toolTimeoutMs
-        const result = yield* Effect.raceFirst(request, watchProgress).pipe(
-          Effect.timeoutFail({
-            duration: wallMs,
-            onTimeout: () =>
-              toolError(
-                `Error: MCP tool ${qualified} (server "${config.name}") timed out after ${wallMs} ms (${
-                  config.timeoutMs !== undefined ? "the server's timeout" : "MCP_TOOL_TIMEOUT"
-                }) and was cancelled`
-              )
-          })
-        )
-        // Progress that arrived with the result still reaches the stream.
-        for (const progress of yield* Queue.takeAll(pings)) yield* context.progress(progress)
-        const content = McpResult.toContent(result)
-        if (McpResult.isError(result)) {
-          return yield* Effect.fail(toolError(McpResult.text(content) || `Error: ${qualified} failed`))
-        }
-        return content
-      })
-
-    const first = yield* Effect.either(open)
-    if (first._tag === "Right") connection = first.right
-    else error = first.left
-    return { status }
+    return {
+      servers: Effect.sync(() => servers.map((server) => toStatus(server.status()))),
+      reconnect: (name) =>
+        Effect.gen(function*() {
+          const server = yield* find(name)
+          yield* server.reconnect.pipe(Effect.ignore)
+          return toStatus(server.status())
+        }),
+      listResources: (name) =>
+        Effect.gen(function*() {
+          const chosen = name === undefined ? withResources() : [yield* find(name)]
+          const lists = yield* Effect.forEach(chosen, (server) =>
+            Effect.map(server.listResources, (resources) =>
+              resources.map((r): ListedResource => ({
+                uri: r.uri,
+                name: r.name,
+                mimeType: r.mimeType,
+                description: r.description,
+                server: server.config.name
+              }))), { concurrency: "unbounded" })
+          return lists.flat()
+        }),
+      readResource: (name, uri) =>
+        Effect.flatMap(find(name), (server) =>
+          Effect.map(server.readResource(uri), (result) => McpResourceTools.readContent(name, result))),
+      getPrompt: (name, prompt, args) =>
+        Effect.flatMap(find(name), (server) =>
+          Effect.map(server.getPrompt(prompt, args), promptMessages))
+    }
   })
 
-type CallTool = (
-  toolNameOnServer: string,
-  qualified: string,
-  input: unknown,
-  context: Tool.CallContext<unknown>
-) => Effect.Effect<ReadonlyArray<Messages.ToolResultContentBlock>, Tool.ToolError>
-
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
-const isConnectionClosed = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && "code" in error && error.code === "CONNECTION_CLOSED"
+const toStatus = (status: McpConnection.Status): ServerStatus => ({
+  ...status,
+  prompts: status.prompts.map((p) => ({
+    name: p.name,
+    description: p.description,
+    arguments: (p.arguments ?? []).map((a) => ({ name: a.name, description: a.description, required: a.required }))
+  }))
+})
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-const MAX_DESCRIPTION = 2_048
-
-/**
- * The JSON Schema sent to the API: the server's, as a plain object schema.
- *
- * @since 0.1.0
- * @category json schema
- */
-export const inputJsonSchema = (schema: unknown): Tool.JsonObjectSchema => {
-  const record = isRecord(schema) ? schema : {}
-  const { $schema: _schema, ...rest } = record
-  return { ...rest, type: "object" } as Tool.JsonObjectSchema
-}
-
-const makeTool = (
-  config: McpConfig.ServerConfig,
-  definition: McpClient.McpTool,
-  limits: Limits,
-  call: CallTool
-): Tool.Any => {
-  const name = toolName(config.name, definition.name)
-  const annotations = definition.annotations ?? {}
-  const meta = isRecord(definition._meta) ? definition._meta : {}
-  const readOnly = annotations.readOnlyHint === true
-  const resource = Footprint.mcp(config.name)
-  const destructive = annotations.destructiveHint === true
-  const description = (definition.description ?? "").slice(0, MAX_DESCRIPTION)
-  const hint = typeof meta["anthropic/searchHint"] === "string"
-    ? meta["anthropic/searchHint"]
-    : (description.split("\n", 1)[0] ?? "") || definition.title || definition.name
-  return Tool.make(name, {
-    description: description.length > 0 ? description : `${definition.name} (MCP server ${config.name})`,
-    searchHint: hint.length > 120 ? `${hint.slice(0, 117)}...` : hint,
-    input: McpSchema.fromJsonSchema(definition.inputSchema),
-    inputJsonSchema: inputJsonSchema(definition.inputSchema),
-    isMcp: true,
-    alwaysLoad: meta["anthropic/alwaysLoad"] === true,
-    // Claude Code runs MCP calls one by one; a read-only tool may run in parallel.
-    isConcurrencySafe: () => readOnly,
-    isReadOnly: () => readOnly,
-    isDestructive: () => destructive,
-    // The server is the resource (SPEC §4.13): calls to one server keep their order around its
-    // writes, and calls to different servers, or to files, need not wait for each other.
-    footprint: () => readOnly ? { reads: [resource] } : { writes: [resource] },
-    maxResultSizeChars: limits.maxResultChars,
-    userFacingName: () => `${config.name} - ${definition.title ?? definition.name} (MCP)`,
-    // MCP tools are judged by their own rules (mcp__server…), not as file paths.
-    getPath: () => undefined,
-    call: (input, context) => call(definition.name, name, input, context),
-    mapResult: (content: ReadonlyArray<Messages.ToolResultContentBlock>) => content
-  }) as Tool.Any
+/** `prompts/get` messages as content blocks (text, images, embedded resources as text). */
+const promptMessages = (result: unknown): ReadonlyArray<PromptMessage> => {
+  const messages = isRecord(result) && Array.isArray(result["messages"]) ? result["messages"].filter(isRecord) : []
+  return messages.map((message) => ({
+    role: message["role"] === "assistant" ? "assistant" : "user",
+    content: McpResult.toContent({
+      content: Array.isArray(message["content"]) ? message["content"] : [message["content"]]
+    })
+  }))
 }

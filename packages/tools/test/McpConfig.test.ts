@@ -33,12 +33,14 @@ describe("McpConfig", () => {
       env
     )
     expect(loaded.issues).toEqual([])
-    expect(loaded.servers).toEqual([
+    expect(loaded.servers).toMatchObject([
       {
         name: "local",
         source: "a.json",
         transport: { _tag: "stdio", command: "/home/me/bin/server", args: ["--root", "/srv"], env: { API_TOKEN: "secret" }, cwd: undefined },
-        timeoutMs: 5000
+        timeoutMs: 5000,
+        scope: "dynamic",
+        footprint: "server"
       },
       {
         name: "remote",
@@ -47,6 +49,12 @@ describe("McpConfig", () => {
         timeoutMs: undefined
       }
     ])
+    // The entry is kept as written, variables unexpanded (for `mcp get` and approval).
+    expect(loaded.servers[1]!.entry).toEqual({
+      type: "http",
+      url: "https://${HOST:-example.test}/mcp",
+      headers: { Authorization: "Bearer ${TOKEN}" }
+    })
   })
 
   it("a bad entry is one issue naming the file and field; the other servers still load", () => {
@@ -68,7 +76,7 @@ describe("McpConfig", () => {
     expect(loaded.issues).toHaveLength(5)
     expect(loaded.issues[0]).toMatch(/^b\.json: mcpServers\.noCommand\.command: /)
     expect(loaded.issues[1]).toMatch(/^b\.json: mcpServers\.badArgs\.args: /)
-    expect(loaded.issues[2]).toBe('b.json: mcpServers.badType.type: expected "stdio" or "http", got "websocket"')
+    expect(loaded.issues[2]).toBe('b.json: mcpServers.badType.type: expected "stdio", "http" or "sse", got "websocket"')
     expect(loaded.issues[3]).toBe("b.json: mcpServers.unset.command: ${MISSING_VAR} is not set and has no default")
     expect(loaded.issues[4]).toMatch(/^b\.json: mcpServers\.noUrl\.url: /)
   })

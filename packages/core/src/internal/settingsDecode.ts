@@ -22,6 +22,18 @@ export interface DecodedPermissions {
   readonly additionalDirectories: ReadonlyArray<string>
 }
 
+/**
+ * Claude Code's approval keys for a project's `.mcp.json` servers; `disabled`
+ * is `"all"` when the list could not be read (fail closed).
+ *
+ * @internal
+ */
+export interface DecodedMcpApproval {
+  readonly enableAll: boolean | undefined
+  readonly enabled: ReadonlyArray<string> | undefined
+  readonly disabled: ReadonlyArray<string> | "all" | undefined
+}
+
 /** @internal */
 export interface Decoded {
   readonly permissions: DecodedPermissions
@@ -30,6 +42,7 @@ export interface Decoded {
   readonly values: Readonly<Record<string, unknown>>
   /** The file's `sandbox` key, when it has one. */
   readonly sandbox: SandboxSettings.FileSandbox | undefined
+  readonly mcpApproval: DecodedMcpApproval | undefined
 }
 
 const fieldPath = (prefix: string, path: ReadonlyArray<PropertyKey>): string =>
@@ -283,9 +296,57 @@ export const decodeSettings = (
     hooks: hooks as Hooks.HooksSettings,
     env,
     values,
-    sandbox
+    sandbox,
+    mcpApproval: decodeMcpApproval(json, values, problems)
   }
 }
+
+const names = Schema.Array(Schema.String)
+
+/**
+ * `enableAllProjectMcpServers`, `enabledMcpjsonServers` and
+ * `disabledMcpjsonServers`. A disabled list that cannot be read disables
+ * every project server until it is fixed; a bad enabling key enables nothing.
+ */
+const decodeMcpApproval = (
+  json: Record<string, unknown>,
+  values: Record<string, unknown>,
+  problems: Array<Problem>
+): DecodedMcpApproval | undefined => {
+  const keys = ["enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers"] as const
+  if (keys.every((key) => json[key] === undefined)) return undefined
+  const field = <A, I>(key: (typeof keys)[number], schema: Schema.Schema<A, I>, note = ""): A | undefined => {
+    if (json[key] === undefined) return undefined
+    const before = problems.length
+    const value = decodeField(schema, json[key], key, problems)
+    if (value === undefined) {
+      delete values[key]
+      for (let i = before; note !== "" && i < problems.length; i++) {
+        problems[i] = { ...problems[i]!, message: problems[i]!.message + note }
+      }
+    }
+    return value
+  }
+  const disabled = field(
+    "disabledMcpjsonServers",
+    names,
+    "; until it is fixed, no server of a project's .mcp.json is started (fail closed)"
+  )
+  return {
+    enableAll: field("enableAllProjectMcpServers", Schema.Boolean),
+    enabled: field("enabledMcpjsonServers", names),
+    disabled: json["disabledMcpjsonServers"] !== undefined && disabled === undefined ? "all" : disabled
+  }
+}
+
+/**
+ * The approval keys of a file that is not JSON: a `disabledMcpjsonServers`
+ * in its text disables every project server (fail closed).
+ *
+ * @internal
+ */
+export const mcpApprovalInText = (text: string): DecodedMcpApproval | undefined =>
+  /disabledMcpjsonServers/.test(text) ? { enableAll: undefined, enabled: undefined, disabled: "all" } : undefined
 
 const decodeHookMatchers = (
   event: string,

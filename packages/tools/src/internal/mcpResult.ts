@@ -48,7 +48,9 @@ const block = (item: Json): Messages.ToolResultContentBlock => {
       const mime = str(item["mimeType"])
       return {
         type: "text",
-        text: `[Resource link: ${name}] ${uri}${mime !== undefined ? ` (${mime})` : ""}${description !== undefined ? ` — ${description}` : ""}`
+        text: `[Resource link: ${name}] ${uri}${mime !== undefined ? ` (${mime})` : ""}${
+          description !== undefined ? ` — ${description}` : ""
+        }`
       }
     }
     default:
@@ -78,3 +80,10 @@ export const isError = (result: unknown): boolean => isObject(result) && result[
 /** The text of content blocks, for an error message. */
 export const text = (blocks: ReadonlyArray<Messages.ToolResultContentBlock>): string =>
   blocks.map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join("\n")
+
+/** The characters of content blocks (an image counts its base64 data). */
+export const size = (blocks: ReadonlyArray<Messages.ToolResultContentBlock>): number =>
+  blocks.reduce((sum, b) => sum + blockSize(b), 0)
+
+const blockSize = (b: Messages.ToolResultContentBlock): number =>
+  b.type === "text" ? b.text.length : b.type === "image" && b.source.type === "base64" ? b.source.data.length : 0

@@ -46,7 +46,11 @@ export const fromJsonSchema = (root: unknown): AnySchema => {
       if (literals.length > 0) return Schema.Literal(...literals) as AnySchema
     }
     if ("const" in node && isLiteral(node["const"])) return Schema.Literal(node["const"]) as AnySchema
-    const variants = Array.isArray(node["anyOf"]) ? node["anyOf"] : Array.isArray(node["oneOf"]) ? node["oneOf"] : undefined
+    const variants = Array.isArray(node["anyOf"])
+      ? node["anyOf"]
+      : Array.isArray(node["oneOf"])
+      ? node["oneOf"]
+      : undefined
     if (variants !== undefined && variants.length > 0) {
       return union(variants.map((variant) => go(variant, depth + 1)))
     }
@@ -131,5 +135,8 @@ const objectSchema = (node: Json, depth: number, go: (node: unknown, depth: numb
   // A typed `additionalProperties` is meant for the undeclared keys, but an index
   // signature judges every key: let a declared key pass it with its own schema.
   const rest = go(additional, depth + 1)
-  return Schema.Struct(fields, Schema.Record({ key: Schema.String, value: union([rest, ...declared]) })) as unknown as AnySchema
+  return Schema.Struct(
+    fields,
+    Schema.Record({ key: Schema.String, value: union([rest, ...declared]) })
+  ) as unknown as AnySchema
 }
