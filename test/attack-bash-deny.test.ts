@@ -175,7 +175,9 @@ layer(TestLayer)("attack: Bash(rm *) deny in bypassPermissions, judged by the vi
       const broke: Array<string> = []
       for (const command of ATTACKS) {
         fs.writeFileSync(victim, "still here\n")
-        const { outcome } = yield* decide({ cwd: dir, mode: "bypassPermissions", deny: ["Bash(rm *)"] }, Bash, { command })
+        const { outcome } = yield* decide({ cwd: dir, mode: "bypassPermissions", deny: ["Bash(rm *)"] }, Bash, {
+          command
+        })
         if (outcome !== "allow") continue
         spawnSync("bash", ["-c", command], { cwd: dir, input: "", timeout: 5_000, stdio: ["pipe", "ignore", "ignore"] })
         if (!fs.existsSync(victim)) broke.push(command)

@@ -60,8 +60,21 @@ export interface Job {
 
 /** The bubblewrap arguments that make `root` the only writable place, in fresh namespaces. */
 const sandbox = (root: string): ReadonlyArray<string> => [
-  "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", root, root,
-  "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--bind",
+  root,
+  root,
+  "--unshare-all",
+  "--die-with-parent",
+  "--new-session",
+  "--cap-drop",
+  "ALL"
 ]
 
 /**
@@ -71,7 +84,18 @@ const sandbox = (root: string): ReadonlyArray<string> => [
  */
 export const straceWorks = (): boolean => {
   try {
-    const args = [...sandbox("/tmp"), "strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=openat", "-o", "/dev/null", "true"]
+    const args = [
+      ...sandbox("/tmp"),
+      "strace",
+      "-f",
+      "-qq",
+      "--seccomp-bpf",
+      "-e",
+      "trace=openat",
+      "-o",
+      "/dev/null",
+      "true"
+    ]
     execFileSync("bwrap", args, { stdio: "ignore" })
     return true
   } catch {
@@ -80,7 +104,15 @@ export const straceWorks = (): boolean => {
 }
 
 const TRACED = [
-  "%file", "%process", "fchdir", "fchmod", "fchown", "ftruncate", "fsetxattr", "fremovexattr", "getdents64"
+  "%file",
+  "%process",
+  "fchdir",
+  "fchmod",
+  "fchown",
+  "ftruncate",
+  "fsetxattr",
+  "fremovexattr",
+  "getdents64"
 ].join(",")
 
 const DRIVER = String.raw`#!/bin/bash
@@ -142,7 +174,18 @@ export const observe = async (
   const strace = ["-f", "-qq", "-y", "-s", "65535", "--seccomp-bpf", "-e", `trace=${TRACED}`]
   const limit = String(options.commandSeconds ?? 10)
   await new Promise<void>((resolve, reject) => {
-    const child = spawn("bwrap", [...sandbox(root), "bash", driver, list, template, work, codes, logs, limit, ...strace], {
+    const child = spawn("bwrap", [
+      ...sandbox(root),
+      "bash",
+      driver,
+      list,
+      template,
+      work,
+      codes,
+      logs,
+      limit,
+      ...strace
+    ], {
       stdio: ["ignore", "ignore", "pipe"],
       env: { PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8", ...options.env }
     })
@@ -292,7 +335,9 @@ export const parseTrace = (text: string, start: string): ReadonlyArray<Access> =
     switch (call.name) {
       case "execve": {
         const file = str(0)
-        if (file !== undefined) record({ path: at(call.pid, undefined, file), kind: "read", follow: true, creates: false, removes: false })
+        if (file !== undefined) {
+          record({ path: at(call.pid, undefined, file), kind: "read", follow: true, creates: false, removes: false })
+        }
         continue
       }
       case "clone":
@@ -460,7 +505,13 @@ export const parseTrace = (text: string, start: string): ReadonlyArray<Access> =
         const flags = a.slice(2).join(",")
         const target = file === undefined || file === "" ? base : at(call.pid, base, file)
         if (target === undefined) continue
-        record({ path: target, kind: "write", follow: !/AT_SYMLINK_NOFOLLOW/.test(flags), creates: false, removes: false })
+        record({
+          path: target,
+          kind: "write",
+          follow: !/AT_SYMLINK_NOFOLLOW/.test(flags),
+          creates: false,
+          removes: false
+        })
         continue
       }
       case "fchmod":

@@ -130,8 +130,23 @@ export const isHarmlessAssignment = (assignment: string): boolean => {
 
 const HARMLESS_VARIABLE = new RegExp(
   "^(" + [
-    "LANG", "LANGUAGE", "LC_[A-Z]+", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS",
-    "LINES", "TERM", "CI", "NODE_ENV", "DEBUG", "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED",
+    "LANG",
+    "LANGUAGE",
+    "LC_[A-Z]+",
+    "TZ",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "LINES",
+    "TERM",
+    "CI",
+    "NODE_ENV",
+    "DEBUG",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "PYTHONUNBUFFERED",
     "PYTHONDONTWRITEBYTECODE"
   ].join("|") + ")$"
 )

@@ -85,8 +85,7 @@ export const BashInput = Schema.Struct({
   ),
   run_in_background: Schema.optional(
     Schema.Boolean.annotations({
-      description:
-        "Set to true to run this command in the background. Use TaskOutput to read the output later."
+      description: "Set to true to run this command in the background. Use TaskOutput to read the output later."
     })
   ),
   dangerouslyDisableSandbox: Schema.optional(
@@ -292,8 +291,8 @@ export const Bash = Tool.make<
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<never, never, Tool.ToolPool | CommandExecutor.CommandExecutor | BackgroundShells> =
-  Tool.layer(Bash).pipe(Layer.provide(ShellCommand.layer))
+export const layer: Layer.Layer<never, never, Tool.ToolPool | CommandExecutor.CommandExecutor | BackgroundShells> = Tool
+  .layer(Bash).pipe(Layer.provide(ShellCommand.layer))
 
 /**
  * @since 0.1.0

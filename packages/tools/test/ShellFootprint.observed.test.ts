@@ -92,7 +92,7 @@ const violations = (declared: Declared, observation: Observation, run: string): 
   const writes = declared.footprint.writes ?? []
   const cwd = canonical(observation.cwd)
   const ownDirectories = new Set<string>()
-  for (let dir = cwd; ; dir = path.dirname(dir)) {
+  for (let dir = cwd;; dir = path.dirname(dir)) {
     ownDirectories.add(dir)
     if (dir === path.dirname(dir)) break
   }
@@ -109,7 +109,9 @@ const violations = (declared: Declared, observation: Observation, run: string): 
     const access = asObserved(observed, at)
     if (access.kind === "read" && access.lookup && ownDirectories.has(at)) continue
     if (access.kind === "read" && access.lookup && [...reads].some((resource) => isBelow(resource, at))) continue
-    if (transient.has(at) && writes.some((resource) => covers(resource, path.dirname(at)) || covers(resource, at))) continue
+    if (transient.has(at) && writes.some((resource) => covers(resource, path.dirname(at)) || covers(resource, at))) {
+      continue
+    }
     if (transient.has(at) && writes.some((resource) => isUnder(resource, path.dirname(at)))) continue
     const ok = access.kind === "read" ? reads.some((r) => covers(r, at)) : writes.some((w) => covers(w, at))
     if (!ok) out.push(`${access.kind} ${path.relative(run, at) || "."} (${access.syscall})`)
@@ -150,31 +152,40 @@ const corpusJobs: ReadonlyArray<GeneratedJob> = [...readOnlyCommands, ...freshRe
   .map((command) => ({ command, dir: "work" }))
 
 describe.skipIf(!available)("Bash footprints are sound: observed ⊆ declared (strace)", () => {
-  it.effect(`the corpora and generated commands touch only what they declare (seed ${seed})`, () =>
-    Effect.gen(function*() {
-      const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "footprint-oracle-")))
-      const template = footprintFixture(root)
-      const run = path.join(root, "run")
-      fs.cpSync(template, run, { recursive: true, verbatimSymlinks: true })
-      const generated = FastCheck.sample(footprintJob, { seed, numRuns: runs })
-      const declared = yield* declare(run, [...corpusJobs, ...generated])
-      const bounded = declared.filter((entry) => !isBarrier(entry.footprint))
-      const batches = Array.from({ length: Math.ceil(bounded.length / BATCH) }, (_, i) => bounded.slice(i * BATCH, (i + 1) * BATCH))
-      const failed: Array<string> = []
-      for (const batch of batches) {
-        const observed = yield* Effect.promise(() => observe(template, run, batch.map((entry) => entry.job)))
-        observed.forEach((observation, index) => {
-          const found = violations(batch[index]!, observation, run)
-          if (found.length > 0) {
-            failed.push(`${JSON.stringify(observation.command)} in ${batch[index]!.job.dir}: ${found.join(", ")}` +
-              ` — declared ${JSON.stringify(batch[index]!.footprint).replaceAll(run, "")}`)
-          }
-        })
-      }
-      fs.rmSync(root, { recursive: true, force: true })
-      expect(failed, `seed ${seed} (FOOTPRINT_ORACLE_SEED=${seed} reproduces it)`).toEqual([])
-      // The claim is tested, not avoided: most generated commands declare a bounded footprint and ran.
-      const boundedGenerated = bounded.length - bounded.filter((entry) => corpusJobs.includes(entry.job)).length
-      expect(boundedGenerated).toBeGreaterThan(runs / 3)
-    }), 600_000)
+  it.effect(
+    `the corpora and generated commands touch only what they declare (seed ${seed})`,
+    () =>
+      Effect.gen(function*() {
+        const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "footprint-oracle-")))
+        const template = footprintFixture(root)
+        const run = path.join(root, "run")
+        fs.cpSync(template, run, { recursive: true, verbatimSymlinks: true })
+        const generated = FastCheck.sample(footprintJob, { seed, numRuns: runs })
+        const declared = yield* declare(run, [...corpusJobs, ...generated])
+        const bounded = declared.filter((entry) => !isBarrier(entry.footprint))
+        const batches = Array.from(
+          { length: Math.ceil(bounded.length / BATCH) },
+          (_, i) => bounded.slice(i * BATCH, (i + 1) * BATCH)
+        )
+        const failed: Array<string> = []
+        for (const batch of batches) {
+          const observed = yield* Effect.promise(() => observe(template, run, batch.map((entry) => entry.job)))
+          observed.forEach((observation, index) => {
+            const found = violations(batch[index]!, observation, run)
+            if (found.length > 0) {
+              failed.push(
+                `${JSON.stringify(observation.command)} in ${batch[index]!.job.dir}: ${found.join(", ")}` +
+                  ` — declared ${JSON.stringify(batch[index]!.footprint).replaceAll(run, "")}`
+              )
+            }
+          })
+        }
+        fs.rmSync(root, { recursive: true, force: true })
+        expect(failed, `seed ${seed} (FOOTPRINT_ORACLE_SEED=${seed} reproduces it)`).toEqual([])
+        // The claim is tested, not avoided: most generated commands declare a bounded footprint and ran.
+        const boundedGenerated = bounded.length - bounded.filter((entry) => corpusJobs.includes(entry.job)).length
+        expect(boundedGenerated).toBeGreaterThan(runs / 3)
+      }),
+    600_000
+  )
 })

@@ -81,7 +81,9 @@ export const resolvedNameParts = (
       const name = argv[0]
       if (name === undefined || !name.includes("/") || name.endsWith("/")) continue
       const expanded = name.startsWith("~/") ? env.path.join(env.home, name.slice(2)) : name
-      const resolved = yield* env.resolvePath(env.path.isAbsolute(expanded) ? expanded : env.path.join(env.cwd, expanded))
+      const resolved = yield* env.resolvePath(
+        env.path.isAbsolute(expanded) ? expanded : env.path.join(env.cwd, expanded)
+      )
       for (const real of resolved.real) {
         const base = env.path.basename(real)
         if (base === env.path.basename(name)) continue
@@ -159,7 +161,17 @@ export const splitEnvString = (text: string): ReadonlyArray<string> => {
   let started = false
   let quote: "'" | "\"" | undefined
   const escapes: Readonly<Record<string, string>> = {
-    _: " ", t: "\t", n: "\n", r: "\r", f: "\f", v: "\v", "\\": "\\", "'": "'", "\"": "\"", "#": "#", $: "$"
+    _: " ",
+    t: "\t",
+    n: "\n",
+    r: "\r",
+    f: "\f",
+    v: "\v",
+    "\\": "\\",
+    "'": "'",
+    "\"": "\"",
+    "#": "#",
+    $: "$"
   }
   const end = () => {
     if (started) words.push(current)
@@ -232,7 +244,9 @@ const embeddedScripts = (argv: ReadonlyArray<string>): ReadonlyArray<string> => 
         ? word.slice(word.indexOf("S") + 1) || argv[i + 1]
         : undefined
       if (split === undefined) continue
-      const rest = word === "-S" || word === "--split-string" || split === argv[i + 1] ? argv.slice(i + 2) : argv.slice(i + 1)
+      const rest = word === "-S" || word === "--split-string" || split === argv[i + 1]
+        ? argv.slice(i + 2)
+        : argv.slice(i + 1)
       return [[...splitEnvString(split), ...rest.map(shellQuote)].join(" ")]
     }
     return []

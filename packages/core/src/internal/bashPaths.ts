@@ -27,9 +27,47 @@ type PathShape = "all" | "afterFirst" | "find"
 const pathShapes: Record<string, PathShape> = {}
 for (
   const name of [
-    "cd", "pushd", "ls", "cat", "head", "tail", "less", "more", "wc", "stat", "file", "du", "tree", "diff", "cmp",
-    "nl", "od", "hexdump", "xxd", "strings", "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum",
-    "sort", "uniq", "cut", "tac", "rev", "column", "mkdir", "touch", "rm", "rmdir", "mv", "cp", "ln", "chmod", "chown"
+    "cd",
+    "pushd",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "wc",
+    "stat",
+    "file",
+    "du",
+    "tree",
+    "diff",
+    "cmp",
+    "nl",
+    "od",
+    "hexdump",
+    "xxd",
+    "strings",
+    "readlink",
+    "realpath",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "sort",
+    "uniq",
+    "cut",
+    "tac",
+    "rev",
+    "column",
+    "mkdir",
+    "touch",
+    "rm",
+    "rmdir",
+    "mv",
+    "cp",
+    "ln",
+    "chmod",
+    "chown"
   ]
 ) pathShapes[name] = "all"
 for (const name of ["grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "jq"]) pathShapes[name] = "afterFirst"
@@ -186,7 +224,6 @@ export const literalDirectories = (
   // `LINK/../x*`: after a link, `..` may lead anywhere (issue 19, class 7).
   return dirs === undefined || dirs.some(climbs) ? undefined : dirs
 }
-
 
 /** Where a touched path comes from: an argument of a part, or the target of one of its redirections. */
 export interface Origin {

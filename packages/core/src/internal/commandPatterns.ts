@@ -107,8 +107,30 @@ const wrappers: Record<string, (argv: ReadonlyArray<string>) => number | undefin
   // Programs that run the rest of their arguments as a command after options of their own (some
   // with a value first: `flock FILE cmd`, `chroot DIR cmd`): for deny rules every tail is tried.
   ...Object.fromEntries(
-    ["coproc", "setsid", "flock", "unshare", "chrt", "ionice", "taskset", "nsenter", "prlimit", "sudo", "doas", "chroot", "watch",
-      "runuser", "su", "systemd-run", "firejail", "catchsegv", "strace", "ltrace", "valgrind", "faketime"]
+    [
+      "coproc",
+      "setsid",
+      "flock",
+      "unshare",
+      "chrt",
+      "ionice",
+      "taskset",
+      "nsenter",
+      "prlimit",
+      "sudo",
+      "doas",
+      "chroot",
+      "watch",
+      "runuser",
+      "su",
+      "systemd-run",
+      "firejail",
+      "catchsegv",
+      "strace",
+      "ltrace",
+      "valgrind",
+      "faketime"
+    ]
       .map((name) => [name, (): number | undefined => undefined])
   )
 }
@@ -197,7 +219,12 @@ export const commandForms = (
   }
   denyForms.delete("")
   allowForms.delete("")
-  return { argv: words, denyForms: Array.from(denyForms), allowForms: Array.from(allowForms), dangerousAssignment: dangerous }
+  return {
+    argv: words,
+    denyForms: Array.from(denyForms),
+    allowForms: Array.from(allowForms),
+    dangerousAssignment: dangerous
+  }
 }
 
 /**
@@ -211,4 +238,3 @@ export const naiveWords = (text: string): ReadonlyArray<string> =>
     .split(/\s+/)
     .map((word) => word.replace(/["']/g, ""))
     .filter((word) => word.length > 0)
-

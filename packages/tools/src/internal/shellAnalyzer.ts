@@ -26,14 +26,8 @@ import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import type { Node, Tree } from "web-tree-sitter"
 import { describeInvocation, type Word } from "./programs/table.js"
 import * as TestOperands from "./programs/testOperands.js"
-import {
-  opaque,
-  type RedirectRecord,
-  redirectPaths,
-  unresolvedTargets
-} from "./shellRecords.js"
+import { opaque, type RedirectRecord, redirectPaths, unresolvedTargets } from "./shellRecords.js"
 import { joinWords, LOWERCASE_NAME, PLAIN_NAME, WordWalker } from "./shellWordWalker.js"
-
 
 /**
  * Builtins that evaluate some operands as arithmetic or subscripts, where
@@ -41,26 +35,66 @@ import { joinWords, LOWERCASE_NAME, PLAIN_NAME, WordWalker } from "./shellWordWa
  * and backtick texts are reported as commands, so that deny rules see them.
  */
 const EVALUATING_BUILTINS = new Set([
-  "test", "[", "let", "declare", "typeset", "local", "export", "readonly", "printf", "read", "unset", "mapfile",
-  "readarray", "shift", "return", "exit", "break", "continue", "wait"
+  "test",
+  "[",
+  "let",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "printf",
+  "read",
+  "unset",
+  "mapfile",
+  "readarray",
+  "shift",
+  "return",
+  "exit",
+  "break",
+  "continue",
+  "wait"
 ])
 
-
 const STATEMENTS = new Set([
-  "program", "list", "pipeline", "compound_statement", "subshell", "do_group", "if_statement", "elif_clause",
-  "else_clause", "while_statement", "for_statement", "c_style_for_statement", "case_statement", "case_item",
-  "negated_command", "redirected_statement", "command", "test_command", "variable_assignment",
-  "variable_assignments", "declaration_command", "unset_command", "function_definition", "comment"
+  "program",
+  "list",
+  "pipeline",
+  "compound_statement",
+  "subshell",
+  "do_group",
+  "if_statement",
+  "elif_clause",
+  "else_clause",
+  "while_statement",
+  "for_statement",
+  "c_style_for_statement",
+  "case_statement",
+  "case_item",
+  "negated_command",
+  "redirected_statement",
+  "command",
+  "test_command",
+  "variable_assignment",
+  "variable_assignments",
+  "declaration_command",
+  "unset_command",
+  "function_definition",
+  "comment"
 ])
 
 /** Expansions that `word` checks, wherever they are nested. */
-const CHECKED_EXPANSIONS = new Set(["command_substitution", "process_substitution", "expansion", "arithmetic_expansion"])
+const CHECKED_EXPANSIONS = new Set([
+  "command_substitution",
+  "process_substitution",
+  "expansion",
+  "arithmetic_expansion"
+])
 
 const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"])
 
 /** Output targets that are not files. */
 const HARMLESS_TARGETS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"])
-
 
 /** Builtins after which relative paths, and the repository git finds, are somewhere else. */
 const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"])
@@ -80,8 +114,6 @@ const namedDescriptorWords = (source: string, root: Node): ReadonlyMap<number, s
   }
   return out
 }
-
-
 
 class Walker extends WordWalker {
   /** A `cd`, `pushd` or `popd` was walked: a later git may run in another repository (issue 19, class 4). */
@@ -379,7 +411,13 @@ class Walker extends WordWalker {
     const harmless = !word.dynamic && HARMLESS_TARGETS.has(word.value)
     const paths = word.dynamic || harmless ? {} : operator === "<>" ? { read: use, write: use } : { write: use }
     return {
-      record: { redirect, safe: harmless, known: !word.dynamic, ...paths, ...(word.dynamic ? { unresolved: word.value } : {}) },
+      record: {
+        redirect,
+        safe: harmless,
+        known: !word.dynamic,
+        ...paths,
+        ...(word.dynamic ? { unresolved: word.value } : {})
+      },
       extra
     }
   }
@@ -439,7 +477,11 @@ class Walker extends WordWalker {
   testCommand(node: Node, inherited: ReadonlyArray<RedirectRecord>): void {
     // `[[ ]]` evaluates arithmetic for -eq and friends, so an expansion in it can run code.
     const expands = node.descendantsOfType([
-      "simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"
+      "simple_expansion",
+      "expansion",
+      "command_substitution",
+      "process_substitution",
+      "arithmetic_expansion"
     ]).length > 0
     // The operands of -eq and friends are arithmetic, and `-v`'s a subscripted name: bash runs
     // `$(cmd)` inside `a[…]` even from a quoted word, and names are evaluated recursively.
@@ -462,7 +504,10 @@ class Walker extends WordWalker {
     this.generic(node)
     const record = opaque(
       node.text,
-      [{ value: "[[", dynamic: false }, ...node.namedChildren.map((child) => ({ value: child.text, dynamic: expands }))],
+      [
+        { value: "[[", dynamic: false },
+        ...node.namedChildren.map((child) => ({ value: child.text, dynamic: expands }))
+      ],
       [],
       inherited,
       true,
@@ -535,9 +580,13 @@ class Walker extends WordWalker {
       // `declare -i`/`-n` evaluate values as arithmetic or names; a word not known until run time may be either.
       const flags = rest.filter((word) => !word.dynamic && /^[-+][a-zA-Z]+$/.test(word.value)).map((w) => w.value)
       if (rest.some((word) => word.dynamic) || flags.some((flag) => /[in]/.test(flag))) {
-        if (rest.some((word) => word.dynamic) || assignments.some((a) => !/^[^=]*=[+-]?[0-9]*$/.test(a))) this.evaluated()
+        if (rest.some((word) => word.dynamic) || assignments.some((a) => !/^[^=]*=[+-]?[0-9]*$/.test(a))) {
+          this.evaluated()
+        }
       }
-      if (keyword?.value === "export") for (const word of rest) if (!word.dynamic && PLAIN_NAME.test(word.value)) this.assigns(word.value)
+      if (keyword?.value === "export") {
+        for (const word of rest) if (!word.dynamic && PLAIN_NAME.test(word.value)) this.assigns(word.value)
+      }
     }
     this.commands.push(opaque(node.text, words, assignments, inherited, true))
     // `declare -i x='a[$(cmd)]'`, `unset 'a[$(cmd)]'`: evaluated as arithmetic or subscripts.

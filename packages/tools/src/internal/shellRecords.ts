@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
+import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import type { Word } from "./programs/table.js"
 
 export interface CommandRecord {

@@ -128,8 +128,7 @@ export abstract class WordWalker {
           if (child.type === "string_content") {
             if (child.text.includes("$[")) this.evaluated()
             value += unescapeDoubleQuoted(child.text)
-          }
-          else {
+          } else {
             const part = this.word(child)
             value += part.value
             dynamic = true
@@ -137,7 +136,9 @@ export abstract class WordWalker {
           option ??= child.type === "string_content" ? child.text.startsWith("-") : true
         }
         // Quoted: one word, unless it is `"$@"` or `"${a[@]}"`.
-        return dynamic ? { value, dynamic, option: option ?? true, several: QUOTED_SEVERAL.test(text) } : { value, dynamic }
+        return dynamic
+          ? { value, dynamic, option: option ?? true, several: QUOTED_SEVERAL.test(text) }
+          : { value, dynamic }
       }
       case "concatenation":
         return this.concatenation(node)

@@ -32,8 +32,10 @@ export const embeddedCommands = (text: string): ReadonlyArray<string> => {
 }
 
 export const naiveWords = (text: string): ReadonlyArray<Word> =>
-  text.split(/\s+/).filter((word) => word.length > 0).map((value) => ({ value: value.replace(/['"]/g, ""), dynamic: true }))
-
+  text.split(/\s+/).filter((word) => word.length > 0).map((value) => ({
+    value: value.replace(/['"]/g, ""),
+    dynamic: true
+  }))
 
 /** Arithmetic on literals only: with a name in it, `$(( ))` can assign or evaluate `a[$(cmd)]`. */
 export const LITERAL_ARITHMETIC = /^\$\(\([\s\d+\-*/%()<>=!&|^~?:,]*\)\)$/
@@ -74,8 +76,19 @@ export const unquote = (text: string): { readonly value: string; readonly patter
 /** The value of a `$'…'` word: bash's backslash escapes decoded (`\x2d`, `\055`, `\u2028`, `\cA`, …). */
 export const decodeAnsiC = (body: string): string => {
   const simple: Readonly<Record<string, string>> = {
-    a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\",
-    "'": "'", "\"": "\"", "?": "?"
+    a: "\x07",
+    b: "\b",
+    e: "\x1b",
+    E: "\x1b",
+    f: "\f",
+    n: "\n",
+    r: "\r",
+    t: "\t",
+    v: "\v",
+    "\\": "\\",
+    "'": "'",
+    "\"": "\"",
+    "?": "?"
   }
   let out = ""
   for (let i = 0; i < body.length; i++) {

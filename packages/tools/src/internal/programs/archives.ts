@@ -4,15 +4,7 @@
  * @internal
  */
 import * as Options from "./options.js"
-import {
-  type Describe,
-  NO_PATHS,
-  optionPaths,
-  Paths,
-  UNKNOWN,
-  withGrammar,
-  type Word
-} from "./invocation.js"
+import { type Describe, NO_PATHS, optionPaths, Paths, UNKNOWN, withGrammar, type Word } from "./invocation.js"
 
 export const TAR = Options.grammar(
   "t f< v z j J Z a h O C: w! x! c! r! u! A! d!",
@@ -65,7 +57,14 @@ export const unzip: Describe = (args) => {
 
 /** The suffixes gzip recognises on a compressed name, and what `-d` makes of them. */
 const GZIP_SUFFIXES: ReadonlyArray<readonly [string, string]> = [
-  [".gz", ""], ["-gz", ""], [".z", ""], ["-z", ""], ["_z", ""], [".Z", ""], [".tgz", ".tar"], [".taz", ".tar"]
+  [".gz", ""],
+  ["-gz", ""],
+  [".z", ""],
+  ["-z", ""],
+  ["_z", ""],
+  [".Z", ""],
+  [".tgz", ".tar"],
+  [".taz", ".tar"]
 ]
 
 /**
@@ -76,7 +75,10 @@ const GZIP_SUFFIXES: ReadonlyArray<readonly [string, string]> = [
 const compressedNames = (value: string): ReadonlyArray<{ readonly input: string; readonly output: string }> => {
   const known = GZIP_SUFFIXES.find(([suffix]) => value.endsWith(suffix) && value.length > suffix.length)
   if (known !== undefined) return [{ input: value, output: value.slice(0, -known[0].length) + known[1] }]
-  return [{ input: value, output: value }, ...GZIP_SUFFIXES.map(([suffix]) => ({ input: value + suffix, output: value }))]
+  return [
+    { input: value, output: value },
+    ...GZIP_SUFFIXES.map(([suffix]) => ({ input: value + suffix, output: value }))
+  ]
 }
 
 const GZIP = Options.grammar(
@@ -103,9 +105,9 @@ export const gzip: Describe = withGrammar(GZIP, (args) => {
   if (Options.has(parsed, "c", "stdout", "to-stdout", "l", "list", "t", "test")) {
     for (const operand of parsed.operands) {
       if (!decompress && !Options.has(parsed, "l", "list", "t", "test")) paths.read(operand, false, true)
-      else for (const name of operand.dynamic ? [{ input: operand.value }] : compressedNames(operand.value)) {
-        paths.read({ value: name.input, dynamic: operand.dynamic }, false, true)
-      }
+      else {for (const name of operand.dynamic ? [{ input: operand.value }] : compressedNames(operand.value)) {
+          paths.read({ value: name.input, dynamic: operand.dynamic }, false, true)
+        }}
     }
     return paths.done(true, { proven })
   }
@@ -114,7 +116,9 @@ export const gzip: Describe = withGrammar(GZIP, (args) => {
       paths.write(operand, true)
       continue
     }
-    const names = decompress ? compressedNames(operand.value) : [{ input: operand.value, output: `${operand.value}.gz` }]
+    const names = decompress
+      ? compressedNames(operand.value)
+      : [{ input: operand.value, output: `${operand.value}.gz` }]
     for (const name of names) {
       paths.write({ value: name.input, dynamic: false }, false)
       paths.write({ value: name.output, dynamic: false }, false)

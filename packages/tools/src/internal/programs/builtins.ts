@@ -22,7 +22,10 @@ export const test = (closing: boolean): Describe => (args) => {
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!
     if (word.dynamic) continue
-    if (TestOperands.FILE_OPERATORS.has(word.value) && i + 1 < words.length && (i === 0 || ["!", "-a", "-o", "("].includes(words[i - 1]!.value))) {
+    if (
+      TestOperands.FILE_OPERATORS.has(word.value) && i + 1 < words.length &&
+      (i === 0 || ["!", "-a", "-o", "("].includes(words[i - 1]!.value))
+    ) {
       paths.read(words[i + 1], false, false)
     } else if (TestOperands.FILE_COMPARISONS.has(word.value) && i > 0 && i + 1 < words.length) {
       paths.read(words[i - 1], false, false)

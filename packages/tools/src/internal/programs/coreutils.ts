@@ -18,7 +18,14 @@ export const ls = reader(
     { complete: true }
   ),
   // `-L` follows the links it meets into other trees.
-  { operands: "files", content: false, recursive: "always", defaultCwd: "always", proven: true, unprovenWith: ["L", "dereference"] }
+  {
+    operands: "files",
+    content: false,
+    recursive: "always",
+    defaultCwd: "always",
+    proven: true,
+    unprovenWith: ["L", "dereference"]
+  }
 )
 
 export const cat = reader(
@@ -58,7 +65,9 @@ export const wc = reader(
 )
 
 export const stat = reader(
-  Options.grammar("c: f L t Z", "dereference file-system format: printf: terse cached: help version", { complete: true }),
+  Options.grammar("c: f L t Z", "dereference file-system format: printf: terse cached: help version", {
+    complete: true
+  }),
   { operands: "files", content: false, proven: true }
 )
 
@@ -305,10 +314,45 @@ export const file = reader(
  * only whole words from its list are options, and at most one operand.
  */
 export const XXD_FLAGS = new Set([
-  "-a", "-autoskip", "-b", "-bits", "-C", "-capitalize", "-E", "-EBCDIC", "-e", "-h", "-help", "-i", "-include", "-p",
-  "-ps", "-postscript", "-plain", "-r", "-revert", "-u", "-uppercase", "-d", "-v", "-version"
+  "-a",
+  "-autoskip",
+  "-b",
+  "-bits",
+  "-C",
+  "-capitalize",
+  "-E",
+  "-EBCDIC",
+  "-e",
+  "-h",
+  "-help",
+  "-i",
+  "-include",
+  "-p",
+  "-ps",
+  "-postscript",
+  "-plain",
+  "-r",
+  "-revert",
+  "-u",
+  "-uppercase",
+  "-d",
+  "-v",
+  "-version"
 ])
-export const XXD_VALUES = new Set(["-c", "-cols", "-g", "-groupsize", "-l", "-len", "-n", "-name", "-o", "-s", "-seek", "-R"])
+export const XXD_VALUES = new Set([
+  "-c",
+  "-cols",
+  "-g",
+  "-groupsize",
+  "-l",
+  "-len",
+  "-n",
+  "-name",
+  "-o",
+  "-s",
+  "-seek",
+  "-R"
+])
 
 export const xxd: Describe = (args) => {
   const paths = new Paths()
@@ -353,6 +397,22 @@ export const date: Describe = (args) => {
 export const env = onlyFlags(["-0", "--null"])
 
 export const hostname = onlyFlags([
-  "-f", "--fqdn", "--long", "-s", "--short", "-i", "--ip-address", "-I", "--all-ip-addresses",
-  "-d", "--domain", "-A", "--all-fqdns", "-a", "--alias", "-y", "--yp", "--nis"
+  "-f",
+  "--fqdn",
+  "--long",
+  "-s",
+  "--short",
+  "-i",
+  "--ip-address",
+  "-I",
+  "--all-ip-addresses",
+  "-d",
+  "--domain",
+  "-A",
+  "--all-fqdns",
+  "-a",
+  "--alias",
+  "-y",
+  "--yp",
+  "--nis"
 ])

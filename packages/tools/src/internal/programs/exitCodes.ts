@@ -16,9 +16,7 @@ import type { Node } from "web-tree-sitter"
 
 /** What an exit code means, per program (and `git` subcommand). */
 const ANSWERS: ReadonlyMap<string, ReadonlyMap<number, string>> = new Map([
-  ...["grep", "egrep", "fgrep", "rg", "ag", "git grep"].map((name) =>
-    [name, new Map([[1, "no matches"]])] as const
-  ),
+  ...["grep", "egrep", "fgrep", "rg", "ag", "git grep"].map((name) => [name, new Map([[1, "no matches"]])] as const),
   ...["diff", "cmp"].map((name) => [name, new Map([[1, "files differ"]])] as const),
   ...["test", "[", "[["].map((name) => [name, new Map([[1, "false"]])] as const)
 ])

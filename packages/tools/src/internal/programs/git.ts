@@ -16,19 +16,36 @@
 import { type Describe, NO_PATHS, Paths, UNKNOWN, type Word } from "./invocation.js"
 
 export const GIT_GLOBAL_FLAGS: ReadonlyArray<string> = [
-  "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs",
-  "--icase-pathspecs", "--no-replace-objects"
+  "--no-pager",
+  "-P",
+  "--no-optional-locks",
+  "--literal-pathspecs",
+  "--glob-pathspecs",
+  "--noglob-pathspecs",
+  "--icase-pathspecs",
+  "--no-replace-objects"
 ]
 
 // Options that write files, run external programs or open a pager, whatever the subcommand.
 export const GIT_FORBIDDEN_LONG: ReadonlyArray<string> = [
-  "output", "ext-diff", "exec", "open-files-in-pager", "upload-pack", "receive-pack", "edit", "config", "textconv",
+  "output",
+  "ext-diff",
+  "exec",
+  "open-files-in-pager",
+  "upload-pack",
+  "receive-pack",
+  "edit",
+  "config",
+  "textconv",
   "show-signature"
 ]
 
 /** Long options whose value is a file git reads; `names` when the file lists more paths. */
 const GIT_FILE_OPTIONS: ReadonlyArray<readonly [string, "read" | "names"]> = [
-  ["contents", "read"], ["ignore-revs-file", "read"], ["pathspec-from-file", "names"], ["exclude-from", "read"],
+  ["contents", "read"],
+  ["ignore-revs-file", "read"],
+  ["pathspec-from-file", "names"],
+  ["exclude-from", "read"],
   ["file", "read"]
 ]
 
@@ -79,7 +96,10 @@ export const gitOptions = (
     if (isLongOption(value) && GIT_FORBIDDEN_LONG.some((option) => abbreviates(longName(value), option))) return false
     // `%G?`, `%GS`, …: the signature, which runs gpg.
     if (value.includes("%G")) return false
-    if (value.startsWith("-") && !value.startsWith("--") && [...value.slice(1)].some((l) => (spec.forbiddenShort ?? "").includes(l))) {
+    if (
+      value.startsWith("-") && !value.startsWith("--") &&
+      [...value.slice(1)].some((l) => (spec.forbiddenShort ?? "").includes(l))
+    ) {
       return false
     }
     // Options whose value is a file git reads: `blame --contents FILE`, `--ignore-revs-file=FILE`.
@@ -117,7 +137,8 @@ export const gitOptions = (
 }
 
 /** Options of `git log` and friends that print patches (file contents) instead of only commits. */
-export const GIT_PATCH_OPTION = /^(-[pu]|--patch.*|-U\d*|--unified.*|--cc|-c|--word-diff.*|--color-words.*|--binary|-L.*|--full-diff|--raw)$/
+export const GIT_PATCH_OPTION =
+  /^(-[pu]|--patch.*|-U\d*|--unified.*|--cc|-c|--word-diff.*|--color-words.*|--binary|-L.*|--full-diff|--raw)$/
 
 export const printsPatch = (options: ReadonlyArray<string>) => options.some((option) => GIT_PATCH_OPTION.test(option))
 export const always = () => true
@@ -147,7 +168,8 @@ export const contentPaths = (operands: ReadonlyArray<Word>, paths: Paths): void 
   }
 }
 
-export const isCommitValue = (word: Word | undefined) => word !== undefined && !word.dynamic && !word.value.startsWith("-")
+export const isCommitValue = (word: Word | undefined) =>
+  word !== undefined && !word.dynamic && !word.value.startsWith("-")
 
 /**
  * `git branch`/`git tag` listing: flags from a list; names only when an
@@ -190,8 +212,21 @@ export const gitBranch = gitListing(
   // `-l` meant `--create-reflog` before git 2.19, so it does not switch to listing.
   ["--list"],
   [
-    "-l", "-a", "--all", "-r", "--remotes", "--verbose", "--show-current", "--color", "--no-color", "--column",
-    "--no-column", "-i", "--ignore-case", "--abbrev", "--no-abbrev"
+    "-l",
+    "-a",
+    "--all",
+    "-r",
+    "--remotes",
+    "--verbose",
+    "--show-current",
+    "--color",
+    "--no-color",
+    "--column",
+    "--no-column",
+    "-i",
+    "--ignore-case",
+    "--abbrev",
+    "--no-abbrev"
   ],
   ["--contains", "--no-contains", "--merged", "--no-merged", "--points-at"],
   ["--sort", "--format"],
@@ -223,8 +258,23 @@ export const gitConfig: GitCheck = (args) => {
   const values = args.map((arg) => arg.value)
   const modes = ["--get", "--get-all", "--get-regexp", "--list", "-l"]
   const flags = [
-    "--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope", "--name-only", "-z", "--null",
-    "--includes", "--no-includes", "--type=bool", "--type=int", "--type=path", "--bool", "--int", "--path"
+    "--global",
+    "--system",
+    "--local",
+    "--worktree",
+    "--show-origin",
+    "--show-scope",
+    "--name-only",
+    "-z",
+    "--null",
+    "--includes",
+    "--no-includes",
+    "--type=bool",
+    "--type=int",
+    "--type=path",
+    "--bool",
+    "--int",
+    "--path"
   ]
   if (!values.some((value) => modes.includes(value))) return false
   return values.every((value) => modes.includes(value) || flags.includes(value) || !value.startsWith("-"))
@@ -268,7 +318,8 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, GitCheck>> = {
   tag: gitTag,
   remote: gitRemote,
   config: gitConfig,
-  stash: (args, paths) => args.length > 0 && firstIs(["list", "show"], gitOptions({ content: printsPatch }))(args, paths),
+  stash: (args, paths) =>
+    args.length > 0 && firstIs(["list", "show"], gitOptions({ content: printsPatch }))(args, paths),
   reflog: firstIs(["show"], gitOptions({ content: printsPatch }))
 }
 

@@ -165,42 +165,45 @@ export interface ReaderSpec {
 }
 
 /** A program that reads its operands and writes nothing but standard output. */
-export const reader = (g: Options.Grammar, spec: ReaderSpec): Describe => withGrammar(g, (args) => {
-  const parsed = Options.parse(g, args)
-  if (!parsed.ok) return UNKNOWN
-  const paths = new Paths()
-  optionPaths(parsed, paths)
-  let operands = parsed.operands
-  if (spec.operands === "none") operands = []
-  const scriptGiven = parsed.options.some((option) => option.kind === "script" || option.kind === "scriptFile")
-  const recursive = spec.recursive === "always" ||
-    (spec.recursive === "option" && parsed.options.some((option) => option.kind === "recursive"))
-  const content = spec.content ?? true
-  if (spec.operands === "patternThenFiles" && !scriptGiven) {
-    // A pattern word that may expand to several words puts files after the pattern.
-    const pattern = operands[0]
-    if (pattern !== undefined && Options.mayBeSeveral(pattern)) paths.read(pattern, recursive, content)
-    operands = operands.slice(1)
-  }
-  // More words than one operand each may stand for: an unquoted expansion may be any number of files.
-  const unbounded = operands.some(Options.mayBeSeveral)
-  const inputs = spec.outputAfter === undefined ? operands : operands.slice(0, spec.outputAfter)
-  for (const operand of inputs) {
-    if (spec.responseFiles === true && !operand.dynamic && operand.value.startsWith("@")) {
-      const file = { value: operand.value.slice(1), dynamic: false }
-      paths.read(file, false, true)
-      paths.names(file)
-    } else paths.read(operand, recursive, content)
-  }
-  for (const output of spec.outputAfter === undefined ? [] : operands.slice(spec.outputAfter)) paths.write(output, false)
-  if (operands.length === 0 && (spec.defaultCwd === "always" || (spec.defaultCwd === "recursive" && recursive))) {
-    paths.read({ value: ".", dynamic: false }, true, content)
-  }
-  const fits = (spec.maxFiles === undefined || (operands.length <= spec.maxFiles && !unbounded)) &&
-    (spec.outputAfter === undefined || (operands.length <= spec.outputAfter && !unbounded))
-  const proven = (spec.proven ?? false) && !Options.has(parsed, ...(spec.unprovenWith ?? []))
-  return paths.done(fits && (spec.check?.(parsed) ?? true), { proven })
-})
+export const reader = (g: Options.Grammar, spec: ReaderSpec): Describe =>
+  withGrammar(g, (args) => {
+    const parsed = Options.parse(g, args)
+    if (!parsed.ok) return UNKNOWN
+    const paths = new Paths()
+    optionPaths(parsed, paths)
+    let operands = parsed.operands
+    if (spec.operands === "none") operands = []
+    const scriptGiven = parsed.options.some((option) => option.kind === "script" || option.kind === "scriptFile")
+    const recursive = spec.recursive === "always" ||
+      (spec.recursive === "option" && parsed.options.some((option) => option.kind === "recursive"))
+    const content = spec.content ?? true
+    if (spec.operands === "patternThenFiles" && !scriptGiven) {
+      // A pattern word that may expand to several words puts files after the pattern.
+      const pattern = operands[0]
+      if (pattern !== undefined && Options.mayBeSeveral(pattern)) paths.read(pattern, recursive, content)
+      operands = operands.slice(1)
+    }
+    // More words than one operand each may stand for: an unquoted expansion may be any number of files.
+    const unbounded = operands.some(Options.mayBeSeveral)
+    const inputs = spec.outputAfter === undefined ? operands : operands.slice(0, spec.outputAfter)
+    for (const operand of inputs) {
+      if (spec.responseFiles === true && !operand.dynamic && operand.value.startsWith("@")) {
+        const file = { value: operand.value.slice(1), dynamic: false }
+        paths.read(file, false, true)
+        paths.names(file)
+      } else paths.read(operand, recursive, content)
+    }
+    for (const output of spec.outputAfter === undefined ? [] : operands.slice(spec.outputAfter)) {
+      paths.write(output, false)
+    }
+    if (operands.length === 0 && (spec.defaultCwd === "always" || (spec.defaultCwd === "recursive" && recursive))) {
+      paths.read({ value: ".", dynamic: false }, true, content)
+    }
+    const fits = (spec.maxFiles === undefined || (operands.length <= spec.maxFiles && !unbounded)) &&
+      (spec.outputAfter === undefined || (operands.length <= spec.outputAfter && !unbounded))
+    const proven = (spec.proven ?? false) && !Options.has(parsed, ...(spec.unprovenWith ?? []))
+    return paths.done(fits && (spec.check?.(parsed) ?? true), { proven })
+  })
 
 /** A program whose operands are not paths and that has no options that write. */
 export const noPaths: Describe = () => NO_PATHS

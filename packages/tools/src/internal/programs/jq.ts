@@ -56,4 +56,3 @@ export const jq: Describe = withGrammar(JQ, (args) => {
   const described = reader(JQ, { operands: "patternThenFiles", proven: true })(rest)
   return described.readOnly ? mergePaths(described, paths) : UNKNOWN
 })
-

@@ -70,7 +70,15 @@ export const rg: Describe = withGrammar(RG, (args) => {
 })
 
 export const FIND_FORBIDDEN = new Set([
-  "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"
+  "-exec",
+  "-execdir",
+  "-ok",
+  "-okdir",
+  "-delete",
+  "-fprint",
+  "-fprint0",
+  "-fprintf",
+  "-fls"
 ])
 
 /** Primaries whose argument is a file find reads the metadata of (issue 20: `find` predicates that name files). */

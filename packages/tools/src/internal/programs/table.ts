@@ -55,38 +55,123 @@ import * as Xargs from "./xargs.js"
 export type { Invocation, Word } from "./invocation.js"
 
 const NO_PATH_PROGRAMS: ReadonlyArray<string> = [
-  "pwd", "echo", "whoami", "id", "groups", "uname", "sleep", "true", "false", ":",
-  "basename", "dirname", "seq", "nproc", "free", "uptime", "ps", "pgrep", "tty", "locale", "arch", "printenv",
-  "expr", "getconf", "lsb_release", "numfmt"
+  "pwd",
+  "echo",
+  "whoami",
+  "id",
+  "groups",
+  "uname",
+  "sleep",
+  "true",
+  "false",
+  ":",
+  "basename",
+  "dirname",
+  "seq",
+  "nproc",
+  "free",
+  "uptime",
+  "ps",
+  "pgrep",
+  "tty",
+  "locale",
+  "arch",
+  "printenv",
+  "expr",
+  "getconf",
+  "lsb_release",
+  "numfmt"
 ]
 
 const READ_ONLY: ReadonlyMap<string, Describe> = new Map<string, Describe>([
   ...NO_PATH_PROGRAMS.map((name): [string, Describe] => [name, noPaths]),
-  ["which", Builtins.lookup(true)], ["whereis", Builtins.lookup(true)], ["type", Builtins.lookup(true)],
-  ["ls", Coreutils.ls], ["cat", Coreutils.cat], ["head", Coreutils.head], ["tail", Coreutils.tail],
-  ["wc", Coreutils.wc], ["stat", Coreutils.stat], ["realpath", Coreutils.realpath], ["readlink", Coreutils.readlink],
-  ["du", Coreutils.du], ["df", Coreutils.df], ["cut", Coreutils.cut], ["tr", Coreutils.tr], ["diff", Coreutils.diff],
-  ["cmp", Coreutils.cmp], ["comm", Coreutils.comm], ["tac", Coreutils.tac], ["nl", Coreutils.nl], ["od", Coreutils.od],
-  ["hexdump", Coreutils.hexdump], ["md5sum", Coreutils.checksum()], ["sha1sum", Coreutils.checksum()],
-  ["sha224sum", Coreutils.checksum()], ["sha256sum", Coreutils.checksum()], ["sha384sum", Coreutils.checksum()],
-  ["sha512sum", Coreutils.checksum()], ["b2sum", Coreutils.checksum("l:")], ["cksum", Coreutils.checksum("a: l:")],
-  ["base64", Coreutils.base64], ["base32", Coreutils.base64], ["column", Coreutils.column], ["fold", Coreutils.fold],
-  ["expand", Coreutils.expand], ["unexpand", Coreutils.unexpand], ["rev", Coreutils.rev], ["paste", Coreutils.paste],
-  ["join", Coreutils.join], ["strings", Coreutils.strings], ["fmt", Coreutils.fmt], ["look", Coreutils.look],
-  ["sort", Coreutils.sort], ["uniq", Coreutils.uniq], ["tree", Coreutils.tree], ["file", Coreutils.file],
-  ["xxd", Coreutils.xxd], ["date", Coreutils.date], ["env", Coreutils.env], ["hostname", Coreutils.hostname],
-  ["grep", Search.grep], ["egrep", Search.grep], ["fgrep", Search.grep], ["rg", Search.rg], ["find", Search.find],
-  ["jq", Jq.jq], ["test", Builtins.test(false)], ["[", Builtins.test(true)], ["printf", Builtins.printf],
-  ["command", Builtins.commandBuiltin], ["read", Builtins.read], ["sed", Sed.sed], ["awk", Awk.awk], ["gawk", Awk.awk],
-  ["mawk", Awk.awk], ["tar", Archives.tar], ["unzip", Archives.unzip], ["zcat", Archives.zcat],
-  ["gzip", Archives.gzip], ["git", Git.git],
+  ["which", Builtins.lookup(true)],
+  ["whereis", Builtins.lookup(true)],
+  ["type", Builtins.lookup(true)],
+  ["ls", Coreutils.ls],
+  ["cat", Coreutils.cat],
+  ["head", Coreutils.head],
+  ["tail", Coreutils.tail],
+  ["wc", Coreutils.wc],
+  ["stat", Coreutils.stat],
+  ["realpath", Coreutils.realpath],
+  ["readlink", Coreutils.readlink],
+  ["du", Coreutils.du],
+  ["df", Coreutils.df],
+  ["cut", Coreutils.cut],
+  ["tr", Coreutils.tr],
+  ["diff", Coreutils.diff],
+  ["cmp", Coreutils.cmp],
+  ["comm", Coreutils.comm],
+  ["tac", Coreutils.tac],
+  ["nl", Coreutils.nl],
+  ["od", Coreutils.od],
+  ["hexdump", Coreutils.hexdump],
+  ["md5sum", Coreutils.checksum()],
+  ["sha1sum", Coreutils.checksum()],
+  ["sha224sum", Coreutils.checksum()],
+  ["sha256sum", Coreutils.checksum()],
+  ["sha384sum", Coreutils.checksum()],
+  ["sha512sum", Coreutils.checksum()],
+  ["b2sum", Coreutils.checksum("l:")],
+  ["cksum", Coreutils.checksum("a: l:")],
+  ["base64", Coreutils.base64],
+  ["base32", Coreutils.base64],
+  ["column", Coreutils.column],
+  ["fold", Coreutils.fold],
+  ["expand", Coreutils.expand],
+  ["unexpand", Coreutils.unexpand],
+  ["rev", Coreutils.rev],
+  ["paste", Coreutils.paste],
+  ["join", Coreutils.join],
+  ["strings", Coreutils.strings],
+  ["fmt", Coreutils.fmt],
+  ["look", Coreutils.look],
+  ["sort", Coreutils.sort],
+  ["uniq", Coreutils.uniq],
+  ["tree", Coreutils.tree],
+  ["file", Coreutils.file],
+  ["xxd", Coreutils.xxd],
+  ["date", Coreutils.date],
+  ["env", Coreutils.env],
+  ["hostname", Coreutils.hostname],
+  ["grep", Search.grep],
+  ["egrep", Search.grep],
+  ["fgrep", Search.grep],
+  ["rg", Search.rg],
+  ["find", Search.find],
+  ["jq", Jq.jq],
+  ["test", Builtins.test(false)],
+  ["[", Builtins.test(true)],
+  ["printf", Builtins.printf],
+  ["command", Builtins.commandBuiltin],
+  ["read", Builtins.read],
+  ["sed", Sed.sed],
+  ["awk", Awk.awk],
+  ["gawk", Awk.awk],
+  ["mawk", Awk.awk],
+  ["tar", Archives.tar],
+  ["unzip", Archives.unzip],
+  ["zcat", Archives.zcat],
+  ["gzip", Archives.gzip],
+  ["git", Git.git],
   ["xargs", Xargs.makeXargs((name, args) => describeInvocation(name, args))]
 ])
 
 const WRITERS: ReadonlyMap<string, Describe> = new Map<string, Describe>([
-  ["mkdir", Writers.mkdir], ["touch", Writers.touch], ["rm", Writers.rm], ["rmdir", Writers.rmdir], ["mv", Writers.mv],
-  ["cp", Writers.cp], ["ln", Writers.ln], ["tee", Writers.tee], ["truncate", Writers.truncate], ["dd", Writers.dd],
-  ["chmod", Writers.chmodLike], ["chown", Writers.chmodLike], ["chgrp", Writers.chmodLike]
+  ["mkdir", Writers.mkdir],
+  ["touch", Writers.touch],
+  ["rm", Writers.rm],
+  ["rmdir", Writers.rmdir],
+  ["mv", Writers.mv],
+  ["cp", Writers.cp],
+  ["ln", Writers.ln],
+  ["tee", Writers.tee],
+  ["truncate", Writers.truncate],
+  ["dd", Writers.dd],
+  ["chmod", Writers.chmodLike],
+  ["chown", Writers.chmodLike],
+  ["chgrp", Writers.chmodLike]
 ])
 
 /** The names on the read-only list (each still subject to its argument check). */
@@ -96,7 +181,8 @@ export const readOnlyCommandNames: ReadonlyArray<string> = [...READ_ONLY.keys()]
 export const writerNames: ReadonlyArray<string> = [...WRITERS.keys()]
 
 /** The option grammar a program of the table (read-only list or writers) is parsed with, if it has one. */
-export const grammarOf = (name: string): Options.Grammar | undefined => (READ_ONLY.get(name) ?? WRITERS.get(name))?.grammar
+export const grammarOf = (name: string): Options.Grammar | undefined =>
+  (READ_ONLY.get(name) ?? WRITERS.get(name))?.grammar
 
 /**
  * What running `name` with these arguments does: whether it is read-only and
@@ -117,7 +203,9 @@ export const describeInvocation = (name: string, args: ReadonlyArray<Word>): Inv
   // run time may be any path it reads or writes (`sed -n p */*` reads what the glob matches).
   if (described === UNKNOWN || (!described.readOnly && !described.pathsKnown && !described.unresolvedPaths)) {
     const words = args.filter((arg) => arg.dynamic && arg.value.length > 0).map((arg) => arg.value)
-    if (words.length > 0) return { ...described, unresolvedPaths: true, unresolvedWords: [...described.unresolvedWords, ...words] }
+    if (words.length > 0) {
+      return { ...described, unresolvedPaths: true, unresolvedWords: [...described.unresolvedWords, ...words] }
+    }
   }
   return described
 }

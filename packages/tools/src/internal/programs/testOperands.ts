@@ -31,7 +31,26 @@ const PLAIN_BINARY = new Set(["=", "==", "!=", "<", ">", "-nt", "-ot", "-ef"])
 
 /** Unary operators whose operand is a file (its metadata is read; `-t` takes a descriptor). */
 export const FILE_OPERATORS: ReadonlySet<string> = new Set([
-  "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-G", "-h", "-k", "-L", "-N", "-O", "-p", "-r", "-s", "-S", "-u", "-w", "-x"
+  "-a",
+  "-b",
+  "-c",
+  "-d",
+  "-e",
+  "-f",
+  "-g",
+  "-G",
+  "-h",
+  "-k",
+  "-L",
+  "-N",
+  "-O",
+  "-p",
+  "-r",
+  "-s",
+  "-S",
+  "-u",
+  "-w",
+  "-x"
 ])
 
 /** Binary operators comparing two files. */

@@ -35,19 +35,25 @@ export const writer = (
     })
   })
 
-export const writeOperands = (subtree: (parsed: Options.ParsedArguments) => boolean) =>
-(parsed: Options.ParsedArguments, paths: Paths) => {
-  const recursive = subtree(parsed)
-  for (const operand of parsed.operands) paths.write(operand, recursive)
-}
+export const writeOperands =
+  (subtree: (parsed: Options.ParsedArguments) => boolean) => (parsed: Options.ParsedArguments, paths: Paths) => {
+    const recursive = subtree(parsed)
+    for (const operand of parsed.operands) paths.write(operand, recursive)
+  }
 
-export const mkdir = writer(Options.grammar("m: p v Z", "mode: parents verbose context? help version"), writeOperands(() => false))
+export const mkdir = writer(
+  Options.grammar("m: p v Z", "mode: parents verbose context? help version"),
+  writeOperands(() => false)
+)
 export const touch = writer(
   Options.grammar("a c d: f h m r< t:", "time: date: no-create no-dereference reference< help version"),
   writeOperands(() => false)
 )
 export const rm = writer(
-  Options.grammar("f i I r R d v", "force interactive? one-file-system no-preserve-root preserve-root? recursive dir verbose help version"),
+  Options.grammar(
+    "f i I r R d v",
+    "force interactive? one-file-system no-preserve-root preserve-root? recursive dir verbose help version"
+  ),
   writeOperands((parsed) => Options.has(parsed, "r", "R", "recursive"))
 )
 // `-p` removes the parents too.
@@ -57,39 +63,46 @@ export const rmdir = writer(
   { unprovenWith: ["p", "parents"] }
 )
 export const COPY = "b f i n S: t: T u v"
-export const COPY_LONG = "backup? force interactive no-clobber suffix: target-directory: no-target-directory update? verbose " +
+export const COPY_LONG =
+  "backup? force interactive no-clobber suffix: target-directory: no-target-directory update? verbose " +
   "strip-trailing-slashes exchange debug help version"
 /** `cp`/`mv`/`ln`: sources then a destination (or `-t DIR`). */
-export const transfer = (sources: "read" | "write" | "none", recursive: (parsed: Options.ParsedArguments) => boolean) =>
-(parsed: Options.ParsedArguments, paths: Paths) => {
-  const target = Options.valuesOf(parsed, "t", "target-directory")
-  const operands = parsed.operands
-  const sourceWords = target.length > 0 ? operands : operands.slice(0, -1)
-  const destination = target.length > 0 ? target[0] : operands[operands.length - 1]
-  const subtree = recursive(parsed)
-  for (const source of sourceWords) {
-    if (sources === "read") paths.read(source, subtree, true)
-    if (sources === "write") paths.move(source)
+export const transfer =
+  (sources: "read" | "write" | "none", recursive: (parsed: Options.ParsedArguments) => boolean) =>
+  (parsed: Options.ParsedArguments, paths: Paths) => {
+    const target = Options.valuesOf(parsed, "t", "target-directory")
+    const operands = parsed.operands
+    const sourceWords = target.length > 0 ? operands : operands.slice(0, -1)
+    const destination = target.length > 0 ? target[0] : operands[operands.length - 1]
+    const subtree = recursive(parsed)
+    for (const source of sourceWords) {
+      if (sources === "read") paths.read(source, subtree, true)
+      if (sources === "write") paths.move(source)
+    }
+    paths.write(destination, true)
   }
-  paths.write(destination, true)
-}
 // A source that is a symbolic link is a link moved (issue 20: a footprint barrier); see `PathUse.moves`.
 export const mv = writer(Options.grammar(COPY + " Z", COPY_LONG + " context"), transfer("write", () => true))
 export const cp = writer(
-  Options.grammar(`${COPY} a d H l L P p r R s x Z`, `${COPY_LONG} archive attributes-only copy-contents dereference ` +
-    "link no-dereference preserve? no-preserve: parents recursive reflink? remove-destination sparse: " +
-    "symbolic-link one-file-system context? keep-directory-symlink"),
+  Options.grammar(
+    `${COPY} a d H l L P p r R s x Z`,
+    `${COPY_LONG} archive attributes-only copy-contents dereference ` +
+      "link no-dereference preserve? no-preserve: parents recursive reflink? remove-destination sparse: " +
+      "symbolic-link one-file-system context? keep-directory-symlink"
+  ),
   transfer("read", (parsed) => Options.has(parsed, "a", "r", "R", "recursive", "archive")),
   // `-s` and `-l` make links (issue 20: creating links is a barrier).
   { unprovenWith: ["s", "symbolic-link", "l", "link"] }
 )
 export const ln = writer(
-  Options.grammar("b d F f i L n P r s S: t: T v", "backup? directory force interactive logical no-dereference " +
-    "physical relative symbolic suffix: target-directory: no-target-directory verbose help version"),
+  Options.grammar(
+    "b d F f i L n P r s S: t: T v",
+    "backup? directory force interactive logical no-dereference " +
+      "physical relative symbolic suffix: target-directory: no-target-directory verbose help version"
+  ),
   // A hard link is a second name for the source's contents, which no rule on the source's path
   // sees later: its sources count as read. A symbolic link is judged by its target when used.
-  (parsed, paths) =>
-    transfer(Options.has(parsed, "s", "symbolic") ? "none" : "read", () => false)(parsed, paths),
+  (parsed, paths) => transfer(Options.has(parsed, "s", "symbolic") ? "none" : "read", () => false)(parsed, paths),
   // Making a link changes what other paths mean (issue 20): never proven, a footprint barrier.
   { proven: false }
 )
@@ -112,8 +125,11 @@ export const dd: Describe = (args) => {
   return paths.done(false, { onlyWritesPaths: true, proven: true })
 }
 export const chmodLike = writer(
-  Options.grammar("c f v R", "changes silent quiet verbose recursive reference< dereference no-dereference " +
-    "preserve-root no-preserve-root from: help version"),
+  Options.grammar(
+    "c f v R",
+    "changes silent quiet verbose recursive reference< dereference no-dereference " +
+      "preserve-root no-preserve-root from: help version"
+  ),
   (parsed, paths) => {
     const recursive = Options.has(parsed, "R", "recursive")
     // The first operand is the mode or owner, unless `--reference` gave it.

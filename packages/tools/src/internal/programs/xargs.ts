@@ -44,7 +44,11 @@ export const makeXargs = (describe: (name: string, args: ReadonlyArray<Word>) =>
       writes: described.writes,
       pathsKnown: false,
       unresolvedPaths: true,
-      unresolvedWords: [...paths.unresolved, ...described.unresolvedWords.filter((word) => word !== ""), "<names xargs reads>"],
+      unresolvedWords: [
+        ...paths.unresolved,
+        ...described.unresolvedWords.filter((word) => word !== ""),
+        "<names xargs reads>"
+      ],
       onlyWritesPaths: false
     }
   })
