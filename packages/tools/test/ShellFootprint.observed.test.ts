@@ -148,8 +148,19 @@ const isUnder = (resource: Footprint.Resource, dir: string) => {
   return `/${key.segments.slice(0, -1).join("/")}` === dir
 }
 
-const corpusJobs: ReadonlyArray<GeneratedJob> = [...readOnlyCommands, ...freshReadOnlyCommands, ...mutatingCommands]
-  .map((command) => ({ command, dir: "work" }))
+/** Found by the oracle (FOOTPRINT_ORACLE_SEED=885528690): a link on the way, `file -m`, `ls` following links. */
+const foundJobs: ReadonlyArray<GeneratedJob> = [
+  { command: "mkdir -p link-src/a.ts && fold --version 5", dir: "work" },
+  { command: "cat link-src/a.ts link-src/../data.txt", dir: "work" },
+  { command: "file -m list.txt missing/deep/x", dir: "work" },
+  { command: "ls --group-directories-first -b %s b.ts ..", dir: "work/src" },
+  { command: "ls --color=always ..", dir: "work/src" }
+]
+
+const corpusJobs: ReadonlyArray<GeneratedJob> = [
+  ...[...readOnlyCommands, ...freshReadOnlyCommands, ...mutatingCommands].map((command) => ({ command, dir: "work" })),
+  ...foundJobs
+]
 
 describe.skipIf(!available)("Bash footprints are sound: observed ⊆ declared (strace)", () => {
   it.effect(

@@ -154,12 +154,16 @@ describe("Bash footprint (issue 15)", () => {
       yield* fs.symlink(`${dir}/work/real`, `${dir}/work/link`)
       yield* fs.symlink(`${dir}/work/real/a.txt`, `${dir}/work/alias.txt`)
       const env = yield* Execution.makeEnvironment(yield* makeContext(`${dir}/work`))
+      // The link on the way is read too: what `link/a.txt` means depends on it (`rm link` changes it).
       expect(yield* footprintOf(env, { command: "echo two > link/a.txt" })).toEqual({
+        reads: [`${dir}/work/link`],
         writes: [`${dir}/work/real/a.txt`]
       })
       expect(yield* footprintOf(env, { command: "cat ../work/link/a.txt" })).toEqual({
-        reads: [`${dir}/work/real/a.txt`]
+        reads: [`${dir}/work/real/a.txt`, `${dir}/work/link`]
       })
+      const rmLink = yield* footprintOf(env, { command: "rm link" })
+      expect(Footprint.conflict(rmLink, yield* footprintOf(env, { command: "mkdir -p link/sub" }))).not.toBeUndefined()
       // A command on the link itself touches the link's entry as well as its target.
       expect(yield* footprintOf(env, { command: "rm alias.txt" })).toEqual({
         writes: [`${dir}/work/real/a.txt`, `${dir}/work/alias.txt`]

@@ -188,6 +188,28 @@ const resolveUse = (
     return use.subtree ? resources.map(Footprint.subtree) : resources
   })
 
+/**
+ * The symbolic links a path goes through before its last component (`mkdir -p link-src/a` looks up
+ * `link-src` itself): what the path means depends on them, so they are touched too.
+ */
+const linksOnTheWay = (
+  path: Path.Path,
+  cwd: string,
+  relative: string
+): Effect.Effect<ReadonlyArray<Footprint.Resource>, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const components = relative.split("/")
+    const links: Array<Footprint.Resource> = []
+    for (let i = 1; i < components.length; i++) {
+      const name = components[i - 1]!
+      if (name === "" || name === "." || name === "..") continue
+      const prefix = unnormalised(path, cwd, components.slice(0, i).join("/") || "/")
+      const entry = path.join(yield* Footprints.canonical(path.dirname(prefix)), path.basename(prefix))
+      if (entry !== (yield* Footprints.canonical(prefix))) links.push(entry)
+    }
+    return links
+  })
+
 /** `mv` moves a symbolic link: what other paths mean changes (issue 20: a barrier). */
 const movesLink = (
   uses: ReadonlyArray<ShellAnalysis.PathUse>,
@@ -234,8 +256,16 @@ export const footprint = (
         Effect.forEach(list, (use) => resolveUse(use, context, access)),
         (resolved) => dedupe(resolved.flat())
       )
+    // Links on the way of any path are read: what the path means depends on them.
+    const links = Effect.map(
+      Effect.forEach(
+        uses.flatMap((use) => [...use.reads, ...use.writes]).filter((use) => use.anchor === undefined),
+        (use) => Effect.flatMap(Path.Path, (path) => linksOnTheWay(path, context.cwd, use.path))
+      ),
+      (found) => found.flat()
+    )
     const [reads, writes, barrier] = yield* Effect.all([
-      resolveAll(uses.flatMap((use) => use.reads), "read"),
+      Effect.zipWith(resolveAll(uses.flatMap((use) => use.reads), "read"), links, (a, b) => dedupe([...a, ...b])),
       resolveAll(uses.flatMap((use) => use.writes), "write"),
       movesLink(uses.flatMap((use) => use.writes), context)
     ]).pipe(

@@ -17,14 +17,15 @@ export const ls = reader(
       "context zero dereference hide-control-chars show-control-chars help version",
     { complete: true }
   ),
-  // `-L` follows the links it meets into other trees.
+  // `-L` follows the links it meets into other trees; so do `--group-directories-first` (is a link a
+  // directory?) and `--color` (is it an orphan?), measured with strace.
   {
     operands: "files",
     content: false,
     recursive: "always",
     defaultCwd: "always",
     proven: true,
-    unprovenWith: ["L", "dereference"]
+    unprovenWith: ["L", "dereference", "group-directories-first", "color"]
   }
 )
 
@@ -305,7 +306,8 @@ export const file = reader(
       "separator: uncompress uncompress-noreport print0 parameter: apple debug no-sandbox help version",
     { complete: true }
   ),
-  { operands: "files", proven: true }
+  // `-m LIST` reads each file of the colon-separated list and its compiled `FILE.mgc`.
+  { operands: "files", proven: true, unprovenWith: ["m", "magic-file"] }
 )
 
 /**
