@@ -4,9 +4,9 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@switchyard\/(core|tools|cli)$/, replacement: path.join(__dirname, "packages/$1/src/index.ts") },
+      { find: /^@switchyard\/(core|tools|durable|cli)$/, replacement: path.join(__dirname, "packages/$1/src/index.ts") },
       {
-        find: /^@switchyard\/(core|tools|cli)\/(?!internal\/)(.*)$/,
+        find: /^@switchyard\/(core|tools|durable|cli)\/(?!internal\/)(.*)$/,
         replacement: path.join(__dirname, "packages/$1/src/$2.ts")
       }
     ]

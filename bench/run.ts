@@ -23,8 +23,10 @@ const suites: Record<string, () => Promise<{ readonly run: () => Promise<void> }
   streaming: () => import("./streaming.js"),
   footprints: () => import("./footprints.js"),
   cli: () => import("./cli.js"),
+  startup: () => import("./startup.js"),
   mcp: () => import("./mcp.js"),
   speculation: () => import("./speculation.js"),
+  journal: () => import("./journal.js"),
   sandbox: () => import("./sandbox.js")
 }
 
@@ -110,9 +112,11 @@ fs.writeFileSync(jsonPath, JSON.stringify(report, null, 2) + "\n")
 
 const cell = (s: string) => s.replaceAll("|", "\\|")
 let md = "# Performance report\n\n"
-md += "Written by `npm run bench` (one suite: `npm run bench -- NAME`). Every timed figure is the median of interleaved\n"
+md +=
+  "Written by `npm run bench` (one suite: `npm run bench -- NAME`). Every timed figure is the median of interleaved\n"
 md += "rounds with the min–max in brackets; compare the ratios, not the absolute times, across machines.\n\n"
-md += `Machine: ${report.machine.cpus} × ${report.machine.cpu}, ${report.machine.memoryGB} GB, ${report.machine.os}.\n\n`
+md +=
+  `Machine: ${report.machine.cpus} × ${report.machine.cpu}, ${report.machine.memoryGB} GB, ${report.machine.os}.\n\n`
 md += `Versions: ${Object.entries(report.versions).map(([k, v]) => `${k} ${v}`).join(", ")}.\n`
 for (const [name, suite] of Object.entries(report.suites)) {
   md += `\n## ${name}\n\n_measured ${suite.measuredAt} in ${suite.seconds} s_\n\n`
@@ -122,4 +126,8 @@ for (const [name, suite] of Object.entries(report.suites)) {
 }
 const mdPath = path.join(import.meta.dirname, "REPORT.md")
 fs.writeFileSync(mdPath, md)
-console.log(`\n${Object.keys(measured).length} suite(s) in ${Math.round((Date.now() - started) / 1000)} s; report written to ${path.relative(process.cwd(), mdPath)} and report.json`)
+console.log(
+  `\n${Object.keys(measured).length} suite(s) in ${Math.round((Date.now() - started) / 1000)} s; report written to ${
+    path.relative(process.cwd(), mdPath)
+  } and report.json`
+)

@@ -241,7 +241,9 @@ describe("sessions", () => {
       expect(sent[2]!.role).toBe("user")
       expect(results.map((b) => [b["tool_use_id"], b["is_error"] === true])).toEqual([["toolu_read", false], ["toolu_sleep", true]])
       expect(results[0]).toEqual(readResult[0])
-      expect(String(results[1]!["content"])).toContain("Interrupted")
+      // Journaled (SPEC §4.14): a Bash call that is not read-only and was in flight is not run again.
+      expect(String(results[1]!["content"])).toContain("The process stopped while this ran; its effect is unknown.")
+      expect(String(results[1]!["content"])).toContain(`The command: ${slow}`)
       expect(sent.slice(3)).toEqual([{ role: "user", content: [{ type: "text", text: "what happened?" }] }])
     }), 120_000)
 

@@ -69,7 +69,16 @@ describe("Ctrl-C in dispatch and replay", () => {
       { type: "tool_use", id: "b2", name: "Bash", input: { command: "echo after" } }
     ])
     const result = await interrupted(
-      ["dispatch", "-", "--output-format", "stream-json", "--permission-mode", "bypassPermissions", "--scheduling", "greedy"],
+      [
+        "dispatch",
+        "-",
+        "--output-format",
+        "stream-json",
+        "--permission-mode",
+        "bypassPermissions",
+        "--scheduling",
+        "greedy"
+      ],
       dir,
       (out) => /"type":"started","tool_use_id":"b1"/.test(out) && sleepers(marker).length > 0,
       calls
@@ -88,12 +97,15 @@ describe("Ctrl-C in dispatch and replay", () => {
     const dir = temp()
     const marker = `sleep 32.${process.pid}`
     const transcript = Path.join(dir, "transcript.json")
-    Fs.writeFileSync(transcript, JSON.stringify({
-      turns: [
-        { blocks: [{ block: { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: marker } } }] },
-        { blocks: [{ block: { type: "text", text: "never reached" } }] }
-      ]
-    }))
+    Fs.writeFileSync(
+      transcript,
+      JSON.stringify({
+        turns: [
+          { blocks: [{ block: { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: marker } } }] },
+          { blocks: [{ block: { type: "text", text: "never reached" } }] }
+        ]
+      })
+    )
     const result = await interrupted(
       ["replay", transcript, "--output-format", "stream-json", "--permission-mode", "bypassPermissions"],
       dir,
@@ -101,9 +113,13 @@ describe("Ctrl-C in dispatch and replay", () => {
       () => sleepers(marker).length > 0
     )
     expect(result.code).toBe(1)
-    const lines = result.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, any>)
-    const user = lines.find((l) => l["type"] === "user")
-    expect(user?.message.content).toEqual([expect.objectContaining({ type: "tool_result", tool_use_id: "toolu_1", is_error: true })])
+    const lines = result.stdout.split("\n").filter((l) => l !== "").map((l) =>
+      JSON.parse(l) as { readonly type?: string; readonly message?: { readonly content?: unknown } }
+    )
+    const user = lines.find((l) => l.type === "user")
+    expect(user?.message?.content).toEqual([
+      expect.objectContaining({ type: "tool_result", tool_use_id: "toolu_1", is_error: true })
+    ])
     expect(lines.at(-1)).toMatchObject({ type: "result", is_error: true })
     expect(sleepers(marker)).toEqual([])
   }, 90_000)

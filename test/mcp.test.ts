@@ -3,7 +3,19 @@
  * `@modelcontextprotocol/server-everything` and `server-filesystem` — and a
  * server of our own that misbehaves on purpose (test/fixtures/mcp).
  */
-import { DispatchEvent, Execution, HookRunner, Messages, PermissionChain, PermissionContext, Registry, Results, StreamingExecutor, Tool, ToolUseContext } from "@switchyard/core"
+import {
+  DispatchEvent,
+  Execution,
+  HookRunner,
+  Messages,
+  PermissionChain,
+  PermissionContext,
+  Registry,
+  Results,
+  StreamingExecutor,
+  Tool,
+  ToolUseContext
+} from "@switchyard/core"
 import type * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -26,7 +38,11 @@ const EVERYTHING = Path.join(root, "node_modules/@modelcontextprotocol/server-ev
 const FILESYSTEM = Path.join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 const MISBEHAVING = Path.join(root, "test/fixtures/mcp/misbehavingServer.mjs")
 
-const stdio = (name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): McpConfig.ServerConfig => ({
+const stdio = (
+  name: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+): McpConfig.ServerConfig => ({
   name,
   source: "test",
   transport: { _tag: "stdio", command: process.execPath, args, env, cwd: undefined },
@@ -109,7 +125,10 @@ describe("MCP servers over stdio", () => {
         Messages.toolUse("t5", "mcp__filesystem__read_text_file", { path: Path.join(dir, "note.txt") })
       ], ctx)
       const search = results.get("t1")!.block.content
-      expect(Array.isArray(search) && search[0]).toEqual({ type: "tool_reference", tool_name: "mcp__everything__get-sum" })
+      expect(Array.isArray(search) && search[0]).toEqual({
+        type: "tool_reference",
+        tool_name: "mcp__everything__get-sum"
+      })
       expect(results.get("t2")!.status).toBe("error")
       expect(text(results.get("t2"))).toContain("InputValidationError")
       expect(text(results.get("t2"))).toContain("`a`")
@@ -140,22 +159,28 @@ describe("MCP servers over stdio", () => {
     const log = Path.join(tempDir(), "received.jsonl")
     const marker = `marker-${process.pid}-cancel`
     return Effect.gen(function*() {
-      yield* Effect.scoped(Effect.gen(function*() {
-        const env = yield* Execution.makeEnvironment(context())
-        const progressed = yield* Deferred.make<void>()
-        const fiber = yield* Execution.runToolUse(Messages.toolUse("s1", "mcp__bad__slow", {}), env).pipe(
-          Stream.runForEach((event) => (DispatchEvent.isProgress(event) ? Deferred.succeed(progressed, undefined) : Effect.void)),
-          Effect.fork
-        )
-        yield* Deferred.await(progressed)
-        yield* Fiber.interrupt(fiber)
-        const cancelled = yield* waitFor(() =>
-          (Fs.existsSync(log) ? Fs.readFileSync(log, "utf8") : "").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l))
-            .find((m: { method?: string }) => m.method === "notifications/cancelled")
-        )
-        expect(cancelled.params.requestId).toBeDefined()
-        expect(processesWith(marker)).toHaveLength(1)
-      }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING, "normal", marker], { MCP_LOG: log })]))))
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const env = yield* Execution.makeEnvironment(context())
+          const progressed = yield* Deferred.make<void>()
+          const fiber = yield* Execution.runToolUse(Messages.toolUse("s1", "mcp__bad__slow", {}), env).pipe(
+            Stream.runForEach((
+              event
+            ) => (DispatchEvent.isProgress(event) ? Deferred.succeed(progressed, undefined) : Effect.void)),
+            Effect.fork
+          )
+          yield* Deferred.await(progressed)
+          yield* Fiber.interrupt(fiber)
+          const cancelled = yield* waitFor(() =>
+            (Fs.existsSync(log) ? Fs.readFileSync(log, "utf8") : "").split("\n").filter((l) => l !== "").map((l) =>
+              JSON.parse(l)
+            )
+              .find((m: { method?: string }) => m.method === "notifications/cancelled")
+          )
+          expect(cancelled.params.requestId).toBeDefined()
+          expect(processesWith(marker)).toHaveLength(1)
+        }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING, "normal", marker], { MCP_LOG: log })])))
+      )
       expect(processesWith(marker)).toEqual([])
     })
   })
@@ -168,7 +193,7 @@ describe("MCP servers over stdio", () => {
         Messages.toolUse("d2", "mcp__everything__echo", { message: "still here" })
       ], context())
       expect(results.get("d1")!.status).toBe("error")
-      expect(text(results.get("d1"))).toContain('MCP server "bad"')
+      expect(text(results.get("d1"))).toContain("MCP server \"bad\"")
       expect(results.get("d2")!.status).toBe("success")
       expect(text(results.get("d2"))).toContain("still here")
       const again = yield* dispatch([Messages.toolUse("d3", "mcp__bad__echo", { text: "back" })], context())
@@ -182,20 +207,27 @@ describe("MCP servers over stdio", () => {
     const marker = `marker-${process.pid}-silent`
     return Effect.gen(function*() {
       const failures: Array<string> = []
-      yield* Effect.scoped(Effect.gen(function*() {
-        const status = yield* Effect.flatMap(McpServers.McpServers, (s) => s.servers)
-        expect(status.map((s) => [s.name, s.state])).toEqual([["silent", "failed"], ["everything", "connected"]])
-        expect(status[0]!.error).toContain("initialize")
-        expect(status[0]!.tools).toEqual([])
-        expect(failures).toHaveLength(1)
-        // Its process was ended when connecting gave up.
-        expect(processesWith(marker)).toEqual([])
-        const { results } = yield* dispatch([Messages.toolUse("e1", "mcp__everything__echo", { message: "hi" })], context())
-        expect(results.get("e1")!.status).toBe("success")
-      }).pipe(Effect.provide(engine([stdio("silent", [MISBEHAVING, "silent", marker]), stdio("everything", [EVERYTHING])], {
-        connectTimeout: "4 seconds",
-        onFailure: (s) => Effect.sync(() => void failures.push(s.name))
-      }))))
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const status = yield* Effect.flatMap(McpServers.McpServers, (s) => s.servers)
+          expect(status.map((s) => [s.name, s.state])).toEqual([["silent", "failed"], ["everything", "connected"]])
+          expect(status[0]!.error).toContain("initialize")
+          expect(status[0]!.tools).toEqual([])
+          expect(failures).toHaveLength(1)
+          // Its process was ended when connecting gave up.
+          expect(processesWith(marker)).toEqual([])
+          const { results } = yield* dispatch(
+            [Messages.toolUse("e1", "mcp__everything__echo", { message: "hi" })],
+            context()
+          )
+          expect(results.get("e1")!.status).toBe("success")
+        }).pipe(
+          Effect.provide(engine([stdio("silent", [MISBEHAVING, "silent", marker]), stdio("everything", [EVERYTHING])], {
+            connectTimeout: "10 seconds",
+            onFailure: (s) => Effect.sync(() => void failures.push(s.name))
+          }))
+        )
+      )
     })
   })
 
@@ -244,11 +276,17 @@ describe("MCP servers over stdio", () => {
         Messages.toolUse("w2", "mcp__bad__slow", {})
       ], context())
       expect(results.get("w1")!.status).toBe("error")
-      expect(text(results.get("w1"))).toMatch(/mcp__bad__hang .*server "bad".*no progress for 700 ms \(MCP_TOOL_IDLE_TIMEOUT\)/)
+      expect(text(results.get("w1"))).toMatch(
+        /mcp__bad__hang .*server "bad".*no progress for 700 ms \(MCP_TOOL_IDLE_TIMEOUT\)/
+      )
       // `slow` reports progress every 50 ms: the idle timer never fires, the wall-clock limit does.
       expect(results.get("w2")!.status).toBe("error")
-      expect(text(results.get("w2"))).toMatch(/mcp__bad__slow .*server "bad".*timed out after 1500 ms \(MCP_TOOL_TIMEOUT\)/)
-    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])], { toolTimeout: "1500 millis", idleTimeout: "700 millis" }))))
+      expect(text(results.get("w2"))).toMatch(
+        /mcp__bad__slow .*server "bad".*timed out after 1500 ms \(MCP_TOOL_TIMEOUT\)/
+      )
+    }).pipe(
+      Effect.provide(engine([stdio("bad", [MISBEHAVING])], { toolTimeout: "1500 millis", idleTimeout: "700 millis" }))
+    ))
 
   it.live("without MCP_TOOL_IDLE_TIMEOUT a silent call may run to the wall-clock limit (Claude Code's MCP_TOOL_TIMEOUT)", () =>
     Effect.gen(function*() {
@@ -263,9 +301,13 @@ describe("MCP servers over stdio", () => {
         Messages.toolUse("o2", "mcp__bad__roomy", { chars: 60_000 }),
         Messages.toolUse("o3", "mcp__bad__big", { chars: 39_000 })
       ], context())
-      const warnings = events.filter(DispatchEvent.isProgress).filter((e) => (e.data as { warning?: string }).warning !== undefined)
+      const warnings = events.filter(DispatchEvent.isProgress).filter((e) =>
+        (e.data as { warning?: string }).warning !== undefined
+      )
       expect(warnings.map((w) => w.toolUseId).sort()).toEqual(["o1", "o2"])
-      expect((warnings[0]!.data as { warning: string }).warning).toMatch(/Large MCP response from mcp__bad__\w+ \(~\d+k tokens\)/)
+      expect((warnings[0]!.data as { warning: string }).warning).toMatch(
+        /Large MCP response from mcp__bad__\w+ \(~\d+k tokens\)/
+      )
       // MAX_MCP_OUTPUT_TOKENS 10 000 is 40 000 characters: o1 is persisted, `roomy` sets its own limit.
       expect(text(results.get("o1"))).toContain("Output too large (40004 characters)")
       expect(text(results.get("o2"))).toBe("x".repeat(60_000))
@@ -296,7 +338,9 @@ describe("MCP servers over stdio", () => {
       expect(text(results.get("r5"))).toBe("it broke")
       expect(text(results.get("r6"))).toContain("Output too large (500 characters)")
       expect(text(results.get("r7"))).toBe("x".repeat(50))
-    }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING]), stdio("everything", [EVERYTHING])], { maxOutputTokens: 50 }))))
+    }).pipe(
+      Effect.provide(engine([stdio("bad", [MISBEHAVING]), stdio("everything", [EVERYTHING])], { maxOutputTokens: 50 }))
+    ))
 
   it.live("permission rules mcp__server, mcp__server__* and mcp__server__tool apply to MCP tools", () =>
     Effect.gen(function*() {
@@ -309,9 +353,15 @@ describe("MCP servers over stdio", () => {
       expect(exact.results.get("q2")!.status).toBe("denied")
       const server = yield* dispatch([Messages.toolUse("q3", "mcp__bad__structured", {})], context([], ["mcp__bad"]))
       expect(server.results.get("q3")!.status).toBe("success")
-      const wildcard = yield* dispatch([Messages.toolUse("q4", "mcp__bad__structured", {})], context([], ["mcp__bad__*"]))
+      const wildcard = yield* dispatch(
+        [Messages.toolUse("q4", "mcp__bad__structured", {})],
+        context([], ["mcp__bad__*"])
+      )
       expect(wildcard.results.get("q4")!.status).toBe("success")
-      const denied = yield* dispatch([Messages.toolUse("q5", "mcp__bad__echo", { text: "x" })], context(["mcp__bad__*"]))
+      const denied = yield* dispatch(
+        [Messages.toolUse("q5", "mcp__bad__echo", { text: "x" })],
+        context(["mcp__bad__*"])
+      )
       expect(text(denied.results.get("q5"))).toContain("No such tool available: mcp__bad__echo")
     }).pipe(Effect.provide(engine([stdio("bad", [MISBEHAVING])]))))
 
@@ -327,7 +377,11 @@ describe("MCP servers over stdio", () => {
       matcher: "mcp__bad__.*",
       run: () =>
         Effect.succeed({
-          hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no MCP today" }
+          hookSpecificOutput: {
+            hookEventName: "PreToolUse",
+            permissionDecision: "deny",
+            permissionDecisionReason: "no MCP today"
+          }
         })
     }]))))
 
@@ -341,7 +395,10 @@ describe("MCP servers over stdio", () => {
       })
       const child = yield* Effect.acquireRelease(
         Effect.sync(() =>
-          spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] })
+          spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
+            env: { ...process.env, PORT: String(port) },
+            stdio: ["ignore", "ignore", "pipe"]
+          })
         ),
         (child) => Effect.sync(() => void child.kill("SIGKILL"))
       )

@@ -29,7 +29,9 @@ const clonedProject = (servers: ReadonlyArray<string> = ["marker"]) => {
   Fs.writeFileSync(
     Path.join(dir, ".mcp.json"),
     JSON.stringify({
-      mcpServers: Object.fromEntries(servers.map((name) => [name, { command: process.execPath, args: [RECORDING, marker, name] }]))
+      mcpServers: Object.fromEntries(
+        servers.map((name) => [name, { command: process.execPath, args: [RECORDING, marker, name] }])
+      )
     })
   )
   const home = temp("switchyard-approval-home-")
@@ -47,8 +49,18 @@ const writeJson = (file: string, value: unknown) => {
   Fs.writeFileSync(file, JSON.stringify(value))
 }
 
-const cli = (args: ReadonlyArray<string>, project: { dir: string; home: string }, env: Record<string, string> = {}, input?: string) =>
-  runCli(args, { cwd: project.dir, env: { SWITCHYARD_HOME: project.home, MCP_TIMEOUT: "10000", ...env }, timeoutMs: 60_000, ...(input === undefined ? {} : { input }) })
+const cli = (
+  args: ReadonlyArray<string>,
+  project: { dir: string; home: string },
+  env: Record<string, string> = {},
+  input?: string
+) =>
+  runCli(args, {
+    cwd: project.dir,
+    env: { SWITCHYARD_HOME: project.home, MCP_TIMEOUT: "10000", ...env },
+    timeoutMs: 60_000,
+    ...(input === undefined ? {} : { input })
+  })
 
 const readCall = JSON.stringify([{ type: "tool_use", id: "r1", name: "Glob", input: { pattern: "*.json" } }])
 
@@ -60,8 +72,8 @@ describe("approval of a project's .mcp.json servers", () => {
     expect(list.stdout).not.toContain("mcp__marker__")
     const warnings = list.stderr.split("\n").filter((l) => l.includes("approve"))
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toContain('"marker"')
-    expect(warnings[0]).toContain('"second"')
+    expect(warnings[0]).toContain("\"marker\"")
+    expect(warnings[0]).toContain("\"second\"")
     expect(warnings[0]).toContain("enabledMcpjsonServers")
     const mcpList = await cli(["mcp", "list", "--json"], project)
     expect(JSON.parse(mcpList.stdout).map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
@@ -98,7 +110,7 @@ describe("approval of a project's .mcp.json servers", () => {
     expect(list.stdout).toContain("mcp__marker__echo")
     expect(list.stdout).not.toContain("mcp__second__echo")
     expect(started(project.marker)).toEqual(["marker"])
-    expect(list.stderr).toContain('"second"')
+    expect(list.stderr).toContain("\"second\"")
     // Completion offers the approved server's tools from the names cached when it connected, starting nothing.
     const names = await completeToolNames(project)
     expect(names).toContain("mcp__marker__echo")
@@ -111,7 +123,10 @@ describe("approval of a project's .mcp.json servers", () => {
 
   it("a local settings file, a --settings file and --mcp-config approve; a project's shared settings cannot", async () => {
     const shared = clonedProject()
-    writeJson(Path.join(shared.dir, ".claude", "settings.json"), { enableAllProjectMcpServers: true, enabledMcpjsonServers: ["marker"] })
+    writeJson(Path.join(shared.dir, ".claude", "settings.json"), {
+      enableAllProjectMcpServers: true,
+      enabledMcpjsonServers: ["marker"]
+    })
     const ignored = await cli(["tools", "list"], shared)
     expect(started(shared.marker)).toEqual([])
     expect(ignored.stderr).toContain("a project's own settings cannot approve its MCP servers")
@@ -152,7 +167,10 @@ describe("approval of a project's .mcp.json servers", () => {
 
   it("disabledMcpjsonServers wins over every approval, wherever it is; a list that cannot be read disables them all", async () => {
     const project = clonedProject(["marker", "second"])
-    writeJson(Path.join(project.home, "settings.json"), { enableAllProjectMcpServers: true, enabledMcpjsonServers: ["marker"] })
+    writeJson(Path.join(project.home, "settings.json"), {
+      enableAllProjectMcpServers: true,
+      enabledMcpjsonServers: ["marker"]
+    })
     writeJson(Path.join(project.dir, ".claude", "settings.json"), { disabledMcpjsonServers: ["marker"] })
     const list = await cli(["mcp", "list", "--json"], project)
     expect(JSON.parse(list.stdout).map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
@@ -200,7 +218,9 @@ describe("approval of a project's .mcp.json servers", () => {
 /** What bash completion offers for `switchyard tools schema <TAB>` in the project. */
 const completeToolNames = async (project: { dir: string; home: string }): Promise<ReadonlyArray<string>> => {
   const shim = temp("switchyard-approval-shim-")
-  Fs.writeFileSync(Path.join(shim, "switchyard"), `#!/bin/sh\nexec '${process.execPath}' '${bin}' "$@"\n`, { mode: 0o755 })
+  Fs.writeFileSync(Path.join(shim, "switchyard"), `#!/bin/sh\nexec '${process.execPath}' '${bin}' "$@"\n`, {
+    mode: 0o755
+  })
   const script = Path.join(shim, "switchyard.bash")
   Fs.writeFileSync(script, (await runCli(["completions", "bash"])).stdout)
   const program = [

@@ -27,7 +27,10 @@ const project = () => {
   )
   const extra = Path.join(dir, "extra.json")
   // `normal` is the default mode; the directory marks this test's server in the process table.
-  Fs.writeFileSync(extra, JSON.stringify({ mcpServers: { bad: { command: process.execPath, args: [MISBEHAVING, "normal", dir] } } }))
+  Fs.writeFileSync(
+    extra,
+    JSON.stringify({ mcpServers: { bad: { command: process.execPath, args: [MISBEHAVING, "normal", dir] } } })
+  )
   return { dir, extra }
 }
 
@@ -35,7 +38,8 @@ const project = () => {
 const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-cli-home-"))
 Fs.writeFileSync(Path.join(home, "settings.json"), JSON.stringify({ enableAllProjectMcpServers: true }))
 
-const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "4000", SWITCHYARD_HOME: home }
+// Long enough for server-everything to start on a loaded machine; the silent server takes this long to fail.
+const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "10000", SWITCHYARD_HOME: home }
 
 describe("switchyard with MCP servers", () => {
   it("mcp list shows every server: connected with its tool count, failed with why; a bad entry names file and field", async () => {
@@ -60,7 +64,10 @@ describe("switchyard with MCP servers", () => {
     expect(result.stdout).toMatch(/^ToolSearch\s/m)
     expect(result.stdout).not.toContain("mcp__everything__")
     expect(result.stdout).not.toMatch(/^Read\s+\[deferred\]/m)
-    const search = await runCli(["tools", "search", "echo text", "--strict-mcp-config", "--mcp-config", extra], { cwd: dir, env })
+    const search = await runCli(["tools", "search", "echo text", "--strict-mcp-config", "--mcp-config", extra], {
+      cwd: dir,
+      env
+    })
     expect(search.lines[0]).toMatch(/^mcp__bad__echo/)
     const none = await runCli(["tools", "list", "--strict-mcp-config"], { cwd: dir, env })
     expect(none.stdout).not.toMatch(/^ToolSearch\s/m)
@@ -72,7 +79,15 @@ describe("switchyard with MCP servers", () => {
       { type: "tool_use", id: "m1", name: "mcp__bad__echo", input: { text: "through the cli" } },
       { type: "tool_use", id: "m2", name: "mcp__bad__echo", input: { text: 3 } }
     ])
-    const result = await runCli(["dispatch", "-", "--output-format", "stream-json", "--strict-mcp-config", "--mcp-config", extra], {
+    const result = await runCli([
+      "dispatch",
+      "-",
+      "--output-format",
+      "stream-json",
+      "--strict-mcp-config",
+      "--mcp-config",
+      extra
+    ], {
       cwd: dir,
       env,
       input: calls
@@ -98,40 +113,51 @@ describe("switchyard with MCP servers", () => {
     const without = await runCli(["tools", "list", "--strict-mcp-config"], { cwd: dir, env: trace })
     expect(without.code).toBe(0)
     expect(without.stderr).not.toContain("MCP-SDK-IMPORTED")
-    const withServers = await runCli(["tools", "list", "--strict-mcp-config", "--mcp-config", extra], { cwd: dir, env: trace })
+    const withServers = await runCli(["tools", "list", "--strict-mcp-config", "--mcp-config", extra], {
+      cwd: dir,
+      env: trace
+    })
     expect(withServers.stderr).toContain("MCP-SDK-IMPORTED @modelcontextprotocol/client")
   })
 
-  it("settings env sets MCP_TOOL_TIMEOUT and ENABLE_TOOL_SEARCH; a proxy base URL turns tool search off unless it is set", async () => {
-    const { dir, extra } = project()
-    const settingsHome = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-cli-env-"))
-    const withSettings = (values: Record<string, string>) =>
-      Fs.writeFileSync(Path.join(settingsHome, "settings.json"), JSON.stringify({ env: values }))
-    const args = ["--strict-mcp-config", "--mcp-config", extra]
-    const cli = (command: ReadonlyArray<string>, more: Record<string, string> = {}, input?: string) =>
-      runCli([...command, ...args], { cwd: dir, env: { ...env, SWITCHYARD_HOME: settingsHome, ...more }, ...(input === undefined ? {} : { input }) })
-    withSettings({ MCP_TOOL_TIMEOUT: "1000" })
-    const hang = await cli(
-      ["dispatch", "-", "--output-format", "json", "--allowed-tools", "mcp__bad"],
-      {},
-      JSON.stringify([{ type: "tool_use", id: "h1", name: "mcp__bad__hang", input: {} }])
-    )
-    expect(JSON.parse(hang.stdout)[0].content).toMatch(/timed out after 1000 ms \(MCP_TOOL_TIMEOUT\)/)
-    expect((await cli(["tools", "list"])).stdout).toMatch(/mcp__bad__echo\s+\[deferred\]/)
-    withSettings({ ENABLE_TOOL_SEARCH: "false" })
-    const loaded = await cli(["tools", "list"])
-    expect(loaded.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
-    expect(loaded.stdout).not.toMatch(/^ToolSearch\s/m)
-    withSettings({})
-    const proxied = await cli(["tools", "list"], { ANTHROPIC_BASE_URL: "http://127.0.0.1:9/proxy" })
-    expect(proxied.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
-    withSettings({ ENABLE_TOOL_SEARCH: "true" })
-    const forced = await cli(["tools", "list"], { ANTHROPIC_BASE_URL: "http://127.0.0.1:9/proxy" })
-    expect(forced.stdout).toMatch(/mcp__bad__echo\s+\[deferred\]/)
-    withSettings({})
-    const haiku = await cli(["tools", "list"], { SWITCHYARD_MODEL: "claude-haiku-4-5" })
-    expect(haiku.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
-  }, 120_000)
+  it(
+    "settings env sets MCP_TOOL_TIMEOUT and ENABLE_TOOL_SEARCH; a proxy base URL turns tool search off unless it is set",
+    async () => {
+      const { dir, extra } = project()
+      const settingsHome = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-cli-env-"))
+      const withSettings = (values: Record<string, string>) =>
+        Fs.writeFileSync(Path.join(settingsHome, "settings.json"), JSON.stringify({ env: values }))
+      const args = ["--strict-mcp-config", "--mcp-config", extra]
+      const cli = (command: ReadonlyArray<string>, more: Record<string, string> = {}, input?: string) =>
+        runCli([...command, ...args], {
+          cwd: dir,
+          env: { ...env, SWITCHYARD_HOME: settingsHome, ...more },
+          ...(input === undefined ? {} : { input })
+        })
+      withSettings({ MCP_TOOL_TIMEOUT: "1000" })
+      const hang = await cli(
+        ["dispatch", "-", "--output-format", "json", "--allowed-tools", "mcp__bad"],
+        {},
+        JSON.stringify([{ type: "tool_use", id: "h1", name: "mcp__bad__hang", input: {} }])
+      )
+      expect(JSON.parse(hang.stdout)[0].content).toMatch(/timed out after 1000 ms \(MCP_TOOL_TIMEOUT\)/)
+      expect((await cli(["tools", "list"])).stdout).toMatch(/mcp__bad__echo\s+\[deferred\]/)
+      withSettings({ ENABLE_TOOL_SEARCH: "false" })
+      const loaded = await cli(["tools", "list"])
+      expect(loaded.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
+      expect(loaded.stdout).not.toMatch(/^ToolSearch\s/m)
+      withSettings({})
+      const proxied = await cli(["tools", "list"], { ANTHROPIC_BASE_URL: "http://127.0.0.1:9/proxy" })
+      expect(proxied.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
+      withSettings({ ENABLE_TOOL_SEARCH: "true" })
+      const forced = await cli(["tools", "list"], { ANTHROPIC_BASE_URL: "http://127.0.0.1:9/proxy" })
+      expect(forced.stdout).toMatch(/mcp__bad__echo\s+\[deferred\]/)
+      withSettings({})
+      const haiku = await cli(["tools", "list"], { SWITCHYARD_MODEL: "claude-haiku-4-5" })
+      expect(haiku.stdout).toMatch(/^mcp__bad__echo\s+Echoes its text/m)
+    },
+    120_000
+  )
 
   it("a missing --mcp-config file is bad input", async () => {
     const { dir } = project()

@@ -6,7 +6,18 @@
  * requests received, DELETE) and the files a tool writes, not by what the
  * client says it did.
  */
-import { DispatchEvent, Execution, HookRunner, Messages, PermissionChain, PermissionContext, Registry, Results, StreamingExecutor, ToolUseContext } from "@switchyard/core"
+import {
+  DispatchEvent,
+  Execution,
+  HookRunner,
+  Messages,
+  PermissionChain,
+  PermissionContext,
+  Registry,
+  Results,
+  StreamingExecutor,
+  ToolUseContext
+} from "@switchyard/core"
 import type * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -48,7 +59,9 @@ const startServer = (args: ReadonlyArray<string>, env: Record<string, string>) =
   Effect.gen(function*() {
     let out = ""
     const child = yield* Effect.acquireRelease(
-      Effect.sync(() => spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })),
+      Effect.sync(() =>
+        spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+      ),
       (child) => Effect.sync(() => void child.kill("SIGKILL"))
     )
     child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()))
@@ -70,7 +83,12 @@ const startServer = (args: ReadonlyArray<string>, env: Record<string, string>) =
     } satisfies Running
   })
 
-const remote = (name: string, url: string, type: "http" | "sse" = "http", headers: Record<string, string> = {}): McpConfig.ServerConfig => ({
+const remote = (
+  name: string,
+  url: string,
+  type: "http" | "sse" = "http",
+  headers: Record<string, string> = {}
+): McpConfig.ServerConfig => ({
   name,
   source: "test",
   transport: { _tag: type, url, headers },
@@ -104,7 +122,9 @@ const dispatch = (calls: ReadonlyArray<Messages.ToolUseBlock>) =>
 
 const text = (result: DispatchEvent.Result | undefined) => Messages.contentText(result?.block.content ?? "")
 
-const logOf = (file: string): ReadonlyArray<{ pid: number; method: string; session: string | null; rpc: string | null }> =>
+const logOf = (
+  file: string
+): ReadonlyArray<{ pid: number; method: string; session: string | null; rpc: string | null }> =>
   Fs.existsSync(file) ? Fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)) : []
 
 const sessionsIn = (stdout: string) => [...stdout.matchAll(/Session initialized with ID: (\S+)/g)].map((m) => m[1]!)
@@ -153,7 +173,9 @@ describe("streamable HTTP: sessions that outlive a restart", () => {
       // The restarted server: the call on the old session (404), a new session, the call again, and DELETE of
       // that session when the layer's scope closed. (GET, the optional event stream, is left out.)
       const secondLog = logOf(log).filter((entry) => entry.pid === second!.child.pid && entry.method !== "GET")
-      const oldSession = logOf(log).find((entry) => entry.pid === first.child.pid && entry.rpc === "tools/call")!.session
+      const oldSession = logOf(log).find((entry) =>
+        entry.pid === first.child.pid && entry.rpc === "tools/call"
+      )!.session
       expect(secondLog.map((e) => [e.rpc ?? e.method, e.session === oldSession ? "old" : "new"])).toEqual([
         ["tools/call", "old"],
         ["initialize", "new"],
@@ -177,7 +199,9 @@ describe("streamable HTTP: sessions that outlive a restart", () => {
         yield* server.kill
         const down = yield* dispatch([Messages.toolUse("d2", "mcp__remote__append", { text: "two" })])
         expect(down.get("d2")!.status).toBe("error")
-        expect(text(down.get("d2"))).toMatch(/MCP server "remote" cannot be reached \(cannot connect .*ECONNREFUSED.*was not run/)
+        expect(text(down.get("d2"))).toMatch(
+          /MCP server "remote" cannot be reached \(cannot connect .*ECONNREFUSED.*was not run/
+        )
       }).pipe(Effect.provide(engine([remote("remote", `http://127.0.0.1:${port}/mcp`)])))
       expect(Fs.readFileSync(appended, "utf8")).toBe("one\n")
     })))
@@ -217,7 +241,7 @@ describe("streamable HTTP: sessions that outlive a restart", () => {
       )
       expect(without[0]!.state).toBe("needs-auth")
       expect(without[0]!.error).toContain("OAuth")
-      expect(without[0]!.error).toContain('--header "Authorization: Bearer')
+      expect(without[0]!.error).toContain("--header \"Authorization: Bearer")
       const withHeader = yield* Effect.flatMap(McpServers.McpServers, (s) => s.servers).pipe(
         Effect.provide(engine([remote("remote", url, "http", { Authorization: "Bearer s3cret" })]))
       )

@@ -4,7 +4,19 @@
  * server-filesystem and the recording server of fixtures/mcp, through the
  * real pipeline.
  */
-import { DispatchEvent, Execution, HookRunner, Messages, PermissionChain, PermissionContext, Registry, Results, StreamingExecutor, Tool, ToolUseContext } from "@switchyard/core"
+import {
+  DispatchEvent,
+  Execution,
+  HookRunner,
+  Messages,
+  PermissionChain,
+  PermissionContext,
+  Registry,
+  Results,
+  StreamingExecutor,
+  Tool,
+  ToolUseContext
+} from "@switchyard/core"
 import * as McpConfig from "@switchyard/tools/McpConfig"
 import * as McpServers from "@switchyard/tools/McpServers"
 import * as Read from "@switchyard/tools/Read"
@@ -25,7 +37,11 @@ const RECORDING = Path.join(root, "test/fixtures/mcp/recordingServer.mjs")
 
 const tempDir = () => Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcp-res-")))
 
-const stdio = (name: string, args: ReadonlyArray<string>, extra: Partial<McpConfig.ServerConfig> = {}): McpConfig.ServerConfig => {
+const stdio = (
+  name: string,
+  args: ReadonlyArray<string>,
+  extra: Partial<McpConfig.ServerConfig> = {}
+): McpConfig.ServerConfig => {
   const transport: McpConfig.Transport = { _tag: "stdio", command: process.execPath, args, env: {}, cwd: undefined }
   return {
     name,
@@ -70,14 +86,25 @@ describe("ListMcpResourcesTool and ReadMcpResourceTool", () => {
         Messages.toolUse("l1", "ListMcpResourcesTool", {}),
         Messages.toolUse("l2", "ListMcpResourcesTool", { server: "rec" }),
         Messages.toolUse("r1", "ReadMcpResourceTool", { server: "rec", uri: "note://greeting" }),
-        Messages.toolUse("r2", "ReadMcpResourceTool", { server: "ev", uri: "demo://resource/static/document/architecture.md" }),
+        Messages.toolUse("r2", "ReadMcpResourceTool", {
+          server: "ev",
+          uri: "demo://resource/static/document/architecture.md"
+        }),
         Messages.toolUse("r3", "ReadMcpResourceTool", { server: "nope", uri: "x://y" })
       ])
       const tool = env.tools.find((t) => t.name === "ReadMcpResourceTool")!
       expect(yield* Tool.evaluate(tool.isReadOnly({ server: "rec", uri: "" }, contextIn(root)) as boolean)).toBe(true)
-      const all = JSON.parse(text(results.get("l1"))) as ReadonlyArray<{ uri: string; name: string; server: string; mimeType?: string }>
+      const all = JSON.parse(text(results.get("l1"))) as ReadonlyArray<
+        { uri: string; name: string; server: string; mimeType?: string }
+      >
       expect(all).toEqual(expect.arrayContaining([
-        { uri: "note://greeting", name: "greeting", mimeType: "text/plain", description: "A friendly note", server: "rec" },
+        {
+          uri: "note://greeting",
+          name: "greeting",
+          mimeType: "text/plain",
+          description: "A friendly note",
+          server: "rec"
+        },
         expect.objectContaining({ uri: "demo://resource/static/document/architecture.md", server: "ev" })
       ]))
       const one = JSON.parse(text(results.get("l2"))) as ReadonlyArray<{ server: string }>
@@ -85,7 +112,7 @@ describe("ListMcpResourcesTool and ReadMcpResourceTool", () => {
       expect(text(results.get("r1"))).toContain("hello from rec")
       expect(text(results.get("r2"))).toContain("# Everything Server")
       expect(results.get("r3")!.status).toBe("error")
-      expect(text(results.get("r3"))).toContain('Server "nope" not found. Available servers: ev, rec')
+      expect(text(results.get("r3"))).toContain("Server \"nope\" not found. Available servers: ev, rec")
       // All five are read-only: every one started before the first result.
       const firstResult = events.findIndex(DispatchEvent.isResult)
       const starts = events.flatMap((e, i) => (e._tag === "Started" ? [i] : []))
@@ -93,7 +120,7 @@ describe("ListMcpResourcesTool and ReadMcpResourceTool", () => {
       expect(Math.max(...starts)).toBeLessThan(firstResult)
       // The recording server saw the reads it was asked for.
       const received = Fs.readFileSync(Path.join(dir, "rec.log"), "utf8")
-      expect(received).toContain('"method":"resources/read"')
+      expect(received).toContain("\"method\":\"resources/read\"")
       expect(received).toContain("note://greeting")
     }).pipe(Effect.provide(engine([
       stdio("ev", [EVERYTHING]),
@@ -115,7 +142,10 @@ describe("ListMcpResourcesTool and ReadMcpResourceTool", () => {
       const status = yield* service.servers
       expect(status[0]!.prompts.map((p) => [p.name, p.arguments.map((a) => a.name)])).toEqual([["review", ["file"]]])
       const messages = yield* service.getPrompt("rec", "review", { file: "src/a.ts" })
-      expect(messages).toEqual([{ role: "user", content: [{ type: "text", text: "Please review src/a.ts carefully." }] }])
+      expect(messages).toEqual([{
+        role: "user",
+        content: [{ type: "text", text: "Please review src/a.ts carefully." }]
+      }])
       const content = yield* service.readResource("rec", "note://farewell")
       expect(Messages.contentText(content)).toContain("goodbye from rec")
     }).pipe(Effect.provide(engine([stdio("rec", [RECORDING, Path.join(dir, "rec.log"), "rec"])])))
@@ -151,14 +181,16 @@ describe("workspace servers take path footprints (issue 20)", () => {
         reads: [Path.join(dir, "a.txt")]
       })
       // Only path-like arguments count: `content` is text.
-      expect(yield* footprintOf("mcp__fs__write_file", { path: Path.join(dir, "b.txt"), content: "notes/x.txt" })).toEqual({
-        reads: [Path.join(dir, "b.txt")],
-        writes: [Path.join(dir, "b.txt")]
-      })
+      expect(yield* footprintOf("mcp__fs__write_file", { path: Path.join(dir, "b.txt"), content: "notes/x.txt" }))
+        .toEqual({
+          reads: [Path.join(dir, "b.txt")],
+          writes: [Path.join(dir, "b.txt")]
+        })
       // Anything outside the roots, or a write naming no path, is a barrier.
-      expect(yield* footprintOf("mcp__fs__move_file", { source: Path.join(dir, "a.txt"), destination: "/etc/x" })).toEqual({
-        writes: ["*"]
-      })
+      expect(yield* footprintOf("mcp__fs__move_file", { source: Path.join(dir, "a.txt"), destination: "/etc/x" }))
+        .toEqual({
+          writes: ["*"]
+        })
       expect(yield* footprintOf("mcp__fs__write_file", { content: "" })).toEqual({ writes: ["*"] })
       // A link inside the root to a directory outside it is judged by its target.
       expect(yield* footprintOf("mcp__fs__write_file", { path: Path.join(dir, "link", "x"), content: "" })).toEqual({
@@ -173,7 +205,9 @@ describe("workspace servers take path footprints (issue 20)", () => {
         Messages.toolUse("w2", "mcp__fs__write_file", { path: Path.join(dir, "two.txt"), content: "2" }),
         Messages.toolUse("r1", "Read", { file_path: Path.join(dir, "one.txt") })
       ], ctx)
-      const started = events.filter((e): e is Extract<DispatchEvent.DispatchEvent, { _tag: "Started" }> => e._tag === "Started")
+      const started = events.filter((e): e is Extract<DispatchEvent.DispatchEvent, { _tag: "Started" }> =>
+        e._tag === "Started"
+      )
       // The second write never waits for the first; the Read (when it had to wait) waited for its writer only.
       expect(started.find((e) => e.toolUseId === "w2")!.waitedFor ?? []).toEqual([])
       expect((started.find((e) => e.toolUseId === "r1")!.waitedFor ?? []).map((w) => w.toolUseId)).not.toContain("w2")

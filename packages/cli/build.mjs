@@ -56,7 +56,7 @@ const newestInput = () => {
     if (stat.isDirectory()) for (const entry of fs.readdirSync(p)) visit(path.join(p, entry))
     else newest = Math.max(newest, stat.mtimeMs)
   }
-  for (const pkg of ["core", "tools", "cli"]) {
+  for (const pkg of ["core", "tools", "durable", "cli"]) {
     visit(path.join(root, "packages", pkg, "src"))
     visit(path.join(root, "packages", pkg, "package.json"))
   }
@@ -83,7 +83,9 @@ await esbuild.build({
   target: "node20",
   // The tree-sitter runtime finds its own .wasm next to its module, so it is loaded from node_modules.
   // The MCP SDK too: it loads only when servers are configured (a test traces that import).
-  external: ["web-tree-sitter", "tree-sitter-bash", "@modelcontextprotocol/client"],
+  // The journal's SQLite binding (libsql) is a native module, loaded from node_modules; pg's optional
+  // native driver is never used.
+  external: ["web-tree-sitter", "tree-sitter-bash", "@modelcontextprotocol/client", "libsql", "pg-native"],
   plugins: [emptyModules],
   chunkNames: "[name]-[hash]",
   // Bundled CommonJS dependencies call `require`; give the ESM chunks one.

@@ -183,8 +183,14 @@ const sendJson = (
   res.end(JSON.stringify(body))
 }
 
-/** Starts a server on 127.0.0.1 (a free port); it closes when the scope ends. */
-export const start = (): Effect.Effect<MessagesServer, never, Scope.Scope> =>
+/**
+ * Starts a server on 127.0.0.1 (a free port); it closes when the scope ends.
+ * `respond`, when given, answers a request the script has no response for,
+ * from its body (a model that answers by what it is sent).
+ */
+export const start = (
+  options: { readonly respond?: (body: unknown, index: number) => ScriptedResponse | undefined } = {}
+): Effect.Effect<MessagesServer, never, Scope.Scope> =>
   Effect.gen(function*() {
     const script: Array<ScriptedResponse> = []
     const requests: Array<RecordedRequest> = []
@@ -221,7 +227,7 @@ export const start = (): Effect.Effect<MessagesServer, never, Scope.Scope> =>
       if (req.method !== "POST" || (req.url ?? "").split("?")[0] !== "/v1/messages") {
         return sendJson(res, 404, { type: "error", error: { type: "not_found_error", message: `${req.method} ${req.url}` } })
       }
-      const response = script.shift()
+      const response = script.shift() ?? options.respond?.(recorded.body, index)
       if (response === undefined) {
         // A 400 is not retried, so a missing script fails the test at once.
         return sendJson(

@@ -1,4 +1,12 @@
 #!/usr/bin/env node
+import { setFlagsFromString } from "node:v8"
+
+// The shell grammar (tree-sitter-bash, 1.3 MB of WebAssembly) is compiled on the first Bash analysis. V8's optimizing
+// tier recompiles it on background threads that the process waits for at exit: a one-call `dispatch` of a Bash
+// command lingered for seconds after its answer, at several CPU-seconds and 40 MB more. The baseline compiler alone
+// parses a command line as fast, so a short-lived CLI process keeps it (set before any WebAssembly is compiled).
+setFlagsFromString("--liftoff-only")
+
 // The bundle (packages/cli/build.mjs) starts fastest; without it (only `tsc -b` was run) the compiled sources serve.
 const bundle = new URL("../bundle/front.js", import.meta.url)
 import(bundle.href)

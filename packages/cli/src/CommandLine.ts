@@ -340,6 +340,66 @@ export const commands: ReadonlyArray<CommandSpec> = [
     ]
   },
   {
+    path: ["sessions"],
+    summary: "List the recorded sessions: state (running, interrupted, done), turns and last activity",
+    details: [
+      "The sessions of this directory, the most recent first (--all: every directory's), from the journal",
+      "(SPEC §4.14: journal.db in the state directory, or $SWITCHYARD_JOURNAL_URL) and the transcripts.",
+      "interrupted: the process stopped in a turn; `switchyard --resume ID` finishes it before the next prompt."
+    ],
+    args: [],
+    options: [
+      { name: "all", description: "List the sessions of every directory" },
+      { name: "json", description: "Print JSON" },
+      ...engineOptions
+    ]
+  },
+  {
+    path: ["runner"],
+    summary: "Run a runner: execute the prompts clients submit (needs a PostgreSQL journal)",
+    details: [
+      "Runners share the PostgreSQL journal (SWITCHYARD_JOURNAL_URL=postgresql://…) and shard the submitted prompts",
+      "between them (@effect/cluster); when a runner stops, the others take over its prompts, which go on from the",
+      "journal. A prompt runs as `run -p` would, with the options it was submitted with; nothing is asked."
+    ],
+    args: [],
+    options: [
+      { name: "host", value: "HOST", description: "The address other runners reach this one at", default: "127.0.0.1" },
+      { name: "port", value: "PORT", integer: "positive", description: "The port this runner listens on", default: "34431" },
+      ...engineOptions
+    ]
+  },
+  {
+    path: ["submit"],
+    summary: "Hand a prompt to the runners (a new session, or --resume ID)",
+    details: [
+      "Prints the session id at once; with --wait, the final answer once a runner has run the prompt (whichever",
+      "runner, after any runner stopped). Needs a PostgreSQL journal, like `switchyard runner`."
+    ],
+    args: [{ name: "PROMPT", description: "The prompt", optional: false }],
+    options: [
+      { name: "session-id", value: "ID", description: "The id of the new session (a UUID)" },
+      { name: "resume", value: "ID", description: "Continue the session ID", complete: "sessions" },
+      { name: "wait", description: "Wait for the outcome and print the final answer" },
+      {
+        name: "output-format",
+        value: "FORMAT",
+        choices: ["text", "json"],
+        description: "text: the session id (the answer with --wait); json: one object",
+        default: "text"
+      },
+      {
+        name: "model",
+        value: "NAME",
+        description: "The Claude model",
+        default: "the runner's $SWITCHYARD_MODEL, else $ANTHROPIC_MODEL, else a current Claude model",
+        complete: "models"
+      },
+      maxTurns,
+      ...engineOptions
+    ]
+  },
+  {
     path: ["demo"],
     summary: "The offline demo: a replayed session on a sample project, with a summary",
     args: [],

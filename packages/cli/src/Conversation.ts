@@ -8,13 +8,16 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import type * as Journal from "@switchyard/core/Journal"
 import type * as Messages from "@switchyard/core/Messages"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as CliError from "./CliError.js"
+import * as Journaling from "./Journaling.js"
 import * as ModelLayer from "./ModelLayer.js"
 import * as Output from "./Output.js"
 import * as Runtime from "./Runtime.js"
@@ -146,7 +149,7 @@ export const startingPoint = (
           CliError.badInput(`--session-id ${options.sessionId}: use letters, digits, '-', '_' or '.' (e.g. a UUID)`)
         )
       }
-      const existing = yield* Effect.either(Sessions.load(cwd, options.sessionId))
+      const existing = yield* Effect.either(load(cwd, options.sessionId))
       if (Either.isRight(existing)) {
         return yield* Effect.fail(
           CliError.badInput(
@@ -158,16 +161,16 @@ export const startingPoint = (
       return { id: options.sessionId, messages: [], repaired: false }
     }
     if (options.continue) {
-      const recent = (yield* Sessions.list(cwd))[0]
-      if (recent === undefined) {
+      const recent = yield* Journaling.mostRecent(cwd)
+      if (Option.isNone(recent)) {
         return yield* Effect.fail(
           CliError.badInput(`--continue: no earlier session in ${cwd}; start one without --continue`)
         )
       }
-      return yield* Sessions.load(cwd, recent.id)
+      return yield* load(cwd, recent.value)
     }
     if (options.resume === undefined) return undefined
-    if (options.resume !== "") return yield* Sessions.load(cwd, options.resume)
+    if (options.resume !== "") return yield* load(cwd, options.resume)
     if (pick === undefined) {
       return yield* Effect.fail(
         CliError.badInput("--resume needs a session id when there is no terminal to pick one in (or use --continue)")
@@ -181,8 +184,24 @@ export const startingPoint = (
     if (id === undefined) {
       return yield* Effect.fail(new CliError.SilentExit({ exitCode: 1, reason: "no session picked" }))
     }
-    return yield* Sessions.load(cwd, id)
+    return yield* load(cwd, id)
   })
+
+/**
+ * A session by id: the journal's record of it (SPEC §4.14), else its
+ * transcript.
+ *
+ * @since 0.1.0
+ * @category sessions
+ */
+export const load = (
+  cwd: string,
+  id: string
+): Effect.Effect<Start, CliError.CliError, FileSystem.FileSystem | Path.Path> =>
+  Effect.flatMap(
+    Sessions.isValidId(id) ? Journaling.load(id) : Effect.succeedNone,
+    Option.match({ onNone: () => Sessions.load(cwd, id), onSome: Effect.succeed })
+  )
 
 /**
  * A conversation ready to run: its context, the loop session and the
@@ -195,6 +214,8 @@ export interface Conversation {
   readonly context: Ref.Ref<ToolUseContext.ToolUseContext>
   readonly session: QueryLoop.Session
   readonly recorder: Sessions.Recorder
+  /** The journal the session's turns go to (SPEC §4.14), when the run journals. */
+  readonly journal?: Journal.Journal | undefined
 }
 
 /**
@@ -220,6 +241,7 @@ export const open = (
       transcriptPath: file
     }))
     const recorder = yield* Sessions.recorder(file, context, { rewrite: start?.repaired ?? false })
-    const session = yield* QueryLoop.makeSession(context, loopOptions)
-    return { context, session, recorder }
+    const journal = Option.getOrUndefined(yield* Effect.serviceOption(Journaling.Current))
+    const session = yield* QueryLoop.makeSession(context, { ...loopOptions, journal })
+    return { context, session, recorder, journal }
   })

@@ -14,6 +14,7 @@ import * as Either from "effect/Either"
 import { createInterface } from "node:readline"
 import * as CliError from "./CliError.js"
 import * as Conversation from "./Conversation.js"
+import * as Journaling from "./Journaling.js"
 import * as LoopRunner from "./LoopRunner.js"
 import * as ModelLayer from "./ModelLayer.js"
 import * as Output from "./Output.js"
@@ -31,7 +32,7 @@ const stdinLines = async function*(): AsyncGenerator<string> {
  * @category running
  */
 export const run = (options: Conversation.Options) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const inputFormat = options.inputFormat ?? "text"
     if (inputFormat === "stream-json" && options.outputFormat !== "stream-json") {
       return yield* Effect.fail(CliError.badInput("--input-format stream-json needs --output-format stream-json"))
@@ -42,7 +43,24 @@ export const run = (options: Conversation.Options) =>
       )
     }
     const { loopOptions, model, prepared } = yield* Conversation.setup(options)
+    // The run's journal (SPEC §4.14): where the conversation is read back from and recorded.
+    const journal = yield* Journaling.open(prepared)
+    return yield* runJournaled(options, inputFormat, loopOptions, model, prepared).pipe(
+      Effect.provide(Journaling.layer(journal))
+    )
+  }))
+
+const runJournaled = (
+  options: Conversation.Options,
+  inputFormat: "text" | "stream-json",
+  loopOptions: Conversation.Setup["loopOptions"],
+  model: string,
+  prepared: Conversation.Setup["prepared"]
+) =>
+  Effect.gen(function*() {
     const start = yield* Conversation.startingPoint(options, prepared.cwd, undefined)
+    // A resumed session is taken for this process now: one running elsewhere is a clear error.
+    if (start !== undefined) yield* Journaling.attach(start.id, prepared.cwd)
     const modelLive = yield* ModelLayer.layer(options.model)
     const format: LoopRunner.Format = options.outputFormat === "text" ? "final" : options.outputFormat
     const settings = { format, model, verbose: options.verbose }

@@ -130,7 +130,10 @@ export const commands: Array<SlashCommand> = [
         state.loopOptions = { ...state.loopOptions, model: args }
         state.conversation = {
           ...state.conversation,
-          session: yield* QueryLoop.makeSession(state.conversation.context, state.loopOptions)
+          session: yield* QueryLoop.makeSession(state.conversation.context, {
+            ...state.loopOptions,
+            journal: state.conversation.journal
+          })
         }
         return yield* say(state, `Model: ${args} from the next turn on.`)
       })
@@ -165,7 +168,7 @@ export const commands: Array<SlashCommand> = [
         if (args === "" && others.length === 0) return yield* say(state, "No earlier session in this directory.")
         const id = args !== "" ? args : yield* TerminalUi.pickSession(state.ui, others)
         if (id === undefined) return "continue" as const
-        const loaded = yield* Effect.either(Sessions.load(state.prepared.cwd, id))
+        const loaded = yield* Effect.either(Conversation.load(state.prepared.cwd, id))
         if (loaded._tag === "Left") return yield* say(state, paint("red", loaded.left.message))
         yield* reopen(state, loaded.right)
         return yield* say(state, paint("gray", `(resumed session ${id}: ${loaded.right.messages.length} messages)`))

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import * as Conversation from "./Conversation.js"
+import * as Journaling from "./Journaling.js"
 import * as Cost from "./Cost.js"
 import type * as CliError from "./CliError.js"
 import * as ModelLayer from "./ModelLayer.js"
@@ -35,8 +36,10 @@ import * as TerminalUi from "./TerminalUi.js"
 export const run = (
   options: Conversation.Options
 ): Effect.Effect<void, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const { loopOptions, model, prepared } = yield* Conversation.setup(options)
+    // The session's journal (SPEC §4.14): where it is read back from and recorded.
+    const journal = yield* Journaling.open(prepared)
     const ui = new TerminalUi.TerminalUi()
     const modelLive = yield* ModelLayer.layer(options.model, (text) => ui.notice(text))
     return yield* Effect.acquireUseRelease(
@@ -55,11 +58,12 @@ export const run = (
           Effect.provide(ModelLayer.interactiveSuggestions),
           Effect.provide(
             CliRuntime.layer(prepared, { model: modelLive, prompt: TerminalUi.promptLayer(ui), modelName: model })
-          )
+          ),
+          Effect.provide(Journaling.layer(journal))
         ),
       () => Effect.sync(() => ui.close())
     )
-  })
+  }))
 
 /**
  * @since 0.1.0

@@ -354,9 +354,58 @@ const speculate = Command.make(
       }))
 ).pipe(Command.withDescription(findCommand(["speculate"])!.summary))
 
+const sessions = Command.make(
+  "sessions",
+  { ...engineOptions(["sessions"]), all: flag(["sessions"], "all"), json: flag(["sessions"], "json") },
+  (args) =>
+    Effect.flatMap(Effect.promise(() => import("./Journaling.js")), (Journaling) =>
+      Journaling.list({ ...toCommon(args), all: args.all, json: args.json }))
+).pipe(Command.withDescription(findCommand(["sessions"])!.summary))
+
+const runner = Command.make(
+  "runner",
+  {
+    ...engineOptions(["runner"]),
+    host: Options.text("host").pipe(Options.withDescription(describeOption(["runner"], "host")), Options.withDefault("127.0.0.1")),
+    port: Options.integer("port").pipe(Options.withDescription(describeOption(["runner"], "port")), Options.withDefault(34431))
+  },
+  (args) =>
+    Effect.flatMap(Effect.promise(() => import("./RunnerCommand.js")), (RunnerCommand) =>
+      RunnerCommand.serve({ ...toCommon(args), host: args.host, port: args.port }))
+).pipe(Command.withDescription(findCommand(["runner"])!.summary))
+
+const submit = Command.make(
+  "submit",
+  {
+    ...engineOptions(["submit"]),
+    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("The prompt")),
+    sessionId: text(["submit"], "session-id"),
+    resume: text(["submit"], "resume"),
+    wait: flag(["submit"], "wait"),
+    outputFormat: Options.choice("output-format", ["text", "json"]).pipe(
+      Options.withDescription(describeOption(["submit"], "output-format")),
+      Options.withDefault("text" as const)
+    ),
+    model: text(["submit"], "model"),
+    maxTurns: maxTurns(["submit"])
+  },
+  (args) =>
+    Effect.flatMap(Effect.promise(() => import("./RunnerCommand.js")), (RunnerCommand) =>
+      RunnerCommand.submit({
+        ...toCommon(args),
+        prompt: args.prompt,
+        sessionId: Option.getOrUndefined(args.sessionId),
+        resume: Option.getOrUndefined(args.resume),
+        wait: args.wait,
+        outputFormat: args.outputFormat,
+        model: Option.getOrUndefined(args.model),
+        maxTurns: Option.getOrUndefined(args.maxTurns)
+      }))
+).pipe(Command.withDescription(findCommand(["submit"])!.summary))
+
 const switchyard = Command.make("switchyard").pipe(
   Command.withDescription("Switchyard — an Effect-based tool-dispatch runtime for LLM agents"),
-  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp, speculate])
+  Command.withSubcommands([run, dispatch, tools, replay, demo, mcp, speculate, sessions, runner, submit])
 )
 
 const cli = Command.run(switchyard, { name: "switchyard", version })

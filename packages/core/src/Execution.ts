@@ -29,6 +29,7 @@ import * as Tracer from "effect/Tracer"
 import * as DispatchEvent from "./DispatchEvent.js"
 import * as Hooks from "./Hooks.js"
 import type * as Interruption from "./Interruption.js"
+import * as Journal from "./Journal.js"
 import * as Messages from "./Messages.js"
 import * as PermissionRules from "./PermissionRules.js"
 import * as Permissions from "./Permissions.js"
@@ -367,6 +368,14 @@ export const execute = (
   // separate Effects would cost a step each on the hot path (see bench/dispatch.ts).
   Effect.withFiberRuntime((fiber) => {
     const resolved = Registry.resolve(block.name, env.tools, env.pool)
+    const journal = Context.get(fiber.currentContext, Journal.Current)
+    if (!Journal.isNone(journal)) {
+      // A durable session (SPEC §4.14): the whole call is one step of the journal, which
+      // runs it here (without the journal) or answers it from what it recorded.
+      const step = { block, tool: Either.getOrUndefined(resolved), context: env.context }
+      return journal.tool(step, emit, (observed) =>
+        Effect.provideService(execute(block, env, observed, options), Journal.Current, Journal.none))
+    }
     const context = options?.context
     if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return begin(makeCall(fiber, block, env, emit, resolved), resolved, context)
     return traced(fiber, block, env, emit, resolved, context)

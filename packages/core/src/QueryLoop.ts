@@ -30,6 +30,7 @@ import type * as DispatchEvent from "./DispatchEvent.js"
 import * as Execution from "./Execution.js"
 import * as Hooks from "./Hooks.js"
 import * as Interruption from "./Interruption.js"
+import * as Journal from "./Journal.js"
 import * as Messages from "./Messages.js"
 import * as Model from "./Model.js"
 import * as Registry from "./Registry.js"
@@ -126,6 +127,14 @@ export interface Options {
    * Each turn's executor is its child while the turn runs.
    */
   readonly interruption?: Interruption.InterruptionNode | undefined
+  /**
+   * Run each turn, its model call and its tool calls as durable steps (SPEC
+   * §4.14; `@switchyard/durable`). When the session stopped in a turn whose
+   * response is recorded, the next run finishes that turn from the journal
+   * first, then sends its prompt: one model request with both. Default:
+   * `Journal.none`.
+   */
+  readonly journal?: Journal.Journal | undefined
 }
 
 /**
@@ -246,12 +255,40 @@ const loop = (
   Effect.gen(function*() {
     const hooks = yield* Hooks.Hooks
     const maxTurns = options.maxTurns ?? 100
+    const journal = options.journal ?? Journal.none
     const stopped = (reason: StopReason, turns: number, detail?: string | undefined) =>
       emit(LoopEvent.Stopped({ reason, turns, detail }))
+    const journaledTurn = (turn: number) =>
+      journal.turn({ turn, context: contextRef }, runTurn(turn, contextRef, node, emit, options)).pipe(
+        Effect.catchTag("JournalError", (error) =>
+          Effect.succeed<TurnOutcome>({
+            toolResults: [],
+            failure: error.message,
+            abort: Option.none(),
+            hookStop: Option.none()
+          }))
+      )
 
-    // UserPromptSubmit: may block the prompt, stop, or add context.
+    // A turn the process stopped in is finished from the journal first (its calls answered
+    // per SPEC §4.14); the prompt then joins its results in the next request.
+    let first = 1
+    const unfinished = yield* Effect.either(journal.unfinished(contextRef))
+    if (Either.isLeft(unfinished)) return yield* stopped("error", 0, unfinished.left.message)
+    if (unfinished.right) {
+      const outcome = yield* journaledTurn(1)
+      if (outcome.failure !== undefined) return yield* stopped("error", 1, outcome.failure)
+      if (Option.isSome(outcome.abort)) {
+        return yield* stopped(interruptedStop(outcome.abort.value), 1, interruptedDetail(outcome.abort.value))
+      }
+      if (Option.isSome(outcome.hookStop)) return yield* stopped("hook_stop", 1, outcome.hookStop.value)
+      first = 2
+    }
+
+    // UserPromptSubmit: may block the prompt, stop, or add context. No prompt (an empty
+    // array): the loop goes on from the conversation as it is.
     let userContent: Array<Messages.ContentBlock> = typeof prompt === "string" ? [Messages.text(prompt)] : [...prompt]
-    if (hooks.has("UserPromptSubmit")) {
+    const noPrompt = typeof prompt !== "string" && prompt.length === 0
+    if (hooks.has("UserPromptSubmit") && !noPrompt) {
       const promptText = typeof prompt === "string"
         ? prompt
         : prompt.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n")
@@ -261,17 +298,17 @@ const loop = (
       if (outcome.stop !== undefined) return yield* stopped("hook_stop", 0, outcome.stop)
       userContent = [...userContent, ...outcome.additionalContext.map(Messages.text)]
     }
-    yield* appendMessages(contextRef, [{ role: "user", content: userContent }])
+    if (!noPrompt) yield* appendMessages(contextRef, [{ role: "user", content: userContent }])
 
     let stopHookActive = false
-    for (let turn = 1;; turn++) {
+    for (let turn = first;; turn++) {
       if (turn > maxTurns) return yield* stopped("max_turns", turn - 1, `Reached the limit of ${maxTurns} turns`)
       const aborted = node.reason()
       if (Option.isSome(aborted)) {
         return yield* stopped(interruptedStop(aborted.value), turn - 1, interruptedDetail(aborted.value))
       }
 
-      const outcome = yield* runTurn(turn, contextRef, node, emit, options)
+      const outcome = yield* journaledTurn(turn)
       if (outcome.failure !== undefined) return yield* stopped("error", turn, outcome.failure)
       if (Option.isSome(outcome.abort)) {
         return yield* stopped(interruptedStop(outcome.abort.value), turn, interruptedDetail(outcome.abort.value))
@@ -508,7 +545,7 @@ const runTurn = (
       maxTokens: options.maxTokens,
       model: options.model
     }
-    const streamed = model.stream(request).pipe(
+    const streamed = (options.journal ?? Journal.none).model({ turn, request }, model.stream(request)).pipe(
       Stream.mapError((error) => new TurnFailure({ reason: error.reason, message: error.message })),
       Stream.runForEach(handle)
     )
@@ -590,7 +627,7 @@ const runTurn = (
       abort: node.reason(),
       hookStop
     }
-  }))
+  })).pipe(Effect.provideService(Journal.Current, options.journal ?? Journal.none))
 
 /** The consumer went away mid-turn: record the turn with what finished, synthetic results for the rest. */
 const pairOnInterrupt = (

@@ -133,6 +133,13 @@ export interface Tool<I, O, P = unknown, R = never> {
   readonly isConcurrencySafe: InputPredicate<I, R>
   readonly isReadOnly: InputPredicate<I, R>
   readonly isDestructive: InputPredicate<I, R>
+  /**
+   * Whether running the call twice has the effect of running it once. A
+   * durable session (SPEC §4.14) runs an idempotent call again after a crash
+   * cut it off, with the same `Journal.currentIdempotencyKey`; any other call
+   * that is not read-only is answered "its effect is unknown" instead.
+   */
+  readonly isIdempotent: InputPredicate<I, R>
   readonly checkPermissions: (
     input: I,
     context: ToolUseContext.ToolUseContext
@@ -211,6 +218,7 @@ export interface Definition<I, O, P, R> {
   readonly isConcurrencySafe?: InputPredicate<I, R>
   readonly isReadOnly?: InputPredicate<I, R>
   readonly isDestructive?: InputPredicate<I, R>
+  readonly isIdempotent?: InputPredicate<I, R>
   readonly checkPermissions?: (
     input: I,
     context: ToolUseContext.ToolUseContext
@@ -266,6 +274,7 @@ export const make = <I, O, P = unknown, R = never>(name: string, def: Definition
   isConcurrencySafe: def.isConcurrencySafe ?? no,
   isReadOnly: def.isReadOnly ?? no,
   isDestructive: def.isDestructive ?? no,
+  isIdempotent: def.isIdempotent ?? no,
   checkPermissions: def.checkPermissions ?? (() => Effect.succeed(allow)),
   interruptBehavior: def.interruptBehavior ?? "block",
   userFacingName: def.userFacingName ?? (() => name),
@@ -353,6 +362,7 @@ export const provideContext = <I, O, P, R>(tool: Tool<I, O, P, R>, context: Cont
     isConcurrencySafe: predicate(tool.isConcurrencySafe),
     isReadOnly: predicate(tool.isReadOnly),
     isDestructive: predicate(tool.isDestructive),
+    isIdempotent: predicate(tool.isIdempotent),
     checkPermissions: (input, ctx) => provide(tool.checkPermissions(input, ctx)),
     footprint: tool.footprint === undefined ? undefined : (input, ctx) => {
       const result = tool.footprint!(input, ctx)

@@ -32,7 +32,10 @@ const catalog = [
 
 describe("ToolSearch query forms", () => {
   it("+term keeps only tools whose name holds the term, ranked by the other words", () => {
-    expect(names(ToolSearch.search(catalog, "+slack send"))).toEqual(["mcp__slack__send_message", "mcp__slack__list_channels"])
+    expect(names(ToolSearch.search(catalog, "+slack send"))).toEqual([
+      "mcp__slack__send_message",
+      "mcp__slack__list_channels"
+    ])
     expect(names(ToolSearch.search(catalog, "send message"))).toContain("mcp__email__send_message")
     expect(names(ToolSearch.search(catalog, "+nothing send"))).toEqual([])
   })
@@ -41,7 +44,10 @@ describe("ToolSearch query forms", () => {
     const found = names(ToolSearch.search(catalog, "mcp__github create"))
     expect(found.slice(0, 2)).toEqual(["mcp__github__create_issue", "mcp__github__list_prs"])
     expect(found).toContain("mcp__jira__create_issue")
-    expect(names(ToolSearch.search(catalog, "mcp__slack"))).toEqual(["mcp__slack__send_message", "mcp__slack__list_channels"])
+    expect(names(ToolSearch.search(catalog, "mcp__slack"))).toEqual([
+      "mcp__slack__send_message",
+      "mcp__slack__list_channels"
+    ])
   })
 
   const word = FastCheck.stringMatching(/^[a-z]{2,6}$/)
@@ -50,17 +56,25 @@ describe("ToolSearch query forms", () => {
     { minLength: 1, maxLength: 30, selector: ([server, tool]) => `${server}/${tool}` }
   ).map((specs) => specs.map(([server, tool, words]) => mcp(`mcp__${server}__${tool}`, words.join(" "))))
 
-  it.prop("every result of a +term query has the term in its name", [generated, word, word], ([tools, term, other]) =>
-    ToolSearch.search(tools, `+${term} ${other}`, 50).every((t) => t.name.includes(term)))
+  it.prop(
+    "every result of a +term query has the term in its name",
+    [generated, word, word],
+    ([tools, term, other]) => ToolSearch.search(tools, `+${term} ${other}`, 50).every((t) => t.name.includes(term))
+  )
 
-  it.prop("a server prefix puts every tool of that server (up to the limit) before any other", [generated], ([tools]) => {
-    const server = tools[0]!.name.split("__")[1]!
-    const found = ToolSearch.search(tools, `mcp__${server}`, 100)
-    const ofServer = found.map((t) => t.name.startsWith(`mcp__${server}__`))
-    const firstOther = ofServer.indexOf(false)
-    const all = tools.filter((t) => t.name.startsWith(`mcp__${server}__`)).length
-    return ofServer.filter(Boolean).length === all && (firstOther === -1 || ofServer.slice(firstOther).every((b) => !b))
-  })
+  it.prop(
+    "a server prefix puts every tool of that server (up to the limit) before any other",
+    [generated],
+    ([tools]) => {
+      const server = tools[0]!.name.split("__")[1]!
+      const found = ToolSearch.search(tools, `mcp__${server}`, 100)
+      const ofServer = found.map((t) => t.name.startsWith(`mcp__${server}__`))
+      const firstOther = ofServer.indexOf(false)
+      const all = tools.filter((t) => t.name.startsWith(`mcp__${server}__`)).length
+      return ofServer.filter(Boolean).length === all &&
+        (firstOther === -1 || ofServer.slice(firstOther).every((b) => !b))
+    }
+  )
 })
 
 describe("where tool search is off (Claude Code's rules)", () => {
@@ -72,8 +86,12 @@ describe("where tool search is off (Claude Code's rules)", () => {
 
   it("behind a base URL that is not Anthropic's it is off unless ENABLE_TOOL_SEARCH says so", () => {
     const proxy = "http://127.0.0.1:8080"
-    expect(Deferral.resolvePolicy({ raw: undefined, model: "claude-opus-4-5", baseUrl: proxy })).toEqual({ _tag: "Never" })
-    expect(Deferral.resolvePolicy({ raw: "true", model: "claude-opus-4-5", baseUrl: proxy })).toEqual({ _tag: "Always" })
+    expect(Deferral.resolvePolicy({ raw: undefined, model: "claude-opus-4-5", baseUrl: proxy })).toEqual({
+      _tag: "Never"
+    })
+    expect(Deferral.resolvePolicy({ raw: "true", model: "claude-opus-4-5", baseUrl: proxy })).toEqual({
+      _tag: "Always"
+    })
     expect(Deferral.resolvePolicy({ raw: "auto:5", baseUrl: proxy })).toEqual({ _tag: "Auto", percent: 5 })
     expect(Deferral.resolvePolicy({ raw: undefined, baseUrl: "https://api.anthropic.com" })).toEqual({ _tag: "Always" })
     expect(Deferral.resolvePolicy({ raw: "false" })).toEqual({ _tag: "Never" })
@@ -85,7 +103,10 @@ describe("where tool search is off (Claude Code's rules)", () => {
     expect(tokens).toBeGreaterThan(20_000)
     expect(tokens).toBeLessThan(100_000)
     const deferred = (model: string) =>
-      Deferral.apply(tools, { policy: { _tag: "Auto", percent: 10 }, contextWindowTokens: Deferral.contextWindow(model) })
+      Deferral.apply(tools, {
+        policy: { _tag: "Auto", percent: 10 },
+        contextWindowTokens: Deferral.contextWindow(model)
+      })
         .filter(Tool.isDeferred).length
     expect(Deferral.contextWindow("claude-sonnet-4-5")).toBe(200_000)
     expect(Deferral.contextWindow("claude-sonnet-4-5[1m]")).toBe(1_000_000)

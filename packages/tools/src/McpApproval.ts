@@ -284,7 +284,8 @@ export const decide = (options: DecideOptions): Effect.Effect<Decision, never, F
       McpScopes.updateJsonFile(
         storePath,
         (json) =>
-          Either.right(withProjectEntry(json, projectKey, { ...projectEntry(json, projectKey), [CHOICES_KEY]: next }))
+          Either.right(withProjectEntry(json, projectKey, { ...projectEntry(json, projectKey), [CHOICES_KEY]: next })),
+        McpScopes.stateFileMode
       )
     )
     if (Either.isLeft(written)) {

@@ -29,6 +29,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as McpConfig from "./McpConfig.js"
 import * as McpServers from "./McpServers.js"
@@ -60,6 +61,15 @@ export class McpScopeError extends Schema.TaggedError<McpScopeError>()("McpScope
   /** `invalid`: the name or entry; `missing`: no such server; `ambiguous`: in several scopes; `io`: the file. */
   reason: Schema.Literal("invalid", "missing", "ambiguous", "io")
 }) {}
+
+/**
+ * The permission bits of a new state file: only the user reads it (it may
+ * hold a server's headers and environment).
+ *
+ * @since 0.1.0
+ * @category paths
+ */
+export const stateFileMode = 0o600
 
 /**
  * The user's config file: `<state dir>/.switchyard.json`.
@@ -139,14 +149,17 @@ export const readJsonFile = (file: string): Effect.Effect<JsonFile, never, FileS
 /**
  * Change a JSON object file: `f` gets its content (`{}` when absent) and
  * returns the new content. Atomic; the directory is made when missing; a file
- * that is not a JSON object is left alone and reported.
+ * that is not a JSON object is left alone and reported. The file keeps its
+ * permission bits; a new one gets `newFileMode` (the state file: `0o600`, as
+ * it may hold a server's headers and environment), else the umask's default.
  *
  * @since 0.1.0
  * @category writing
  */
 export const updateJsonFile = <E>(
   file: string,
-  f: (json: Record<string, unknown>) => Either.Either<Record<string, unknown>, E>
+  f: (json: Record<string, unknown>) => Either.Either<Record<string, unknown>, E>,
+  newFileMode?: number
 ): Effect.Effect<Either.Either<string, E>, McpScopeError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -159,7 +172,10 @@ export const updateJsonFile = <E>(
     const dir = path.dirname(file)
     yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError((error) => fail(error.message)))
     const temp = path.join(dir, `.${path.basename(file)}.${crypto.randomUUID()}.tmp`)
-    yield* fs.writeFileString(temp, `${JSON.stringify(next.right, null, 2)}\n`).pipe(
+    const existing = yield* Effect.option(fs.stat(file))
+    const mode = Option.match(existing, { onNone: () => newFileMode, onSome: (info) => info.mode & 0o7777 })
+    yield* fs.writeFileString(temp, `${JSON.stringify(next.right, null, 2)}\n`, { flag: "wx", mode: 0o600 }).pipe(
+      Effect.zipRight(mode === undefined ? Effect.void : fs.chmod(temp, mode)),
       Effect.zipRight(fs.rename(temp, file)),
       Effect.mapError((error) => fail(error.message)),
       Effect.tapError(() => fs.remove(temp).pipe(Effect.ignore))
@@ -393,7 +409,7 @@ export const add = (
     const written = yield* updateJsonFile(file, (json) => {
       const { put, servers } = serversIn(json, options, path)
       return Either.right(put({ ...servers, [options.name]: options.entry }))
-    })
+    }, options.scope === "project" ? undefined : stateFileMode)
     return Either.getOrThrow(written)
   })
 

@@ -222,6 +222,15 @@ export const sanitize: (name: string) => string = McpTool.sanitize
  */
 export const inputJsonSchema: (schema: unknown) => Tool.JsonObjectSchema = McpTool.inputJsonSchema
 
+/**
+ * The `_meta` key of a `tools/call` that carries the journal's idempotency
+ * key (SPEC §4.14): a server can drop a repeat of a call it already did.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const IDEMPOTENCY_KEY_META: "io.switchyard/idempotency-key" = McpTool.IDEMPOTENCY_KEY_META
+
 const integerSetting = (name: string, env: Readonly<Record<string, string | undefined>> | undefined) => {
   const given = env?.[name]
   if (given !== undefined && given.trim() !== "" && Number.isInteger(Number(given))) {

@@ -19,11 +19,13 @@
  *
  * @internal
  */
+import * as Journal from "@switchyard/core/Journal"
 import type * as Messages from "@switchyard/core/Messages"
 import * as Tool from "@switchyard/core/Tool"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
@@ -187,11 +189,17 @@ const classify = (
 /** A tool call: progress streamed, the idle and wall-clock limits, the result as content, the size warning. */
 const makeCall =
   (config: McpConfig.ServerConfig, limits: Limits, request: Request): McpTool.CallTool =>
-  (toolNameOnServer, qualified, input, context, repeatable) =>
+  (toolNameOnServer, qualified, input, context, repeatable, idempotent) =>
     Effect.gen(function*() {
       const pings = yield* Queue.unbounded<Progress>()
+      // An idempotent tool gets the journal's idempotency key (SPEC §4.14): the same on every run of the call.
+      const key = idempotent ? yield* Journal.currentIdempotencyKey : Option.none<string>()
+      const meta = Option.match(key, {
+        onNone: () => ({}),
+        onSome: (value) => ({ _meta: { [McpTool.IDEMPOTENCY_KEY_META]: value } })
+      })
       const sent = request(qualified, repeatable, (conn, signal) =>
-        conn.client.callTool({ name: toolNameOnServer, arguments: input as Record<string, unknown> }, {
+        conn.client.callTool({ name: toolNameOnServer, arguments: input as Record<string, unknown>, ...meta }, {
           signal,
           // Our own timers bound the call; the SDK's must never fire first.
           timeout: 2_147_483_647,

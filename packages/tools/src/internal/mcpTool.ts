@@ -46,10 +46,18 @@ export type CallTool = (
   input: unknown,
   context: Tool.CallContext<unknown>,
   /** Whether repeating the call is harmless (read-only or idempotent), so a lost connection may retry it. */
-  repeatable: boolean
+  repeatable: boolean,
+  /** Whether the tool declares itself idempotent: the call then carries the journal's idempotency key. */
+  idempotent: boolean
 ) => Effect.Effect<ReadonlyArray<Messages.ToolResultContentBlock>, Tool.ToolError>
 
 const MAX_DESCRIPTION = 2_048
+
+/**
+ * The `_meta` key of a `tools/call` that carries the journal's idempotency key (SPEC §4.14): the same on every run
+ * of the call, so a server can drop a repeat of a call it already did.
+ */
+export const IDEMPOTENCY_KEY_META = "io.switchyard/idempotency-key"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -186,6 +194,8 @@ export const make = (
     isConcurrencySafe: () => readOnly,
     isReadOnly: () => readOnly,
     isDestructive: () => destructive,
+    // A durable session (SPEC §4.14) runs an idempotent call again after a crash, with the same key.
+    isIdempotent: () => annotations.idempotentHint === true,
     footprint: config.footprint === "workspace"
       ? (input, context) =>
         provide === undefined
@@ -196,7 +206,8 @@ export const make = (
     userFacingName: () => `${config.name} - ${definition.title ?? definition.name} (MCP)`,
     // MCP tools are judged by their own rules (mcp__server…), not as file paths.
     getPath: () => undefined,
-    call: (input, context) => call(definition.name, name, input, context, repeatable),
+    call: (input, context) =>
+      call(definition.name, name, input, context, repeatable, annotations.idempotentHint === true),
     mapResult: (content: ReadonlyArray<Messages.ToolResultContentBlock>) => content
   }) as Tool.Any
 }
