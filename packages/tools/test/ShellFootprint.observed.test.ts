@@ -158,7 +158,10 @@ const foundJobs: ReadonlyArray<GeneratedJob> = [
 ]
 
 const corpusJobs: ReadonlyArray<GeneratedJob> = [
-  ...[...readOnlyCommands, ...freshReadOnlyCommands, ...mutatingCommands].map((command) => ({ command, dir: "work" })),
+  ...[...readOnlyCommands, ...freshReadOnlyCommands, ...mutatingCommands].map((command): GeneratedJob => ({
+    command,
+    dir: "work"
+  })),
   ...foundJobs
 ]
 
