@@ -7,7 +7,8 @@
  * - 6 parallel calls (writing different files), one failing early: calls
  *   completed under `bash` (the chapter's cascade) vs `dependents`.
  */
-import { Execution, Messages, Results, StreamingExecutor, Tool, ToolUseContext } from "@switchyard/core"
+import type { Execution } from "@switchyard/core"
+import { Messages, Permissions, Results, StreamingExecutor, Tool, ToolUseContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -49,9 +50,11 @@ const env = Effect.map(
 )
 
 const runAll = (calls: ReadonlyArray<Messages.ToolUseBlock>, options: StreamingExecutor.Options) =>
-  Effect.flatMap(env, (e) => Stream.runCollect(StreamingExecutor.runAll(calls, e, { concurrency: 10, ...options }))).pipe(
-    Effect.provide(Results.layerMemory)
-  )
+  Effect.flatMap(env, (e) => Stream.runCollect(StreamingExecutor.runAll(calls, e, { concurrency: 10, ...options })))
+    .pipe(
+      Effect.provide(Results.layerMemory),
+      Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll)
+    )
 
 export const run = async () => {
   console.log(`\n## ${SUITE}`)
@@ -64,22 +67,41 @@ export const run = async () => {
   const footprintIdeal = 2 * MS
   const greedy = await timeEffect(runAll(turn, { scheduling: "greedy" }), { samples: 5, warmup: 1 })
   const footprints = await timeEffect(runAll(turn, { scheduling: "footprints" }), { samples: 5, warmup: 1 })
-  record(SUITE, "8 edits + 8 reads × 50 ms, greedy (ms)", fmt(greedy, 1), `ideal ${greedyIdeal} ms, ${fmt(greedy / greedyIdeal)}× ideal`)
+  record(
+    SUITE,
+    "8 edits + 8 reads × 50 ms, greedy (ms)",
+    fmt(greedy, 1),
+    `ideal ${greedyIdeal} ms, ${fmt(greedy / greedyIdeal)}× ideal`
+  )
   record(
     SUITE,
     "8 edits + 8 reads × 50 ms, footprints (ms)",
     fmt(footprints, 1),
-    `ideal ${footprintIdeal} ms, ${fmt(footprints / footprintIdeal)}× ideal; ${fmt(greedy / footprints)}× faster than greedy`
+    `ideal ${footprintIdeal} ms, ${fmt(footprints / footprintIdeal)}× ideal; ${
+      fmt(greedy / footprints)
+    }× faster than greedy`
   )
 
-  const six = Array.from({ length: 6 }, (_, i) =>
-    Messages.toolUse(`b${i}`, "Bash", { file: `/repo/out${i}.txt`, ms: i === 1 ? 10 : 200, fail: i === 1 }))
+  const six = Array.from(
+    { length: 6 },
+    (_, i) => Messages.toolUse(`b${i}`, "Bash", { file: `/repo/out${i}.txt`, ms: i === 1 ? 10 : 200, fail: i === 1 })
+  )
   const completed = async (siblingCancellation: StreamingExecutor.SiblingCancellation) => {
     const events = await Effect.runPromise(runAll(six, { scheduling: "footprints", siblingCancellation }))
     return Array.from(events).filter((e) => e._tag === "Result" && e.status === "success").length
   }
   const underBash = await completed("bash")
   const underDependents = await completed("dependents")
-  record(SUITE, "6 parallel calls, one fails: completed under bash", `${underBash} of 6`, "the chapter cancels every sibling")
-  record(SUITE, "6 parallel calls, one fails: completed under dependents", `${underDependents} of 6`, "only calls that conflict with the failed one are cancelled")
+  record(
+    SUITE,
+    "6 parallel calls, one fails: completed under bash",
+    `${underBash} of 6`,
+    "the chapter cancels every sibling"
+  )
+  record(
+    SUITE,
+    "6 parallel calls, one fails: completed under dependents",
+    `${underDependents} of 6`,
+    "only calls that conflict with the failed one are cancelled"
+  )
 }

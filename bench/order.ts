@@ -7,7 +7,7 @@
  * each write, every other call that overlapped it in time or ran on the
  * wrong side of it.
  */
-import { Batches, type Execution, Messages, Results, Tool, ToolUseContext } from "@switchyard/core"
+import { Batches, type Execution, Messages, Permissions, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -59,7 +59,11 @@ const switchyard = Effect.gen(function*() {
   const context = yield* Ref.make(ToolUseContext.make({ cwd: "/", sessionId: "bench" }))
   const env: Execution.Environment = { tools, pool: tools, context }
   yield* Stream.runDrain(Batches.runTools(calls, env, { concurrency: 10 }))
-}).pipe(Effect.provide(Results.layerMemory), Effect.withTracerEnabled(false))
+}).pipe(
+  Effect.provide(Results.layerMemory),
+  Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll),
+  Effect.withTracerEnabled(false)
+)
 
 /** Consecutive reads run together, each write alone. */
 const ideal = (() => {
@@ -115,9 +119,20 @@ export const run = async () => {
   }
   record(SUITE, "order-preserving ideal (ms)", String(ideal), "10 read batches and 10 writes of 50 ms")
   for (const key of Object.keys(candidates) as Array<keyof typeof candidates>) {
-    recordStats(SUITE, `${labels[key]}: wall time`, t[key], "ms", `${(t[key].median / ideal).toFixed(2)}× the ideal; ${counted[key]} write-order violations`)
+    recordStats(
+      SUITE,
+      `${labels[key]}: wall time`,
+      t[key],
+      "ms",
+      `${(t[key].median / ideal).toFixed(2)}× the ideal; ${counted[key]} write-order violations`
+    )
   }
-  record(SUITE, "Switchyard vs @effect/ai default", ratio(t.effectAi, t.switchyard), "how much longer the ordered, sequential peer takes")
+  record(
+    SUITE,
+    "Switchyard vs @effect/ai default",
+    ratio(t.effectAi, t.switchyard),
+    "how much longer the ordered, sequential peer takes"
+  )
   note(
     SUITE,
     "Violations: for each write, every other call that overlapped it or ran on the wrong side of it (30 calls: at most 290). " +

@@ -80,8 +80,25 @@ export const run = async () => {
   const bare = await compare({
     "bash -c": spawnOf("bash", ["-c", command]),
     "bwrap bash -c": spawnOf("bwrap", [
-      "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-      "--unshare-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--", "bash", "-c", command
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--unshare-pid",
+      "--unshare-ipc",
+      "--unshare-uts",
+      "--unshare-net",
+      "--die-with-parent",
+      "--new-session",
+      "--cap-drop",
+      "ALL",
+      "--",
+      "bash",
+      "-c",
+      command
     ])
   }, { rounds: 21, warmup: 3 })
   const result = await compare({
@@ -90,22 +107,66 @@ export const run = async () => {
     "sandboxed, deny rules": () => sandboxed.runPromise(call(rules, command)),
     "sandboxed, network via proxy": () => networked.runPromise(call([], command))
   }, { rounds: 21, warmup: 3 })
+  // The sandbox's own share, no process started: the policy, its mounts, the command's directory, and their release.
+  const wrapOnly = (permissions: PermissionContext.PermissionContext) =>
+    sandboxed.runPromise(
+      Effect.scoped(Effect.flatMap(SandboxPort.Sandbox, (service) => service.wrap({ command, cwd: root, permissions })))
+    )
+  const share = await compare({
+    "wrap + release": () => wrapOnly(PermissionContext.empty),
+    "wrap + release, deny rules": () => wrapOnly({ ...PermissionContext.empty, rules })
+  }, { rounds: 21, warmup: 3 })
   await Promise.all([unsandboxed.dispose(), sandboxed.dispose(), networked.dispose()])
   const base = result.unsandboxed
   const added = (s: typeof base) => `+${fmt(s.median - base.median, 1)} ms, ${fmt(s.median / base.median)}×`
   recordStats(SUITE, "Bash `echo hello`, unsandboxed", base, "ms")
-  recordStats(SUITE, "Bash `echo hello`, sandboxed (no deny rules)", result.sandboxed, "ms",
-    `${added(result.sandboxed)} (goal ≤ 15 ms added)`)
-  recordStats(SUITE, "Bash `echo hello`, sandboxed, 3 deny rules (one walked)", result["sandboxed, deny rules"], "ms",
-    added(result["sandboxed, deny rules"]))
-  recordStats(SUITE, "Bash `echo hello`, sandboxed, network through the proxy", result["sandboxed, network via proxy"],
-    "ms", `${added(result["sandboxed, network via proxy"])} (the relay is a node process)`)
+  recordStats(
+    SUITE,
+    "Bash `echo hello`, sandboxed (no deny rules)",
+    result.sandboxed,
+    "ms",
+    `${added(result.sandboxed)} (goal ≤ 15 ms added)`
+  )
+  recordStats(
+    SUITE,
+    "Bash `echo hello`, sandboxed, 3 deny rules (one walked)",
+    result["sandboxed, deny rules"],
+    "ms",
+    added(result["sandboxed, deny rules"])
+  )
+  recordStats(
+    SUITE,
+    "Bash `echo hello`, sandboxed, network through the proxy",
+    result["sandboxed, network via proxy"],
+    "ms",
+    `${added(result["sandboxed, network via proxy"])} (the relay is a node process)`
+  )
   recordStats(SUITE, "reference: `bash -c` spawned bare", bare["bash -c"], "ms")
-  recordStats(SUITE, "reference: the same under bare `bwrap` (same namespaces)", bare["bwrap bash -c"], "ms",
-    `+${fmt(bare["bwrap bash -c"].median - bare["bash -c"].median, 1)} ms: bubblewrap's own share`)
-  note(SUITE, "A sandboxed call starts `bwrap` (namespaces, the policy's mounts) and ends its PID namespace; the " +
-    "figures are the whole tool call through `runToolUse`. With deny rules, literal paths cost a `realpath` each and " +
-    "patterns a walk of their base (directory listings are cached by modification time between calls). With " +
-    "`network.allowedDomains` the command runs under a small node relay inside the sandbox (no `socat` needed), " +
-    "which is what the network row adds.")
+  recordStats(
+    SUITE,
+    "reference: the same under bare `bwrap` (same namespaces)",
+    bare["bwrap bash -c"],
+    "ms",
+    `+${fmt(bare["bwrap bash -c"].median - bare["bash -c"].median, 1)} ms: bubblewrap's own share`
+  )
+  recordStats(
+    SUITE,
+    "the sandbox's own share: wrap + release, no process (no deny rules)",
+    share["wrap + release"],
+    "ms"
+  )
+  recordStats(
+    SUITE,
+    "the sandbox's own share: wrap + release, no process (3 deny rules)",
+    share["wrap + release, deny rules"],
+    "ms"
+  )
+  note(
+    SUITE,
+    "A sandboxed call starts `bwrap` (namespaces, the policy's mounts) and ends its PID namespace; the " +
+      "figures are the whole tool call through `runToolUse`. With deny rules, literal paths cost a `realpath` " +
+      "each and patterns a walk of their base (directory listings are cached by modification time between " +
+      "calls). With `network.allowedDomains` the command runs under a small node relay inside the sandbox " +
+      "(no `socat` needed), which is what the network row adds."
+  )
 }

@@ -41,18 +41,34 @@ const writeOutside = (outside: string) =>
   JSON.stringify([{ type: "tool_use", id: "toolu_w", name: "Bash", input: { command: `touch ${outside}` } }])
 
 suite("switchyard and the sandbox", () => {
-  it("dispatch --sandbox: a write outside is blocked and named, even in bypassPermissions; without it, it lands", async () => {
-    const { outside, project, state } = setup()
-    const args = ["dispatch", "-", "--cwd", project, "--output-format", "stream-json", "--permission-mode", "bypassPermissions"]
-    const sandboxed = await runCli([...args, "--sandbox"], { input: writeOutside(outside), env: { SWITCHYARD_HOME: state } })
-    const result = jsonLines(sandboxed).find((line) => line["type"] === "result")!
-    expect(result["status"]).toBe("error")
-    expect(String(result["content"])).toContain(`Sandbox: a write to ${outside} was blocked`)
-    expect(fs.existsSync(outside)).toBe(false)
-    const plain = await runCli(args, { input: writeOutside(outside), env: { SWITCHYARD_HOME: state } })
-    expect(plain.code).toBe(0)
-    expect(fs.existsSync(outside)).toBe(true)
-  }, 120_000)
+  it(
+    "dispatch --sandbox: a write outside is blocked and named, even in bypassPermissions; without it, it lands",
+    async () => {
+      const { outside, project, state } = setup()
+      const args = [
+        "dispatch",
+        "-",
+        "--cwd",
+        project,
+        "--output-format",
+        "stream-json",
+        "--permission-mode",
+        "bypassPermissions"
+      ]
+      const sandboxed = await runCli([...args, "--sandbox"], {
+        input: writeOutside(outside),
+        env: { SWITCHYARD_HOME: state }
+      })
+      const result = jsonLines(sandboxed).find((line) => line["type"] === "result")!
+      expect(result["status"]).toBe("error")
+      expect(String(result["content"])).toContain(`Sandbox: a write to ${outside} was blocked`)
+      expect(fs.existsSync(outside)).toBe(false)
+      const plain = await runCli(args, { input: writeOutside(outside), env: { SWITCHYARD_HOME: state } })
+      expect(plain.code).toBe(0)
+      expect(fs.existsSync(outside)).toBe(true)
+    },
+    120_000
+  )
 
   it.scoped("run -p --sandbox: the init line says the sandbox is on and available", () =>
     Effect.gen(function*() {
@@ -68,23 +84,30 @@ suite("switchyard and the sandbox", () => {
       expect(jsonLines(result)[0]).toMatchObject({ subtype: "init", sandbox: { enabled: true, available: true } })
     }), 120_000)
 
-  it("no bwrap on PATH: failIfUnavailable fails the command; without it, one warning and Bash runs unsandboxed", async () => {
-    const strict = setup({ sandbox: { enabled: true, failIfUnavailable: true } })
-    const PATH = pathWithoutBwrap(strict.root)
-    const failed = await runCli(["dispatch", "-", "--cwd", strict.project, "--permission-mode", "bypassPermissions"], {
-      input: writeOutside(strict.outside),
-      env: { SWITCHYARD_HOME: strict.state, PATH }
-    })
-    expect(failed.code).toBe(1)
-    expect(failed.stderr).toContain("sandbox.failIfUnavailable")
-    expect(failed.stderr).toContain("apt-get install bubblewrap")
-    expect(fs.existsSync(strict.outside)).toBe(false)
-    const lenient = setup({ sandbox: { enabled: true } })
-    const ran = await runCli(["dispatch", "-", "--cwd", lenient.project, "--permission-mode", "bypassPermissions"], {
-      input: writeOutside(lenient.outside),
-      env: { SWITCHYARD_HOME: lenient.state, PATH: pathWithoutBwrap(lenient.root) }
-    })
-    expect(ran.stderr.match(/warning: sandbox: enabled but unavailable/g)?.length).toBe(1)
-    expect(fs.existsSync(lenient.outside)).toBe(true)
-  }, 120_000)
+  it(
+    "no bwrap on PATH: failIfUnavailable fails the command; without it, one warning and Bash runs unsandboxed",
+    async () => {
+      const strict = setup({ sandbox: { enabled: true, failIfUnavailable: true } })
+      const PATH = pathWithoutBwrap(strict.root)
+      const failed = await runCli(
+        ["dispatch", "-", "--cwd", strict.project, "--permission-mode", "bypassPermissions"],
+        {
+          input: writeOutside(strict.outside),
+          env: { SWITCHYARD_HOME: strict.state, PATH }
+        }
+      )
+      expect(failed.code).toBe(1)
+      expect(failed.stderr).toContain("sandbox.failIfUnavailable")
+      expect(failed.stderr).toContain("apt-get install bubblewrap")
+      expect(fs.existsSync(strict.outside)).toBe(false)
+      const lenient = setup({ sandbox: { enabled: true } })
+      const ran = await runCli(["dispatch", "-", "--cwd", lenient.project, "--permission-mode", "bypassPermissions"], {
+        input: writeOutside(lenient.outside),
+        env: { SWITCHYARD_HOME: lenient.state, PATH: pathWithoutBwrap(lenient.root) }
+      })
+      expect(ran.stderr.match(/warning: sandbox: enabled but unavailable/g)?.length).toBe(1)
+      expect(fs.existsSync(lenient.outside)).toBe(true)
+    },
+    120_000
+  )
 })

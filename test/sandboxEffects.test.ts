@@ -213,8 +213,21 @@ const runBatches = async (fixture: Fixture, batches: ReadonlyArray<ReadonlyArray
   const marker = `${fixture.tmpPrefix}-${tag}-marker`
   const calls = batches.map((commands, i) => batchCall(`${tag}-${i}`, commands, marker))
   const result = await runCli(
-    ["dispatch", "-", "--cwd", fixture.project, "--output-format", "stream-json", "--sandbox",
-      "--permission-mode", "bypassPermissions", "--allowed-tools", "Bash", "--scheduling", "greedy"],
+    [
+      "dispatch",
+      "-",
+      "--cwd",
+      fixture.project,
+      "--output-format",
+      "stream-json",
+      "--sandbox",
+      "--permission-mode",
+      "bypassPermissions",
+      "--allowed-tools",
+      "Bash",
+      "--scheduling",
+      "greedy"
+    ],
     {
       input: JSON.stringify(calls),
       env: { SWITCHYARD_HOME: fixture.state, HOME: fixture.home },
@@ -265,22 +278,37 @@ const judge = async (
 /** SECURITY.md's attack classes, as commands. */
 const attackClasses = (f: Fixture): Record<string, ReadonlyArray<string>> => ({
   "a link to a denied file, a protected directory or outside": [
-    "cat src-env-link", "ln -s .env e2 && cat e2", "ln -s secrets s2 && cat s2/key.txt",
-    "echo x > git-link/hooks/pre-commit", "echo '[core] hooksPath=/tmp' >> git-link/config",
-    "echo x > out/through-link.txt", "cp README.md out/", `ln -s ${f.outside} o2 && touch o2/x`
+    "cat src-env-link",
+    "ln -s .env e2 && cat e2",
+    "ln -s secrets s2 && cat s2/key.txt",
+    "echo x > git-link/hooks/pre-commit",
+    "echo '[core] hooksPath=/tmp' >> git-link/config",
+    "echo x > out/through-link.txt",
+    "cp README.md out/",
+    `ln -s ${f.outside} o2 && touch o2/x`
   ],
   "a path with glob or brace characters": [
-    "cat .en?", "cat .e*", "cat secret*/k*", "cat {.env,README.md}", "cat keys/*/*.pem"
+    "cat .en?",
+    "cat .e*",
+    "cat secret*/k*",
+    "cat {.env,README.md}",
+    "cat keys/*/*.pem"
   ],
   "searches": [
-    "grep -r secret .", "rg -uu secret .", "find . -name '*.pem' -exec cat {} \\;", "git grep -e secret --no-index ."
+    "grep -r secret .",
+    "rg -uu secret .",
+    "find . -name '*.pem' -exec cat {} \\;",
+    "git grep -e secret --no-index ."
   ],
   "git content commands": ["git show HEAD:.env", "git diff --no-index /dev/null .env", "git log -p --all | head -50"],
   "a host no rule allows": [
-    "curl -s -m 3 http://127.0.0.1:PORT/", "curl -s -m 3 --noproxy '*' http://127.0.0.1:PORT/",
-    "curl -s -m 3 http://localhost:PORT/", "curl -s -m 3 http://2130706433:PORT/",
+    "curl -s -m 3 http://127.0.0.1:PORT/",
+    "curl -s -m 3 --noproxy '*' http://127.0.0.1:PORT/",
+    "curl -s -m 3 http://localhost:PORT/",
+    "curl -s -m 3 http://2130706433:PORT/",
     "curl -s -m 3 'http://[::ffff:127.0.0.1]:PORT/'",
-    "curl -s -m 3 -p http://127.0.0.1:PORT/", "bash -c 'echo GET > /dev/tcp/127.0.0.1/PORT'",
+    "curl -s -m 3 -p http://127.0.0.1:PORT/",
+    "bash -c 'echo GET > /dev/tcp/127.0.0.1/PORT'",
     "python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:PORT\", timeout=3)'",
     "node -e 'require(\"http\").get(\"http://127.0.0.1:PORT\")'",
     "node -e 'fetch(\"http://127.0.0.1:PORT\").then(()=>0,()=>0)'"
@@ -291,7 +319,9 @@ const attackClasses = (f: Fixture): Record<string, ReadonlyArray<string>> => ({
     `echo '{"bypassPermissions":{"x":["y"]}}' > ${f.state}/trusted-modes.json`,
     `echo '{}' > ${f.state}/settings.json`,
     "echo '{\"mcpServers\":{\"x\":{\"command\":\"sh\"}}}' > .mcp.json",
-    "echo changed > locked.txt", "echo changed > ruled.txt", "rm -f ruled.txt locked.txt"
+    "echo changed > locked.txt",
+    "echo changed > ruled.txt",
+    "rm -f ruled.txt locked.txt"
   ],
   "hard links": ["ln .env hard-env && cat hard-env", `ln ${f.outside}/target.txt here 2>&1; echo x >> here`],
   "the tree changing between check and use": [
@@ -301,16 +331,27 @@ const attackClasses = (f: Fixture): Record<string, ReadonlyArray<string>> => ({
     "rm -rf .claude; mkdir .claude; echo '{}' > .claude/settings.json"
   ],
   "leaving the sandbox": [
-    "setsid sh -c 'sleep 1; touch /tmp/" + f.tmpPrefix + "-setsid' &", "nohup touch /tmp/" + f.tmpPrefix + "-nohup &",
-    "unshare -r touch /tmp/" + f.tmpPrefix + "-unshare", "mount -t tmpfs none .git/hooks", "umount .env",
-    "nsenter -t 1 -m touch /tmp/" + f.tmpPrefix + "-nsenter", "kill -9 1", "pkill -f vitest",
-    "unshare -rm sh -c 'umount -l .env; cat .env'", "unshare -rm sh -c 'umount -l .git/hooks; touch .git/hooks/x'",
+    "setsid sh -c 'sleep 1; touch /tmp/" + f.tmpPrefix + "-setsid' &",
+    "nohup touch /tmp/" + f.tmpPrefix + "-nohup &",
+    "unshare -r touch /tmp/" + f.tmpPrefix + "-unshare",
+    "mount -t tmpfs none .git/hooks",
+    "umount .env",
+    "nsenter -t 1 -m touch /tmp/" + f.tmpPrefix + "-nsenter",
+    "kill -9 1",
+    "pkill -f vitest",
+    "unshare -rm sh -c 'umount -l .env; cat .env'",
+    "unshare -rm sh -c 'umount -l .git/hooks; touch .git/hooks/x'",
     "unshare -rm sh -c 'mount -o remount,rw /; touch /tmp/" + f.tmpPrefix + "-remount'",
-    "chroot / touch /tmp/" + f.tmpPrefix + "-chroot", `cat /proc/1/root${f.outside}/denied.txt`
+    "chroot / touch /tmp/" + f.tmpPrefix + "-chroot",
+    `cat /proc/1/root${f.outside}/denied.txt`
   ],
   "home and elsewhere": [
-    "echo 'alias ls=rm' >> ~/.bashrc", `cat ${f.home}/.ssh/id_rsa`, `cp ~/.ssh/id_rsa /tmp/${f.tmpPrefix}-key`,
-    `cat ${f.outside}/denied.txt`, `touch /tmp/${f.tmpPrefix}-tmp`, `echo x > ${f.root}/sibling.txt`
+    "echo 'alias ls=rm' >> ~/.bashrc",
+    `cat ${f.home}/.ssh/id_rsa`,
+    `cp ~/.ssh/id_rsa /tmp/${f.tmpPrefix}-key`,
+    `cat ${f.outside}/denied.txt`,
+    `touch /tmp/${f.tmpPrefix}-tmp`,
+    `echo x > ${f.root}/sibling.txt`
   ]
 })
 
@@ -380,15 +421,30 @@ suite("the sandbox's effect oracle (through the CLI, every prompt off)", () => {
     const server = await startServer()
     try {
       const writeTargets = [
-        path.join(fixture.outside, "target.txt"), path.join(fixture.outside, "new.txt"), "out/target.txt",
+        path.join(fixture.outside, "target.txt"),
+        path.join(fixture.outside, "new.txt"),
+        "out/target.txt",
         "../outside/x",
-        path.join(fixture.home, ".bashrc"), "~/.profile", `/tmp/${fixture.tmpPrefix}-gen`, ".git/hooks/post-commit",
-        ".git/config", "git-link/hooks", ".claude/settings.json", ".switchyard/settings.json", ".mcp.json",
+        path.join(fixture.home, ".bashrc"),
+        "~/.profile",
+        `/tmp/${fixture.tmpPrefix}-gen`,
+        ".git/hooks/post-commit",
+        ".git/config",
+        "git-link/hooks",
+        ".claude/settings.json",
+        ".switchyard/settings.json",
+        ".mcp.json",
         "locked.txt",
-        "ruled.txt", `${fixture.state}/settings.json`
+        "ruled.txt",
+        `${fixture.state}/settings.json`
       ]
       const readTargets = [
-        ".env", "src-env-link", "secrets/key.txt", "keys/deep/id.pem", "~/.ssh/id_rsa", "out/denied.txt"
+        ".env",
+        "src-env-link",
+        "secrets/key.txt",
+        "keys/deep/id.pem",
+        "~/.ssh/id_rsa",
+        "out/denied.txt"
       ]
       const hosts = ["127.0.0.1", "localhost", "[::1]", "0x7f.1", "127.1"]
       const generated = FastCheck.sample(
@@ -414,14 +470,22 @@ suite("the sandbox's effect oracle (through the CLI, every prompt off)", () => {
     const fixture = makeFixture()
     const server = await startServer()
     try {
-      const contents = await judge(fixture, { control: [
-        "echo made > made.txt && cat made.txt",
-        "node -e 'require(\"fs\").writeFileSync(\"by-node.txt\", \"node\")'",
-        "python3 -c 'open(\"by-python.txt\", \"w\").write(\"python\")'",
-        "sh -c 'echo sh > by-sh.txt'",
-        "cat src/a.ts",
-        "git add made.txt && git -c user.email=o@example.com -c user.name=o commit -qm made && git log --format=%s -1"
-      ] }, "control", server)
+      const contents = await judge(
+        fixture,
+        {
+          control: [
+            "echo made > made.txt && cat made.txt",
+            "node -e 'require(\"fs\").writeFileSync(\"by-node.txt\", \"node\")'",
+            "python3 -c 'open(\"by-python.txt\", \"w\").write(\"python\")'",
+            "sh -c 'echo sh > by-sh.txt'",
+            "cat src/a.ts",
+            "git add made.txt && git -c user.email=o@example.com -c user.name=o commit -qm made && " +
+            "git log --format=%s -1"
+          ]
+        },
+        "control",
+        server
+      )
       expect(fs.readFileSync(path.join(fixture.project, "made.txt"), "utf8")).toBe("made\n")
       expect(fs.readFileSync(path.join(fixture.project, "by-node.txt"), "utf8")).toBe("node")
       if (spawnSync("python3", ["--version"]).status === 0) {

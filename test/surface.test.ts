@@ -103,6 +103,7 @@ describe("the public surface", () => {
       "HookRunner",
       "Hooks",
       "Interruption",
+      "Journal",
       "Messages",
       "Model",
       "OverlayFileSystem",
@@ -120,6 +121,7 @@ describe("the public surface", () => {
       "StreamingExecutor",
       "SuggestionGenerator",
       "Tool",
+      "ToolCall",
       "ToolSearch",
       "ToolUseContext"
     ])

@@ -146,14 +146,14 @@ export const make = (
           yield* drop
           return yield* run(running.suggestion)
         }
-        const accepted = yield* running.accept.pipe(Effect.either)
+        // The messages and the speculation's context changes (read state, todos) reach the session in one step.
+        const accepted = yield* running.acceptInto(session.context).pipe(Effect.either)
         speculation = undefined
         if (accepted._tag === "Left") {
           ui.line(paint("red", `Applying the speculation failed: ${accepted.left.message}`))
           return yield* drop
         }
         const result = accepted.right
-        yield* Ref.update(session.context, (ctx) => ({ ...ctx, messages: [...ctx.messages, ...result.messages] }))
         printMessages(ui, result.messages)
         const files = result.applied.length === 0 ? "" : `; ${result.applied.length} file(s) written`
         ui.line(paint("gray", `✓ accepted speculation (time saved ${(result.timeSavedMs / 1000).toFixed(1)}s${files})`))

@@ -13,6 +13,7 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import type * as DispatchEvent from "./DispatchEvent.js"
@@ -21,7 +22,8 @@ import * as Footprint from "./Footprint.js"
 import type * as Messages from "./Messages.js"
 import * as Registry from "./Registry.js"
 import type * as Results from "./Results.js"
-import * as Tool from "./Tool.js"
+import type * as Tool from "./Tool.js"
+import * as ToolCall from "./ToolCall.js"
 import * as ToolUseContext from "./ToolUseContext.js"
 import * as Validation from "./Validation.js"
 
@@ -31,26 +33,66 @@ import * as Validation from "./Validation.js"
  */
 export const DEFAULT_MAX_CONCURRENCY = 10
 
+// Each distinct bad setting is reported once per process, not once per turn.
+const reportedSettings = new Set<string>()
+
+const isPositiveInteger = (n: number): boolean => Number.isSafeInteger(n) && n > 0
+
 /**
- * The cap on concurrently executing tools: `SWITCHYARD_MAX_TOOL_USE_CONCURRENCY`,
- * else `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`, else 10.
+ * The variables that set the tool concurrency cap, the first one set wins.
  *
  * @since 0.1.0
  * @category config
  */
-export const maxToolUseConcurrency: Config.Config<number> = Config.integer("SWITCHYARD_MAX_TOOL_USE_CONCURRENCY").pipe(
-  Config.orElse(() => Config.integer("CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY")),
-  Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
-  Config.withDefault(DEFAULT_MAX_CONCURRENCY)
-)
+export const CONCURRENCY_VARIABLES: ReadonlyArray<string> = [
+  "SWITCHYARD_MAX_TOOL_USE_CONCURRENCY",
+  "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"
+]
+
+const rawConcurrency = Config.all(CONCURRENCY_VARIABLES.map((name) => Config.option(Config.string(name))))
+
+/**
+ * The cap on concurrently executing tools (SPEC §4.7), for `runTools` and the
+ * streaming executor: `override` when given, else the first of
+ * `CONCURRENCY_VARIABLES` that is set, else `fallback` (10). An invalid
+ * value (`0`, `-1`, `abc`, `2.5`) is reported once as a warning and
+ * `fallback` is used: a bad setting never stops a dispatch.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const concurrencyCap = (
+  override: number | undefined,
+  fallback: number = DEFAULT_MAX_CONCURRENCY
+): Effect.Effect<number> => {
+  const invalid = (what: string) =>
+    Effect.suspend(() => {
+      if (reportedSettings.has(what)) return Effect.succeed(fallback)
+      reportedSettings.add(what)
+      return Effect.as(
+        Effect.logWarning(`${what} is not a positive integer, so the default tool concurrency cap ${fallback} is used`),
+        fallback
+      )
+    })
+  if (override !== undefined) {
+    return isPositiveInteger(override) ? Effect.succeed(override) : invalid(`The concurrency option ${override}`)
+  }
+  return Effect.flatMap(Effect.orElseSucceed(rawConcurrency, () => []), (values) => {
+    const index = values.findIndex(Option.isSome)
+    if (index === -1) return Effect.succeed(fallback)
+    const text = Option.getOrThrow(values[index]!).trim()
+    const n = /^\d+$/.test(text) ? Number(text) : Number.NaN
+    return isPositiveInteger(n) ? Effect.succeed(n) : invalid(`${CONCURRENCY_VARIABLES[index]}=${JSON.stringify(text)}`)
+  })
+}
 
 /**
  * @since 0.1.0
  * @category models
  */
-export interface Batch {
+export interface Batch<C extends ToolCall.Any = Messages.ToolUseBlock> {
   readonly isConcurrencySafe: boolean
-  readonly calls: ReadonlyArray<Messages.ToolUseBlock>
+  readonly calls: ReadonlyArray<C>
 }
 
 /**
@@ -62,7 +104,7 @@ export interface Batch {
  * @category partitioning
  */
 export const isCallConcurrencySafe = (
-  block: Messages.ToolUseBlock,
+  block: ToolCall.Any,
   env: Execution.Environment,
   context: ToolUseContext.ToolUseContext
 ): Effect.Effect<boolean> =>
@@ -73,10 +115,11 @@ export const isCallConcurrencySafe = (
 
 /** `isCallConcurrencySafe`, as a plain answer when the predicate gives one (most do). */
 const safetyOf = (
-  block: Messages.ToolUseBlock,
+  call: ToolCall.Any,
   env: Execution.Environment,
   context: ToolUseContext.ToolUseContext
 ): boolean | Effect.Effect<boolean> => {
+  const block = ToolCall.blockOf(call)
   const resolved = Registry.resolve(block.name, env.tools, env.pool)
   if (Either.isLeft(resolved)) return false
   const tool = resolved.right
@@ -102,30 +145,38 @@ export interface Classification {
   readonly tool: Tool.Any | undefined
   readonly isConcurrencySafe: boolean
   readonly footprint: Footprint.Footprint
+  /**
+   * The footprint came from the tool's declaration (resolved against the tree
+   * as it is now), not from the fail-closed defaults: it is resolved again
+   * when a barrier before the call has finished.
+   */
+  readonly declared: boolean
 }
 
 const unsafeUnknown: Classification = {
   tool: undefined,
   isConcurrencySafe: false,
-  footprint: Footprint.writesEverything
+  footprint: Footprint.writesEverything,
+  declared: false
 }
 
 /**
  * Classify a call for a schedule (SPEC §4.7, §4.13). Under `"greedy"` the
  * footprint is the fail-closed one (a safe call reads `*`, an unsafe one
  * writes `*`); under `"footprints"` it is the tool's declaration, when it has
- * one. An unknown tool, an input that fails to decode, or a declaration that
- * fails writes `*`.
+ * one and it is proven complete (`Footprint.trusted`). An unknown tool, an
+ * input that fails to decode, or a declaration that fails writes `*`.
  *
  * @since 0.1.0
  * @category partitioning
  */
 export const classify = (
-  block: Messages.ToolUseBlock,
+  call: ToolCall.Any,
   env: Execution.Environment,
   context: ToolUseContext.ToolUseContext,
   scheduling: Footprint.Scheduling
 ): Effect.Effect<Classification> => {
+  const block = ToolCall.blockOf(call)
   const resolved = Registry.resolve(block.name, env.tools, env.pool)
   if (Either.isLeft(resolved)) return Effect.succeed(unsafeUnknown)
   const tool = resolved.right
@@ -136,7 +187,8 @@ export const classify = (
     const fallback: Classification = {
       tool,
       isConcurrencySafe,
-      footprint: isConcurrencySafe ? Footprint.readsEverything : Footprint.writesEverything
+      footprint: isConcurrencySafe ? Footprint.readsEverything : Footprint.writesEverything,
+      declared: false
     }
     if (scheduling === "greedy" || tool.footprint === undefined) return Effect.succeed(fallback)
     const declare = tool.footprint
@@ -144,7 +196,12 @@ export const classify = (
       const declared = declare(input, context)
       return Effect.isEffect(declared) ? declared : Effect.succeed(declared)
     }).pipe(
-      Effect.map((footprint): Classification => ({ tool, isConcurrencySafe, footprint })),
+      Effect.map((footprint): Classification => ({
+        tool,
+        isConcurrencySafe,
+        footprint: Footprint.trusted(footprint),
+        declared: true
+      })),
       Effect.catchAllCause(() => Effect.succeed({ ...fallback, footprint: Footprint.writesEverything }))
     )
   }
@@ -166,19 +223,19 @@ export const classify = (
  * @since 0.1.0
  * @category partitioning
  */
-export const partitionToolCalls = (
-  calls: ReadonlyArray<Messages.ToolUseBlock>,
+export const partitionToolCalls = <C extends ToolCall.Any>(
+  calls: ReadonlyArray<C>,
   env: Execution.Environment
-): Effect.Effect<ReadonlyArray<Batch>> =>
+): Effect.Effect<ReadonlyArray<Batch<C>>> =>
   Effect.flatMap(Ref.get(env.context), (context) => {
-    const batches: Array<{ isConcurrencySafe: boolean; calls: Array<Messages.ToolUseBlock> }> = []
-    const place = (call: Messages.ToolUseBlock, safe: boolean) => {
+    const batches: Array<{ isConcurrencySafe: boolean; calls: Array<C> }> = []
+    const place = (call: C, safe: boolean) => {
       const last = batches[batches.length - 1]
       if (safe && last !== undefined && last.isConcurrencySafe) last.calls.push(call)
       else batches.push({ isConcurrencySafe: safe, calls: [call] })
     }
     // A plain loop while the predicates answer at once; an Effect only for those that do not.
-    const from = (start: number): Effect.Effect<ReadonlyArray<Batch>> => {
+    const from = (start: number): Effect.Effect<ReadonlyArray<Batch<C>>> => {
       for (let i = start; i < calls.length; i++) {
         const call = calls[i]!
         const safety = safetyOf(call, env, context)
@@ -200,7 +257,7 @@ export const partitionToolCalls = (
  * @category models
  */
 export interface RunOptions {
-  /** Overrides `maxToolUseConcurrency`. */
+  /** Overrides the cap of `concurrencyCap`. */
   readonly concurrency?: number | undefined
 }
 
@@ -208,19 +265,21 @@ export interface RunOptions {
  * Run the calls batch by batch (no sibling cancellation; that belongs to the
  * streaming executor). Outputs of a concurrent batch interleave, first ready
  * first out. Context modifiers of a concurrent batch are applied after the
- * batch, in call order; in a serial batch at once.
+ * batch, in call order; in a serial batch at once. A call that repeats an
+ * earlier call's id is renamed and answered with an error, as the query loop
+ * does (`ToolCall.uniqueIds`).
  *
  * @since 0.1.0
  * @category execution
  */
 export const runTools = (
-  calls: ReadonlyArray<Messages.ToolUseBlock>,
+  calls: ReadonlyArray<ToolCall.Any>,
   env: Execution.Environment,
   options: RunOptions = {}
 ): Stream.Stream<DispatchEvent.DispatchEvent, never, Results.ResultStore> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
-      const concurrency = yield* Execution.concurrencyCap(options.concurrency, DEFAULT_MAX_CONCURRENCY)
+      const concurrency = yield* concurrencyCap(options.concurrency)
       const mailbox = yield* Mailbox.make<DispatchEvent.DispatchEvent>({
         capacity: Execution.MAILBOX_CAPACITY,
         strategy: "suspend"
@@ -230,12 +289,13 @@ export const runTools = (
         Ref.update(env.context, (context) =>
           ToolUseContext.applyAll(context, outcomes.flatMap((outcome) => outcome.modifiers)))
       const program = Effect.gen(function*() {
-        const batches = yield* partitionToolCalls(calls, env)
+        const batches = yield* partitionToolCalls(calls.map(ToolCall.uniqueIds()), env)
         for (const batch of batches) {
           if (batch.isConcurrencySafe) {
             // The calls of a concurrent batch all start from the context as it was before it.
             const options = { context: yield* Ref.get(env.context) }
-            const outcomes = yield* Effect.forEach(batch.calls, (call) => Execution.execute(call, env, emit, options), {
+            const outcomes = yield* Effect.forEach(batch.calls, (call) =>
+              Execution.execute(call, env, emit, options), {
               concurrency
             })
             yield* apply(outcomes)

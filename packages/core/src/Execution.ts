@@ -14,7 +14,6 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -24,8 +23,8 @@ import * as FiberRef from "effect/FiberRef"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
 import * as DispatchEvent from "./DispatchEvent.js"
 import * as Hooks from "./Hooks.js"
 import type * as Interruption from "./Interruption.js"
@@ -36,8 +35,10 @@ import * as Permissions from "./Permissions.js"
 import * as Registry from "./Registry.js"
 import * as Results from "./Results.js"
 import * as Tool from "./Tool.js"
+import * as ToolCall from "./ToolCall.js"
 import type * as ToolUseContext from "./ToolUseContext.js"
-import * as Tracing from "./internal/tracing.js"
+import * as FailureText from "./internal/failureText.js"
+import * as ToolSpan from "./internal/toolSpan.js"
 import * as Validation from "./Validation.js"
 
 /**
@@ -73,55 +74,6 @@ export const makeEnvironment = (
     const pool = yield* registry.modelPool
     return { tools, pool, context: ref }
   })
-
-// Each distinct bad setting is reported once per process, not once per turn.
-const reportedSettings = new Set<string>()
-
-const isPositiveInteger = (n: number): boolean => Number.isSafeInteger(n) && n > 0
-
-/**
- * The variables that set the tool concurrency cap, the first one set wins.
- *
- * @since 0.1.0
- * @category config
- */
-export const CONCURRENCY_VARIABLES: ReadonlyArray<string> = [
-  "SWITCHYARD_MAX_TOOL_USE_CONCURRENCY",
-  "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"
-]
-
-const rawConcurrency = Config.all(CONCURRENCY_VARIABLES.map((name) => Config.option(Config.string(name))))
-
-/**
- * The cap on concurrently executing tools: `override` when given, else the
- * first of `CONCURRENCY_VARIABLES` that is set, else `fallback`. An invalid
- * value (`0`, `-1`, `abc`, `2.5`) is reported once as a warning and
- * `fallback` is used: a bad setting never stops a dispatch.
- *
- * @since 0.1.0
- * @category config
- */
-export const concurrencyCap = (override: number | undefined, fallback: number): Effect.Effect<number> => {
-  const invalid = (what: string) =>
-    Effect.suspend(() => {
-      if (reportedSettings.has(what)) return Effect.succeed(fallback)
-      reportedSettings.add(what)
-      return Effect.as(
-        Effect.logWarning(`${what} is not a positive integer, so the default tool concurrency cap ${fallback} is used`),
-        fallback
-      )
-    })
-  if (override !== undefined) {
-    return isPositiveInteger(override) ? Effect.succeed(override) : invalid(`The concurrency option ${override}`)
-  }
-  return Effect.flatMap(Effect.orElseSucceed(rawConcurrency, () => []), (values) => {
-    const index = values.findIndex(Option.isSome)
-    if (index === -1) return Effect.succeed(fallback)
-    const text = Option.getOrThrow(values[index]!).trim()
-    const n = /^\d+$/.test(text) ? Number(text) : Number.NaN
-    return isPositiveInteger(n) ? Effect.succeed(n) : invalid(`${CONCURRENCY_VARIABLES[index]}=${JSON.stringify(text)}`)
-  })
-}
 
 /**
  * How a call ended, for the runners: its result event, the context modifiers
@@ -174,45 +126,6 @@ const emitThen = <A, R>(
 ): Effect.Effect<A, never, R> =>
   emit.unsafeOffer !== undefined && emit.unsafeOffer(event) ? next() : Effect.flatMap(emit(event), next)
 
-const MAX_FIELDS_SHOWN = 300
-
-/** A tagged error's fields (what a person needs to act), as JSON. */
-const fieldsOf = (error: object): string => {
-  const fields: Record<string, unknown> = {}
-  for (const key of Object.keys(error)) {
-    if (key !== "_tag" && key !== "message" && key !== "stack" && key !== "cause") {
-      fields[key] = (error as Record<string, unknown>)[key]
-    }
-  }
-  if (Object.keys(fields).length === 0) return ""
-  let text: string
-  try {
-    text = JSON.stringify(fields)
-  } catch {
-    text = String(fields)
-  }
-  return text.length > MAX_FIELDS_SHOWN ? `${text.slice(0, MAX_FIELDS_SHOWN - 1)}…` : text
-}
-
-const describeError = (error: unknown): string => {
-  if (typeof error !== "object" || error === null) return String(error)
-  const record = error as { readonly _tag?: unknown; readonly message?: unknown }
-  const message = typeof record.message === "string" ? record.message : ""
-  const fields = fieldsOf(error)
-  if (typeof record._tag === "string") {
-    // A message the error was given (a field or a getter) counts; `Data.TaggedError` without
-    // one has "", and `Schema.TaggedError` without one derives `{ …fields }`: neither names
-    // what failed, so the tag and fields do.
-    const derived = message === "" ||
-      (!Object.prototype.hasOwnProperty.call(error, "message") && /^\{[\s\S]*\}$/.test(message.trim()))
-    if (!derived) return message
-    return fields === "" ? record._tag : `${record._tag} ${fields}`
-  }
-  if (message !== "") return message
-  if (fields !== "") return error instanceof Error && error.name !== "Error" ? `${error.name} ${fields}` : fields
-  return error instanceof Error ? error.name : String(error)
-}
-
 /**
  * The text of a failed call for the model. A tagged error without a message
  * is given by its tag and fields (`Error: OutOfStock {"sku":"a-1"}`).
@@ -220,32 +133,7 @@ const describeError = (error: unknown): string => {
  * @since 0.1.0
  * @category formatting
  */
-export const formatFailure = (toolName: string, cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (error instanceof Tool.ToolError) return error.message
-    return `Error: ${describeError(error)}`
-  }
-  const defect = Cause.dieOption(cause)
-  if (Option.isSome(defect)) {
-    const value = defect.value
-    const text = value instanceof Error ? `${value.name}: ${value.message}` : describeError(value)
-    return `Error: ${toolName} failed unexpectedly (${text})`
-  }
-  if (Cause.isInterruptedOnly(cause)) return `Error: ${toolName} was interrupted`
-  return `Error: ${toolName} failed: ${Cause.pretty(cause).split("\n", 1)[0]}`
-}
-
-/** The `error.type` of a failed call's span: the error's tag or class, else a code. */
-const errorTypeOf = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
-  const value = Option.isSome(failure) ? failure.value : Option.getOrUndefined(Cause.dieOption(cause))
-  if (value === undefined) return Cause.isInterruptedOnly(cause) ? "interrupted" : "_OTHER"
-  if (typeof value === "object" && value !== null && "_tag" in value && typeof value._tag === "string") return value._tag
-  if (value instanceof Error) return value.name
-  return Option.isSome(failure) ? "_OTHER" : "defect"
-}
+export const formatFailure: (toolName: string, cause: Cause.Cause<unknown>) => string = FailureText.formatFailure
 
 const appendText = (content: Messages.ToolResultContent, extra: ReadonlyArray<string>): Messages.ToolResultContent => {
   if (extra.length === 0) return content
@@ -278,59 +166,6 @@ const runCall = (
   })
 }
 
-// A `tool_use` whose input never parsed (malformed JSON, a stream that broke inside the
-// block): the transcript keeps it with an empty input, and the pipeline answers it at once.
-const unparsedInputs = new WeakMap<Messages.ToolUseBlock, string>()
-
-/**
- * A `tool_use` block whose input the model sent as text that is not a JSON
- * object (or that a broken stream cut off). The block has an empty input, as
- * the transcript keeps it; running it gives the error `tool_result`
- * `InputValidationError: the input is not valid JSON: <reason>` without
- * calling the tool (SPEC §6).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const unparsedToolUse = (id: string, name: string, reason: string): Messages.ToolUseBlock => {
-  const block = Messages.toolUse(id, name, {})
-  unparsedInputs.set(block, reason)
-  return block
-}
-
-// A `tool_use` the loop refuses to run as sent (a repeated id): the error result's text.
-const refusedCalls = new WeakMap<Messages.ToolUseBlock, string>()
-
-/**
- * A `tool_use` block that is kept in the transcript but not run: running it
- * gives the error `tool_result` `message` without calling the tool, so the
- * block is still answered exactly once.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const refusedToolUse = (block: Messages.ToolUseBlock, message: string): Messages.ToolUseBlock => {
-  const copy = Messages.toolUse(block.id, block.name, block.input)
-  refusedCalls.set(copy, message)
-  return copy
-}
-
-/**
- * Why this block's input could not be parsed, if it could not.
- *
- * @since 0.1.0
- * @category getters
- */
-export const unparsedReason = (block: Messages.ToolUseBlock): string | undefined => unparsedInputs.get(block)
-
-/**
- * The error `tool_result` text for an input that is not valid JSON.
- *
- * @since 0.1.0
- * @category formatting
- */
-export const invalidJsonMessage = (reason: string): string => `InputValidationError: the input is not valid JSON: ${reason}`
-
 /**
  * Options of `execute`.
  *
@@ -359,7 +194,7 @@ export interface ExecuteOptions {
  * @category execution
  */
 export const execute = (
-  block: Messages.ToolUseBlock,
+  call: ToolCall.Any,
   env: Environment,
   emit: Emit,
   options?: ExecuteOptions
@@ -367,30 +202,34 @@ export const execute = (
   // One look at the fiber gives the clock, the tracing flag and the services, where
   // separate Effects would cost a step each on the hot path (see bench/dispatch.ts).
   Effect.withFiberRuntime((fiber) => {
-    const resolved = Registry.resolve(block.name, env.tools, env.pool)
+    const toolCall = ToolCall.of(call)
+    const resolved = Registry.resolve(toolCall.block.name, env.tools, env.pool)
     const journal = Context.get(fiber.currentContext, Journal.Current)
     if (!Journal.isNone(journal)) {
       // A durable session (SPEC §4.14): the whole call is one step of the journal, which
       // runs it here (without the journal) or answers it from what it recorded.
-      const step = { block, tool: Either.getOrUndefined(resolved), context: env.context }
+      const step = { block: toolCall.block, tool: Either.getOrUndefined(resolved), context: env.context }
       return journal.tool(step, emit, (observed) =>
-        Effect.provideService(execute(block, env, observed, options), Journal.Current, Journal.none))
+        Effect.provideService(execute(toolCall, env, observed, options), Journal.Current, Journal.none))
     }
     const context = options?.context
-    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return begin(makeCall(fiber, block, env, emit, resolved), resolved, context)
-    return traced(fiber, block, env, emit, resolved, context)
+    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
+      return begin(makeCall(fiber, toolCall, env, emit, resolved), resolved, context)
+    }
+    return traced(fiber, toolCall, env, emit, resolved, context)
   })
 
 const makeCall = (
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
-  block: Messages.ToolUseBlock,
+  toolCall: ToolCall.ToolCall,
   env: Environment,
   emit: Emit,
   resolved: Either.Either<Tool.Any, string>
 ): Call => {
   const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
   return {
-    block,
+    block: toolCall.block,
+    input: toolCall.input,
     env,
     emit,
     clock,
@@ -408,7 +247,12 @@ const begin = (
   context: ToolUseContext.ToolUseContext | undefined
 ): Effect.Effect<Outcome, never, Results.ResultStore> => {
   const block = call.block
-  const started = DispatchEvent.Started({ toolUseId: block.id, name: block.name, input: block.input, at: call.startedAt })
+  const started = DispatchEvent.Started({
+    toolUseId: block.id,
+    name: block.name,
+    input: block.input,
+    at: call.startedAt
+  })
   return emitThen(
     call.emit,
     started,
@@ -416,61 +260,30 @@ const begin = (
   )
 }
 
-/**
- * The pipeline in its span, opened with its attributes in this step. A call that
- * never waits (its result is ready at once) ran no Effect that could open a
- * child span, so its span just ends. Otherwise the span is the parent of what
- * the call does (the permission wait, the tool's own spans): the fiber's context
- * holds it while the call runs, and gets its own context back when the call ends,
- * however it ends.
- */
+/** The pipeline in its span (SPEC §3), opened with its attributes in this step. */
 const traced = (
   fiber: Fiber.RuntimeFiber<unknown, unknown>,
-  block: Messages.ToolUseBlock,
+  toolCall: ToolCall.ToolCall,
   env: Environment,
   emit: Emit,
   resolved: Either.Either<Tool.Any, string>,
   context: ToolUseContext.ToolUseContext | undefined
 ): Effect.Effect<Outcome, never, Results.ResultStore> => {
-  const tool = Either.isRight(resolved) ? resolved.right : undefined
-  const name = tool?.name ?? block.name
-  const span = Tracing.unsafeOpenSpan(fiber, `execute_tool ${name}`, "internal", {
-    "gen_ai.operation.name": "execute_tool",
-    "gen_ai.tool.name": name,
-    "gen_ai.tool.call.id": block.id,
-    "gen_ai.tool.type": tool?.isMcp === true ? "extension" : "function",
-    "switchyard.tool_use_id": block.id
-  })
-  const call = makeCall(fiber, block, env, emit, resolved)
-  const close = (exit: Exit.Exit<Outcome>, at: Fiber.RuntimeFiber<unknown, unknown>) => {
-    if (Exit.isSuccess(exit)) {
-      const status = exit.value.result.status
-      span.attribute("switchyard.status", status)
-      if (status !== "success") span.attribute("error.type", call.errorType ?? status)
-    } else {
-      span.attribute("error.type", errorTypeOf(exit.cause))
-    }
-    Tracing.unsafeEndSpan(at, span, exit)
-  }
-  const run = begin(call, resolved, context)
-  if (Exit.isExit(run)) {
-    close(run as Exit.Exit<Outcome>, fiber)
-    return run
-  }
-  const outer = fiber.currentContext
-  return Effect.onExit(
-    Effect.zipRight(FiberRef.set(FiberRef.currentContext, Context.add(outer, Tracer.ParentSpan, span)), run),
-    (exit) =>
-      Effect.zipRight(
-        FiberRef.set(FiberRef.currentContext, outer),
-        Effect.withFiberRuntime((current) => Effect.succeed(close(exit, current)))
-      )
+  const span = ToolSpan.open(fiber, toolCall.block, Either.isRight(resolved) ? resolved.right : undefined)
+  const call = makeCall(fiber, toolCall, env, emit, resolved)
+  return ToolSpan.within(
+    fiber,
+    span,
+    begin(call, resolved, context),
+    (exit, at) => ToolSpan.close(span, exit, at, call.errorType)
   )
 }
 
 /** One call's fixed facts, shared by the steps of its pipeline. */
 interface Call {
   readonly block: Messages.ToolUseBlock
+  /** What the query loop knew of the input: parsed, unparsed or refused. */
+  readonly input: ToolCall.Input
   readonly env: Environment
   readonly emit: Emit
   readonly clock: Clock.Clock
@@ -493,8 +306,12 @@ const guarded = (
   // A defect anywhere in the pipeline is an error result, never a crash. (When this
   // fiber is interrupted from outside, the handler is skipped and the runner answers.)
   const recover = (cause: Cause.Cause<unknown>) => {
-    call.errorType = errorTypeOf(cause)
-    return finish(call, { status: "error", content: formatFailure(call.tool!.name, cause), tool: call.tool })
+    call.errorType = FailureText.errorTypeOf(cause)
+    return finish(call, {
+      status: "error",
+      content: FailureText.formatFailure(call.tool!.name, cause),
+      tool: call.tool
+    })
   }
   // The steps run at once up to the first one that waits, so a call that never waits is
   // one step of the runtime; a step that throws on the way is a defect like any other.
@@ -542,7 +359,9 @@ const finish = (call: Call, ending: Ending): Effect.Effect<Outcome> => {
     stop: ending.stop
   }
   const emit = call.emit
-  return emit.unsafeOffer !== undefined && emit.unsafeOffer(result) ? Effect.succeed(outcome) : Effect.as(emit(result), outcome)
+  return emit.unsafeOffer !== undefined && emit.unsafeOffer(result)
+    ? Effect.succeed(outcome)
+    : Effect.as(emit(result), outcome)
 }
 
 const asRecordCopy = (input: unknown): unknown =>
@@ -614,10 +433,8 @@ const pipeline = (
 /** SPEC §6, then §4.4 steps 1–2: an input that never parsed, the decode, `validateInput`. */
 const validate = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
   const { call, context, tool } = stage
-  const unparsed = unparsedInputs.get(call.block)
-  if (unparsed !== undefined) return invalid(stage, invalidJsonMessage(unparsed))
-  const refused = refusedCalls.get(call.block)
-  if (refused !== undefined) return invalid(stage, refused)
+  if (call.input._tag === "Unparsed") return invalid(stage, ToolCall.invalidJsonMessage(call.input.reason))
+  if (call.input._tag === "Refused") return invalid(stage, call.input.message)
   const decoded = Validation.decodeInput(tool, call.block.input, context, call.env.tools)
   if (Either.isLeft(decoded)) return invalid(stage, decoded.left.message)
   stage.input = decoded.right
@@ -687,7 +504,10 @@ const hookReplacement = (stage: Stage): Effect.Effect<Outcome, never, Results.Re
 /** SPEC §4.5: the permission policy decides; a replacement it supplies is validated here. */
 const permission = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStore> => {
   const { call, context, pre, tool } = stage
-  const policy = Context.get(call.services as Context.Context<Permissions.PermissionPolicy>, Permissions.PermissionPolicy)
+  const policy = Context.get(
+    call.services as Context.Context<Permissions.PermissionPolicy>,
+    Permissions.PermissionPolicy
+  )
   const decided = policy.decide({
     tool,
     toolUseId: call.block.id,
@@ -756,22 +576,55 @@ const runTool = (stage: Stage): Effect.Effect<Outcome, never, Results.ResultStor
     progress: (data) =>
       Effect.suspend(() =>
         call.emit(
-          DispatchEvent.Progress({ toolUseId: call.block.id, name: tool.name, data, at: call.clock.unsafeCurrentTimeMillis() })
+          DispatchEvent.Progress({
+            toolUseId: call.block.id,
+            name: tool.name,
+            data,
+            at: call.clock.unsafeCurrentTimeMillis()
+          })
         )
       ),
     modifyContext: (modifier) => Effect.sync(() => void (modifiers ??= []).push(modifier))
   }
   return settle(runCall(tool, stage.input, callContext), (exit) => {
-    let content: Messages.ToolResultContent
-    if (Exit.isSuccess(exit)) {
-      content = tool.mapResult(exit.value, call.block.id)
-    } else {
-      content = formatFailure(tool.name, exit.cause)
-      call.errorType = errorTypeOf(exit.cause)
+    if (Exit.isFailure(exit)) {
+      call.errorType = FailureText.errorTypeOf(exit.cause)
+      return postToolUse(stage, FailureText.formatFailure(tool.name, exit.cause), true, modifiers ?? noModifiers)
     }
-    return postToolUse(stage, content, Exit.isFailure(exit), modifiers ?? noModifiers)
+    const mapped = mapOutput(tool, exit.value, call.block.id)
+    if (Either.isRight(mapped)) return postToolUse(stage, mapped.right, false, modifiers ?? noModifiers)
+    call.errorType = "UnencodableOutput"
+    const text = `Error: ${tool.name} returned an output that cannot be sent to the model: ${mapped.left}`
+    return postToolUse(stage, text, true, modifiers ?? noModifiers)
   })
 }
+
+/**
+ * The `tool_result` content of a successful output, or why there is none:
+ * `mapResult` threw, or gave something that is not content (a function's
+ * output has no JSON form, so the default gives `undefined`).
+ */
+const mapOutput = (
+  tool: Tool.Any,
+  output: unknown,
+  toolUseId: string
+): Either.Either<Messages.ToolResultContent, string> => {
+  let content: unknown
+  try {
+    content = tool.mapResult(output, toolUseId)
+  } catch (error) {
+    return Either.left(`mapResult threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`)
+  }
+  if (typeof content === "string" || (Array.isArray(content) && isContent(content))) return Either.right(content)
+  const what = typeof output === "function"
+    ? "the output is a function, which has no JSON form"
+    : typeof output === "symbol"
+    ? "the output is a symbol, which has no JSON form"
+    : `mapResult gave ${content === undefined ? "undefined" : content === null ? "null" : `a ${typeof content}`}`
+  return Either.left(`${what}, not a string or a list of content blocks`)
+}
+
+const isContent = Schema.is(Messages.ToolResultContent)
 
 /** The PostToolUse(Failure) hooks see the input that ran, and may replace or extend the output. */
 const postToolUse = (
@@ -856,7 +709,7 @@ export const MAILBOX_CAPACITY = 256
  * @category execution
  */
 export const runToolUse = (
-  block: Messages.ToolUseBlock,
+  block: ToolCall.Any,
   env: Environment
 ): Stream.Stream<DispatchEvent.DispatchEvent, never, Results.ResultStore> =>
   Stream.unwrapScoped(

@@ -7,11 +7,26 @@
  * - an absolute path, canonical (symlinks resolved); it stands for the path
  *   and everything under it, so `mkdir /r/d` conflicts with a Read of `/r/d/x`;
  * - a subtree `"<abs dir>/**"` (the same as the directory's path);
- * - a named resource: `"net"`, `"todos"`, `"mcp:<server>"`;
+ * - a named resource: `"net"`, `"todos"`, or a kind and a name
+ *   (`"mcp:<server>"`, `"inode:<device>:<inode>"`);
  * - `"*"`: everything.
  *
- * Anything else (a relative path, an empty string) is read as `"*"`: a
- * footprint that cannot be understood fails closed.
+ * Anything else (a relative path such as `"build"` or `"src/a.ts"`, an empty
+ * string) is read as `"*"`: a footprint that cannot be understood fails
+ * closed.
+ *
+ * A footprint is trusted only when it is proven complete: a declaration whose
+ * lists are what the declarer could see, not all it may touch, says
+ * `complete: false` and is scheduled as writing `*` (a barrier). A tool's
+ * `footprint` function is its author's claim of completeness; the Bash tool
+ * says `complete: false` whenever the shell analysis cannot prove its path
+ * lists complete.
+ *
+ * Existing files with other hard links are keyed by device and inode as well
+ * as by path (`inode(...)`), so two names of one file meet. Any directory may
+ * hold another name of such a file, so an access of one also touches `*` in
+ * its mode (a read of it waits for every earlier write; a write of it is a
+ * barrier). Files with one name and directories are keyed by path alone.
  *
  * @since 0.1.0
  */
@@ -32,6 +47,12 @@ export type Resource = string
 export interface Footprint {
   readonly reads?: ReadonlyArray<Resource> | undefined
   readonly writes?: ReadonlyArray<Resource> | undefined
+  /**
+   * `false`: the lists are not proven to be everything the call may touch, so
+   * it is scheduled as writing `*`. Absent or `true`: the declarer vouches
+   * for them.
+   */
+  readonly complete?: boolean | undefined
 }
 
 /**
@@ -73,6 +94,15 @@ export const net: Resource = "net"
 export const todos: Resource = "todos"
 
 /**
+ * An existing file by its identity: the device and inode it lives on, shared
+ * by all its hard links.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const inode = (device: number | bigint, ino: number | bigint): Resource => `inode:${device}:${ino}`
+
+/**
  * An MCP server's state.
  *
  * @since 0.1.0
@@ -105,6 +135,27 @@ export const readsEverything: Footprint = { reads: [everything] }
 export const writesEverything: Footprint = { writes: [everything] }
 
 /**
+ * What the scheduler goes by: the footprint itself when it is proven complete,
+ * else `writesEverything`.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const trusted = (
+  footprint: Footprint
+): Footprint => (footprint.complete === false ? writesEverything : footprint)
+
+/**
+ * Whether a footprint writes `*`: a barrier every earlier call must finish
+ * before and every later call waits for.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isBarrier = (footprint: Footprint): boolean =>
+  footprint === writesEverything || (footprint.writes ?? []).some((w) => toKey(w)._tag === "Everything")
+
+/**
  * Nothing at all (`sleep 1`, `echo hi`).
  *
  * @since 0.1.0
@@ -126,12 +177,18 @@ export type Key =
 
 const everythingKey: Key = { _tag: "Everything" }
 
-const namedPattern = /^[a-z][a-z0-9_-]*(?::.+)?$/
+/** A kind and a name: `mcp:<server>`, `inode:<device>:<inode>`. */
+const namedPattern = /^[a-z][a-z0-9_-]*:.+$/
+
+/** The named resources without a kind. */
+const plainNames: ReadonlySet<string> = new Set([net, todos])
 
 /**
  * Read a resource string: `"/a/b/**"` and `"/a/b"` are the same subtree; a
- * path is normalised lexically (`.`, `..`, repeated slashes); anything not
- * understood is `"*"`.
+ * path is normalised lexically (`.`, `..`, repeated slashes; footprints hold
+ * resolved paths, so `..` only ever climbs a real directory); a named
+ * resource is one of `"net"`, `"todos"` or `<kind>:<name>`;
+ * anything else (a relative path: `"build"`, `"src/a.ts"`) is `"*"`.
  *
  * @since 0.1.0
  * @category parsing
@@ -149,7 +206,7 @@ export const toKey = (resource: Resource): Key => {
     }
     return { _tag: "Path", segments }
   }
-  return namedPattern.test(resource) ? { _tag: "Named", name: resource } : everythingKey
+  return plainNames.has(resource) || namedPattern.test(resource) ? { _tag: "Named", name: resource } : everythingKey
 }
 
 /**
@@ -194,4 +251,17 @@ export const conflict = (earlier: Footprint, later: Footprint): string | undefin
     if (laterWrites.some((w) => overlaps(r, w))) return `reads ${r}`
   }
   return undefined
+}
+
+/**
+ * Whether `later` reads or writes what `earlier` writes (read-after-write,
+ * write-after-write): a data dependence. A later write of what the earlier
+ * call only read (write-after-read) must wait, but does not depend on it.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const dependsOn = (earlier: Footprint, later: Footprint): boolean => {
+  const touched = [...(later.reads ?? []), ...(later.writes ?? [])]
+  return (earlier.writes ?? []).some((w) => touched.some((r) => overlaps(w, r)))
 }

@@ -6,7 +6,10 @@
  * overlay's view (new files, edits, whiteouts for deletions, renames, new
  * directories). Every path is resolved in the real tree first (`..`,
  * absolute, symlinks, symlinked parents), and a write that lands outside the
- * working directory is refused.
+ * working directory is refused. It keeps what the Node FileSystem keeps:
+ * modes (`chmod`, an overwritten file keeps its own, `copyFile` gives the
+ * source's), symbolic links (made, read, renamed and copied as links), and
+ * `copy`'s rules (`fs.cp`: no overwrite unless asked, directories merged).
  *
  * The overlay records which paths it changed and, for each, the base file's
  * hash when it was first copied, so `apply` can refuse to overwrite a file
@@ -37,7 +40,8 @@ export const TypeId: unique symbol = Symbol.for("@switchyard/core/OverlayFileSys
 export type TypeId = typeof TypeId
 
 /**
- * One file that differs from the base: created, modified or deleted.
+ * One file or symbolic link that differs from the base: created, modified
+ * (bytes, mode, or a link's target) or deleted.
  *
  * @since 0.1.0
  * @category models
@@ -136,12 +140,14 @@ export const make = (
  * @since 0.1.0
  * @category services
  */
-export class OverlayStatus extends Context.Reference<OverlayStatus>()("@switchyard/core/OverlayFileSystem/OverlayStatus", {
-  defaultValue: (): { readonly active: boolean; readonly hasWrites: () => boolean } => ({
-    active: false,
-    hasWrites: () => false
+export class OverlayStatus
+  extends Context.Reference<OverlayStatus>()("@switchyard/core/OverlayFileSystem/OverlayStatus", {
+    defaultValue: (): { readonly active: boolean; readonly hasWrites: () => boolean } => ({
+      active: false,
+      hasWrites: () => false
+    })
   })
-}) {}
+{}
 
 /**
  * Whether the filesystem in context is an overlay with writes.
@@ -149,7 +155,10 @@ export class OverlayStatus extends Context.Reference<OverlayStatus>()("@switchya
  * @since 0.1.0
  * @category getters
  */
-export const hasWrites: Effect.Effect<boolean> = Effect.map(OverlayStatus, (status) => status.active && status.hasWrites())
+export const hasWrites: Effect.Effect<boolean> = Effect.map(
+  OverlayStatus,
+  (status) => status.active && status.hasWrites()
+)
 
 /**
  * The overlay as the `FileSystem` (and its `OverlayStatus`).

@@ -122,6 +122,12 @@ export interface Options {
   /** The home directory for `~/` rules (default `$HOME`). */
   readonly home?: string
   /**
+   * How paths are resolved for the rules: `"kernel"` (default), the disk's
+   * `realpath(3)`, as the tools will open them; `"fileSystem"`, through the
+   * `FileSystem` in context (one that is not the disk's).
+   */
+  readonly realPaths?: "kernel" | "fileSystem"
+  /**
    * The sentence a denial of an ask ends with, saying how to allow the call
    * (the suggested rules given). The default speaks of settings files and
    * permission modes; a CLI names its flags.
@@ -295,6 +301,8 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
         }
       })
 
+    // The working directories' and home's real paths, resolved once for the chain.
+    const directoryRealPaths = new Map<string, string>()
     const decide = (request: Permissions.PermissionRequest): Effect.Effect<Permissions.PermissionDecision> =>
       Effect.gen(function*() {
         const { context, hook, tool } = request
@@ -311,7 +319,9 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
           home,
           additionalDirectories: permissions.additionalDirectories,
           path,
-          fileSystem
+          fileSystem,
+          realPaths: options.realPaths ?? "kernel",
+          directoryRealPaths
         })
         const sessionRules = yield* Ref.get(session)
         const assessment = yield* PermissionRules.assess(
@@ -349,16 +359,20 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
           (check.behavior === "allow" && check.updatedInput !== undefined
             ? { input: check.updatedInput, source: `${tool.name}.checkPermissions` }
             : undefined)
-        // 5. Ask rules and a hook's ask go to the user, whatever the mode.
-        if (assessment.match?.behavior === "ask") {
+        // How this Bash call would run: in the sandbox, which enforces Read and Edit deny rules itself.
+        const bash = tool.name === "Bash" ? Sandbox.bashCallOf(input) : undefined
+        const sandbox = yield* Sandbox.Sandbox
+        const sandboxMode = bash === undefined ? undefined : yield* Sandbox.modeOf(sandbox, bash, "permission")
+        // 5. Ask rules and a hook's ask go to the user, whatever the mode. Not the ask a deny rule makes of a path
+        // that cannot be resolved ahead of time, when the sandbox enforces that rule on the real paths.
+        if (
+          assessment.match?.behavior === "ask" &&
+          !(sandboxMode?._tag === "Sandboxed" && Sandbox.enforcesRule(assessment.match.rule))
+        ) {
           const { rule, subject } = assessment.match
           const message = `the rule ${describeRule(rule)} asks before ${tool.name} on ${subject}`
           return yield* askUser(request, input, message, assessment.suggestions, updatedInput)
         }
-        // The sandbox's own questions: how this Bash call would run.
-        const bash = tool.name === "Bash" ? Sandbox.bashCallOf(input) : undefined
-        const sandbox = yield* Sandbox.Sandbox
-        const sandboxMode = bash === undefined ? undefined : yield* Sandbox.modeOf(sandbox, bash, "permission")
         if (sandboxMode?._tag === "Refused") return deny("sandbox", sandboxMode.message)
         if (hook.decision === "ask") {
           const message = hook.reason ?? "a PreToolUse hook asks for approval"

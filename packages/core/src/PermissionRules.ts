@@ -96,7 +96,11 @@ export interface Environment {
   readonly home: string
   readonly workingDirectories: ReadonlyArray<string>
   readonly path: Path.Path
-  /** What an absolute path denotes once symbolic links are followed (without a filesystem: the path itself). */
+  /**
+   * What an absolute path denotes once symbolic links are followed, as the
+   * kernel resolves it: component by component, `LINK/..` climbing from
+   * LINK's target (without a filesystem: the path itself, lexically).
+   */
   readonly resolvePath: (absolute: string) => Effect.Effect<ResolvedPath>
 }
 
@@ -108,7 +112,7 @@ export interface Environment {
  * @category models
  */
 export interface ResolvedPath {
-  /** The absolute path as written (`..` and `.` removed, links not followed). */
+  /** The absolute path as written (`..` and `.` removed lexically, links not followed). */
   readonly lexical: string
   /**
    * Its real path (for a path that does not exist yet, its deepest existing
@@ -129,16 +133,42 @@ export const makeEnvironment = (options: {
   readonly path: Path.Path
   /** Follow symbolic links through it; without one, paths are judged as written. */
   readonly fileSystem?: FileSystem.FileSystem | undefined
+  /**
+   * How links are followed: `"kernel"`, the disk's own `realpath(3)` (one
+   * system call a path; the paths the tools will open on the disk), or
+   * `"fileSystem"` (default), through `fileSystem` (an overlay's view).
+   */
+  readonly realPaths?: "kernel" | "fileSystem" | undefined
+  /**
+   * The real paths of the working directories and the home directory, kept
+   * by the caller across decisions (they are where the session runs and are
+   * resolved once, as Claude Code does at start); filled as they are found.
+   */
+  readonly directoryRealPaths?: Map<string, string> | undefined
 }): Environment => {
   const { fileSystem, path } = options
   const cwd = path.resolve(options.cwd)
   const extra = options.additionalDirectories.map((dir) => path.resolve(cwd, PathRules.expandHome(dir, options.home, path)))
   const workingDirectories = Array.from(new Set([cwd, ...extra]))
   const through = [...workingDirectories, options.home]
-  const resolvePath = fileSystem === undefined
-    ? (absolute: string) => Effect.succeed(RealPaths.lexicalOnly(absolute, path))
-    : (absolute: string) => RealPaths.resolvePath(fileSystem, path, absolute, through)
-  return { cwd, home: options.home, workingDirectories, path, resolvePath }
+  if (fileSystem === undefined) {
+    return {
+      cwd,
+      home: options.home,
+      workingDirectories,
+      path,
+      resolvePath: (absolute) => Effect.succeed(RealPaths.lexicalOnly(absolute, path))
+    }
+  }
+  // One environment serves one decision or call: every path it resolves is looked up once.
+  const lookup = RealPaths.cached(options.realPaths === "kernel" ? RealPaths.kernel : RealPaths.fromFileSystem(fileSystem))
+  return {
+    cwd,
+    home: options.home,
+    workingDirectories,
+    path,
+    resolvePath: (absolute) => RealPaths.resolvePath(lookup, path, absolute, through, options.directoryRealPaths)
+  }
 }
 
 /**

@@ -37,6 +37,7 @@ import * as Registry from "./Registry.js"
 import * as Results from "./Results.js"
 import * as StreamingExecutor from "./StreamingExecutor.js"
 import * as Tool from "./Tool.js"
+import * as ToolCall from "./ToolCall.js"
 import * as ToolUseContext from "./ToolUseContext.js"
 
 /**
@@ -155,7 +156,11 @@ export interface Session {
   readonly context: Ref.Ref<ToolUseContext.ToolUseContext>
   /** Run the loop for one user prompt. */
   readonly run: (prompt: string | ReadonlyArray<Messages.ContentBlock>) => Stream.Stream<LoopEvent>
-  /** Interrupt the current run: `user_interrupt` stops it, `new_message` lets `block` tools finish. */
+  /**
+   * Interrupt the run that is current when this Effect runs (it may be built
+   * at any time): `user_interrupt` stops it, `new_message` lets `block` tools
+   * finish. With no run in progress it does nothing.
+   */
   readonly interrupt: (reason: "user_interrupt" | "new_message") => Effect.Effect<void>
   readonly messages: Effect.Effect<ReadonlyArray<Messages.Message>>
 }
@@ -193,7 +198,8 @@ export const makeSession = (
     return {
       context: contextRef,
       run,
-      interrupt: (reason) => (current === undefined ? Effect.void : current.abort(reason)),
+      // Read when the Effect runs, not when it is built: `Effect.sleep(…).pipe(Effect.zipRight(interrupt))`.
+      interrupt: (reason) => Effect.suspend(() => (current === undefined ? Effect.void : current.abort(reason))),
       messages: Effect.map(Ref.get(contextRef), (ctx) => ctx.messages)
     }
   })
@@ -367,7 +373,7 @@ const parseToolInput = (json: string): Either.Either<unknown, string> => {
   }
 }
 
-const closeBlock = (open: OpenBlock): Messages.ContentBlock => {
+const closeBlock = (open: OpenBlock): Messages.ContentBlock | ToolCall.ToolCall => {
   const start = open.start
   switch (start.type) {
     case "text":
@@ -380,7 +386,7 @@ const closeBlock = (open: OpenBlock): Messages.ContentBlock => {
       const input = parseToolInput(open.json)
       // Malformed input answers this call with an error result; the rest of the message runs.
       return Either.isLeft(input)
-        ? Execution.unparsedToolUse(start.id, start.name, input.left)
+        ? ToolCall.unparsed(start.id, start.name, input.left)
         : Messages.toolUse(start.id, start.name, input.right)
     }
   }
@@ -418,6 +424,7 @@ const runTurn = (
     const open = new Map<number, OpenBlock>()
     const closed: Array<{ readonly index: number; readonly block: Messages.ContentBlock }> = []
     const toolUses: Array<Messages.ToolUseBlock> = []
+    const toolCalls: Array<ToolCall.ToolCall> = []
     let stopReason: Model.StopReason | undefined
     let sawMessageStop = false
     const streaming = options.streaming ?? true
@@ -454,27 +461,14 @@ const runTurn = (
 
     // tool_use ids must be unique: a repeated one is renamed, so that the transcript stays valid
     // and each block gets its own result, and the call is answered with an error, not run.
-    const usedIds = new Set<string>()
-    const uniqueToolUse = (block: Messages.ToolUseBlock): Messages.ToolUseBlock => {
-      if (!usedIds.has(block.id)) {
-        usedIds.add(block.id)
-        return block
-      }
-      let n = 2
-      while (usedIds.has(`${block.id}_${n}`)) n++
-      const id = `${block.id}_${n}`
-      usedIds.add(id)
-      return Execution.refusedToolUse(
-        { ...block, id },
-        `Error: this tool_use repeats the id ${block.id} of an earlier block in the same message, so it was not run ` +
-          `(its id is now ${id}). Call the tool again if it is still needed.`
-      )
-    }
+    const uniqueToolUse = ToolCall.uniqueIds()
 
-    const addToolUse = (block: Messages.ToolUseBlock): Effect.Effect<void> => {
+    const addToolUse = (call: ToolCall.ToolCall): Effect.Effect<void> => {
+      const block = call.block
       toolUses.push(block)
+      toolCalls.push(call)
       return Effect.flatMap(Clock.currentTimeMillis, (at) => emit(LoopEvent.ToolUse({ turn, block, at }))).pipe(
-        Effect.zipRight(streaming ? executor.addTool(block) : Effect.void)
+        Effect.zipRight(streaming ? executor.addTool(call) : Effect.void)
       )
     }
 
@@ -514,9 +508,13 @@ const runTurn = (
           if (block === undefined || block.closed) return Effect.void
           block.closed = true
           const closedBlock = closeBlock(block)
-          const done = closedBlock.type === "tool_use" ? uniqueToolUse(closedBlock) : closedBlock
-          closed.push({ index: event.index, block: done })
-          return done.type === "tool_use" ? addToolUse(done) : Effect.void
+          if (!ToolCall.isToolCall(closedBlock) && closedBlock.type !== "tool_use") {
+            closed.push({ index: event.index, block: closedBlock })
+            return Effect.void
+          }
+          const call = uniqueToolUse(closedBlock)
+          closed.push({ index: event.index, block: call.block })
+          return addToolUse(call)
         }
         case "message_delta": {
           if (event.delta.stop_reason != null) stopReason = event.delta.stop_reason
@@ -576,7 +574,7 @@ const runTurn = (
     }
     // A tool call the response broke off inside gets an error result (its input never
     // completed), like a malformed one: the transcript stays paired and the model can retry.
-    const cutOff: Array<Messages.ToolUseBlock> = []
+    const cutOff: Array<ToolCall.ToolCall> = []
     if (failure !== undefined) {
       const unclosed = [...open.entries()]
         .filter(([, b]) => !b.closed && b.start.type === "tool_use")
@@ -587,9 +585,9 @@ const runTurn = (
         const why = stopReason === "max_tokens" && Either.isRight(finished)
           ? "the response hit max_tokens before the input was complete"
           : `the model stream ended before the input was complete (${failure})`
-        const block = uniqueToolUse(Execution.unparsedToolUse(start.id, start.name, why))
-        closed.push({ index, block })
-        cutOff.push(block)
+        const call = uniqueToolUse(ToolCall.unparsed(start.id, start.name, why))
+        closed.push({ index, block: call.block })
+        cutOff.push(call)
       }
     }
     yield* emit(LoopEvent.ResponseEnded({ turn, stopReason, at: responseEndedAt, message: assistantMessage() }))
@@ -603,7 +601,7 @@ const runTurn = (
     }
 
     if (!streaming && !node.isAborted()) {
-      yield* Effect.forEach(toolUses, executor.addTool, { discard: true })
+      yield* Effect.forEach(toolCalls, executor.addTool, { discard: true })
     }
     yield* executor.finish
     yield* Fiber.join(consumer).pipe(Effect.onInterrupt(() => pairOnInterrupt(executor, record)))

@@ -208,6 +208,17 @@ export const policy: (input: {
 export const pathSetMatcher: (set: PathSet) => (relative: string) => boolean = internal.pathSetMatcher
 
 /**
+ * Whether the sandbox enforces a permission rule at run time: a `Read(…)`
+ * deny rule (its paths masked) or an `Edit(…)`/`Write(…)` one (read-only).
+ * A Bash call that runs sandboxed needs no prompt for such a rule when its
+ * paths cannot be resolved ahead of time: the kernel judges the real ones.
+ *
+ * @since 0.1.0
+ * @category policy
+ */
+export const enforcesRule: (rule: PermissionContext.PermissionRule) => boolean = internal.enforcesRule
+
+/**
  * Whether the proxy lets a connection to a host through.
  *
  * @since 0.1.0

@@ -45,7 +45,7 @@ import * as Sandbox from "./Sandbox.js"
 import * as Settings from "./Settings.js"
 import * as SuggestionGenerator from "./SuggestionGenerator.js"
 import * as Tool from "./Tool.js"
-import type * as ToolUseContext from "./ToolUseContext.js"
+import * as ToolUseContext from "./ToolUseContext.js"
 
 /**
  * The turn limit of a speculation.
@@ -97,7 +97,12 @@ export interface Boundary {
 export type State = Data.TaggedEnum<{
   Idle: {}
   Running: { readonly suggestion: string; readonly startedAt: number }
-  Boundary: { readonly suggestion: string; readonly boundary: Boundary; readonly startedAt: number; readonly endedAt: number }
+  Boundary: {
+    readonly suggestion: string
+    readonly boundary: Boundary
+    readonly startedAt: number
+    readonly endedAt: number
+  }
   Complete: { readonly suggestion: string; readonly startedAt: number; readonly endedAt: number }
 }>
 
@@ -136,7 +141,18 @@ export interface Accepted {
   /** The written paths that reached the real tree. */
   readonly applied: ReadonlyArray<string>
   readonly conflicts: ReadonlyArray<OverlayFileSystem.Conflict>
-  /** Speculative work the user no longer waits for. */
+  /**
+   * The speculation's context changes (the files its calls read or wrote, its
+   * todos), in call order, for the session to apply with the messages (see
+   * `inject`): without them the next Edit of a file the speculation read
+   * would fail with "File has not been read yet".
+   */
+  readonly modifiers: ReadonlyArray<ToolUseContext.ContextModifier>
+  /**
+   * Speculative work the user no longer waits for: from the start to the end
+   * of the last work accept keeps (the last message with a block that is
+   * injected), capped at the time until accept.
+   */
   readonly timeSavedMs: number
   /** The pipelined next speculation, when its suggestion was ready. */
   readonly next: Option.Option<Speculation>
@@ -156,8 +172,20 @@ export interface Speculation {
   readonly messages: Effect.Effect<ReadonlyArray<Messages.Message>>
   /** Wait for the pipelined next suggestion (`None`: it did not complete, or nothing to suggest). */
   readonly nextSuggestion: Effect.Effect<Option.Option<string>>
-  /** Apply the overlay to the real tree and hand over the work (interrupting it if it still runs). */
+  /**
+   * Apply the overlay to the real tree and hand over the work (interrupting
+   * it if it still runs). It fails only before anything was applied; once
+   * the overlay is applied nothing fails.
+   */
   readonly accept: Effect.Effect<Accepted, PlatformError.PlatformError>
+  /**
+   * `accept`, and the messages and context changes injected into the
+   * session's context (`inject`), as one step: nothing is applied, or all of
+   * it and the messages are injected.
+   */
+  readonly acceptInto: (
+    session: Ref.Ref<ToolUseContext.ToolUseContext>
+  ) => Effect.Effect<Accepted, PlatformError.PlatformError>
   /** Interrupt it and delete the overlay; the real tree is untouched. */
   readonly reject: Effect.Effect<void>
 }
@@ -215,6 +243,22 @@ export const cleanMessages = (
   messages: ReadonlyArray<Messages.Message>,
   completed: boolean
 ): ReadonlyArray<Messages.Message> => {
+  const out: Array<{ role: Messages.Role; content: Array<Messages.ContentBlock> }> = []
+  keptBlocks(messages, completed).forEach((content, i) => {
+    if (content.length === 0) return
+    const role = messages[i]!.role
+    const last = out[out.length - 1]
+    if (last !== undefined && last.role === role) last.content.push(...content)
+    else out.push({ role, content: [...content] })
+  })
+  return out
+}
+
+/** Per message, the blocks `cleanMessages` keeps of it (an empty list: nothing of it is injected). */
+const keptBlocks = (
+  messages: ReadonlyArray<Messages.Message>,
+  completed: boolean
+): ReadonlyArray<ReadonlyArray<Messages.ContentBlock>> => {
   const used = new Set<string>()
   const succeeded = new Set<string>()
   for (const message of messages) {
@@ -225,9 +269,8 @@ export const cleanMessages = (
       }
     }
   }
-  const out: Array<{ role: Messages.Role; content: Array<Messages.ContentBlock> }> = []
-  for (const message of messages) {
-    const content = Messages.blocks(message).filter((block) => {
+  const kept = messages.map((message) =>
+    Messages.blocks(message).filter((block) => {
       switch (block.type) {
         case "thinking":
         case "redacted_thinking":
@@ -242,13 +285,16 @@ export const cleanMessages = (
           return true
       }
     })
-    if (content.length === 0) continue
-    const last = out[out.length - 1]
-    if (last !== undefined && last.role === message.role) last.content.push(...content)
-    else out.push({ role: message.role, content })
+  )
+  if (!completed) {
+    // Trailing assistant messages (past the empty ones) are dropped.
+    for (let i = kept.length - 1; i >= 0; i--) {
+      if (kept[i]!.length === 0) continue
+      if (messages[i]!.role !== "assistant") break
+      kept[i] = []
+    }
   }
-  if (!completed) while (out.length > 0 && out[out.length - 1]!.role === "assistant") out.pop()
-  return out
+  return kept
 }
 
 const isInterruptionNotice = (content: Messages.ToolResultContent): boolean =>
@@ -328,8 +374,13 @@ export const check = (
     // directories) asks here too: its content would reach the model before the user said yes.
     const readAllowed = permissions.mode === "bypassPermissions" || assessment.allowed
     if (SAFE_READ_TOOLS.has(tool.name)) {
-      return readAllowed || safePath(tool, input) === undefined ? { _tag: "allow" } : { _tag: "boundary", type: "permission" }
+      return readAllowed || safePath(tool, input) === undefined
+        ? { _tag: "allow" }
+        : { _tag: "boundary", type: "permission" }
     }
+    // A process started in the background would outlive the speculation (accept would have to hand it
+    // over alive, reject to kill what the transcript says is running): it is a boundary.
+    if (tool.name === "Bash" && isBackground(input)) return { _tag: "boundary", type: "bash" }
     if (tool.name === "Bash") {
       const readOnly = yield* Effect.suspend(() => Tool.evaluate(tool.isReadOnly(input, context))).pipe(
         Effect.catchAllDefect(() => Effect.succeed(false))
@@ -344,6 +395,44 @@ export const check = (
     }
     return { _tag: "boundary", type: "denied_tool" }
   })
+
+/**
+ * The session's context with an accepted speculation handed over: its
+ * messages appended and its context changes applied, in call order.
+ *
+ * @since 0.1.0
+ * @category accepting
+ */
+export const inject = (
+  context: ToolUseContext.ToolUseContext,
+  accepted: Pick<Accepted, "messages" | "modifiers">
+): ToolUseContext.ToolUseContext =>
+  ToolUseContext.applyAll({ ...context, messages: [...context.messages, ...accepted.messages] }, accepted.modifiers)
+
+/**
+ * What the speculation's calls changed in its context, as modifiers over the
+ * session's: every file-read state it recorded or dropped, in the order it
+ * recorded them, then its todos. (The speculation's context already applied
+ * its calls' modifiers in call order.)
+ */
+const contextChanges = (
+  start: ToolUseContext.ToolUseContext,
+  end: ToolUseContext.ToolUseContext
+): ReadonlyArray<ToolUseContext.ContextModifier> => {
+  const out: Array<ToolUseContext.ContextModifier> = []
+  for (const [path, state] of end.fileState) {
+    if (start.fileState.get(path) !== state) out.push(ToolUseContext.setFileState(path, state))
+  }
+  for (const path of start.fileState.keys()) {
+    if (!end.fileState.has(path)) out.push(ToolUseContext.setFileState(path, undefined))
+  }
+  if (end.todos !== start.todos) out.push(ToolUseContext.setTodos(end.todos))
+  return out
+}
+
+const isBackground = (input: unknown): boolean =>
+  typeof input === "object" && input !== null &&
+  (input as { readonly run_in_background?: unknown }).run_in_background === true
 
 const safePath = (tool: Tool.Any, input: unknown): string | undefined => {
   try {
@@ -378,7 +467,8 @@ export const start = <E, R>(
   Effect.gen(function*() {
     const parentScope = yield* Effect.scope
     const services = yield* Effect.context<Requirements | Exclude<R, FileSystem.FileSystem>>()
-    const generator = options.generator ?? Option.getOrUndefined(yield* Effect.serviceOption(SuggestionGenerator.SuggestionGenerator))
+    const generator = options.generator ??
+      Option.getOrUndefined(yield* Effect.serviceOption(SuggestionGenerator.SuggestionGenerator))
     const scope = yield* Scope.fork(parentScope, ExecutionStrategy.sequential)
     const path = yield* Path.Path
     const home = yield* Settings.homeDirectory
@@ -391,7 +481,11 @@ export const start = <E, R>(
       Effect.tapError(() => Scope.close(scope, Exit.void))
     )
     const tools = yield* Layer.buildWithScope(
-      Layer.provide(options.tools, OverlayFileSystem.layer(overlay)) as Layer.Layer<Registry.ToolRegistry, E, Exclude<R, FileSystem.FileSystem>>,
+      Layer.provide(options.tools, OverlayFileSystem.layer(overlay)) as Layer.Layer<
+        Registry.ToolRegistry,
+        E,
+        Exclude<R, FileSystem.FileSystem>
+      >,
       scope
     ).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
 
@@ -412,8 +506,10 @@ export const start = <E, R>(
             case "deny":
               return { behavior: "deny", source: "speculation", message: verdict.message }
             case "boundary": {
-              yield* Ref.update(boundary, (current) =>
-                current ?? { type: verdict.type, toolName: request.tool.name, input: request.input })
+              yield* Ref.update(
+                boundary,
+                (current) => current ?? { type: verdict.type, toolName: request.tool.name, input: request.input }
+              )
               // A "no" aborts the turn (SPEC §4.9): the loop stops here with everything paired.
               return {
                 behavior: "deny",
@@ -438,10 +534,15 @@ export const start = <E, R>(
               ? State.Complete({ suggestion, startedAt, endedAt: at })
               : State.Boundary({ suggestion, boundary: stop, startedAt, endedAt: at })
           )
-          yield* Deferred.complete(ended, Effect.map(writtenPaths, (paths) => ({ boundary: stop, writtenPaths: paths })))
+          yield* Deferred.complete(
+            ended,
+            Effect.map(writtenPaths, (paths) => ({ boundary: stop, writtenPaths: paths }))
+          )
         }))
         // Pipelining: the next suggestion, at once (interrupted if the user accepts first).
-        if (stop.type !== "complete" || generator === undefined) return yield* Deferred.succeed(nextSuggestion, Option.none())
+        if (stop.type !== "complete" || generator === undefined) {
+          return yield* Deferred.succeed(nextSuggestion, Option.none())
+        }
         const messages = yield* Ref.get(contextRef).pipe(Effect.map((ctx) => ctx.messages))
         // Not `Deferred.complete(…, generator.next(…))`: that would store an interruption (accept
         // arriving while the next suggestion is asked for) and re-raise it in `accept`; the
@@ -462,19 +563,26 @@ export const start = <E, R>(
         }
       })
 
-    const run = QueryLoop.run(suggestion, contextRef, { ...options.loop, maxTurns: options.maxTurns ?? MAX_TURNS }).pipe(
-      Stream.runForEach((event) =>
-        Effect.zipRight(
-          options.onEvent === undefined ? Effect.void : options.onEvent(event),
-          event._tag === "Stopped" ? onStopped(event) : Effect.void
-        )
-      ),
-      Effect.provide(Context.merge(services, tools)),
-      Effect.provideService(Permissions.PermissionPolicy, policy),
-      // Hook commands do not run: their side effects could not be taken back.
-      Effect.provideService(Hooks.Hooks, Hooks.none),
-      Effect.ensuring(Effect.zipRight(Deferred.interrupt(ended), Deferred.succeed(nextSuggestion, Option.none())))
-    )
+    // When each message after the prompt was recorded, in order: the time saved ends at the last one kept.
+    const recordedAt: Array<number> = []
+    const run = QueryLoop.run(suggestion, contextRef, { ...options.loop, maxTurns: options.maxTurns ?? MAX_TURNS })
+      .pipe(
+        Stream.runForEach((event) =>
+          Effect.zipRight(
+            options.onEvent === undefined ? Effect.void : options.onEvent(event),
+            event._tag === "Stopped"
+              ? onStopped(event)
+              : event._tag === "AssistantMessage" || event._tag === "ToolResults"
+              ? Effect.map(Clock.currentTimeMillis, (at) => void recordedAt.push(at))
+              : Effect.void
+          )
+        ),
+        Effect.provide(Context.merge(services, tools)),
+        Effect.provideService(Permissions.PermissionPolicy, policy),
+        // Hook commands do not run: their side effects could not be taken back.
+        Effect.provideService(Hooks.Hooks, Hooks.none),
+        Effect.ensuring(Effect.zipRight(Deferred.interrupt(ended), Deferred.succeed(nextSuggestion, Option.none())))
+      )
     // Interruptible even when started from an uninterruptible region (a promotion inside `accept`).
     const fiber = yield* Effect.forkScoped(Effect.interruptible(run)).pipe(Scope.extend(scope))
 
@@ -488,20 +596,30 @@ export const start = <E, R>(
       const outcome = exit !== undefined && Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none<Outcome>()
       const stop = Option.getOrUndefined(Option.map(outcome, (o) => o.boundary))
       const completed = stop?.type === "complete"
-      const cleaned = cleanMessages(yield* messages, completed)
+      // Everything that can fail happens before the overlay is applied.
+      const recorded = yield* messages
+      const kept = keptBlocks(recorded, completed)
+      const cleaned = cleanMessages(recorded, completed)
+      const modifiers = contextChanges(context, yield* Ref.get(contextRef))
       const writtenPaths = yield* overlay.writtenPaths
       const result = yield* overlay.apply
-      const timeSavedMs = Math.max(0, Math.min(endedAt ?? acceptedAt, acceptedAt) - startedAt)
+      // The last message accept keeps (index 0 is the prompt, recorded at the start).
+      let keptUntil = startedAt
+      kept.forEach((blocks, i) => {
+        if (i > 0 && blocks.length > 0) keptUntil = recordedAt[i - 1] ?? keptUntil
+      })
+      const timeSavedMs = Math.max(0, Math.min(keptUntil, endedAt ?? acceptedAt, acceptedAt) - startedAt)
       const ready = yield* Deferred.poll(nextSuggestion)
       const promoted = Option.isSome(ready) ? yield* ready.value : Option.none<string>()
       yield* Scope.close(scope, Exit.void)
       yield* SubscriptionRef.set(state, State.Idle())
+      // Promotion is best effort: the accepted work stands whether or not the next speculation starts.
       const next = Option.isSome(promoted) && options.promote !== false
-        ? Option.some(
-          yield* start(promoted.value, { ...context, messages: [...context.messages, ...cleaned] }, options).pipe(
-            Scope.extend(parentScope),
-            Effect.provide(services)
-          )
+        ? yield* start(promoted.value, { ...context, messages: [...context.messages, ...cleaned] }, options).pipe(
+          Scope.extend(parentScope),
+          Effect.provide(services),
+          Effect.map(Option.some),
+          Effect.catchAllCause(() => Effect.succeed(Option.none<Speculation>()))
         )
         : Option.none<Speculation>()
       return {
@@ -510,10 +628,16 @@ export const start = <E, R>(
         writtenPaths,
         applied: result.applied,
         conflicts: result.conflicts,
+        modifiers,
         timeSavedMs,
         next
       }
     }).pipe(Effect.uninterruptible) as Effect.Effect<Accepted, PlatformError.PlatformError>
+
+    const acceptInto = (session: Ref.Ref<ToolUseContext.ToolUseContext>) =>
+      Effect.uninterruptible(
+        Effect.tap(accept, (accepted) => Ref.update(session, (current) => inject(current, accepted)))
+      )
 
     const reject = Effect.zipRight(
       Scope.close(scope, Exit.void),
@@ -528,6 +652,7 @@ export const start = <E, R>(
       messages,
       nextSuggestion: Deferred.await(nextSuggestion),
       accept,
+      acceptInto,
       reject
     }
   })

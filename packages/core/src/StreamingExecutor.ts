@@ -13,11 +13,23 @@
  * are (greedy: the last earlier unsafe call's; footprints: every earlier
  * conflicting call's).
  *
+ * Under `"footprints"` a declared footprint is trusted only when it is proven
+ * complete (else the call writes `*`), and it is resolved when the call is
+ * added and again, before anything starts, once a barrier (a call that writes
+ * `*`: links are barriers) before it has run — so a link made earlier in the
+ * batch is seen.
+ *
  * The executor is the turn's node in the interruption tree (SPEC §4.9): a
  * failed Bash call aborts it with `sibling_error` under `"bash"` (running
  * siblings are interrupted, queued and later tools never start), or cancels
- * just its dependents under `"dependents"`; a user abort or a new message
+ * just its data dependents under `"dependents"` (the calls that read or write
+ * what it wrote or may have written; a call that only waited for it, because
+ * it writes what the failed call read, runs); a user abort or a new message
  * reaching it from the query interrupts what its reason covers.
+ *
+ * The state and its transitions are in `internal/executorState.ts` (no
+ * fibers); this module runs the calls as fibers and publishes into one
+ * bounded mailbox.
  *
  * @since 0.1.0
  */
@@ -27,7 +39,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as RuntimeFlags from "effect/RuntimeFlags"
@@ -37,28 +49,29 @@ import * as Batches from "./Batches.js"
 import * as DispatchEvent from "./DispatchEvent.js"
 import * as Execution from "./Execution.js"
 import type * as Footprint from "./Footprint.js"
-import { CallHeap } from "./internal/callHeap.js"
-import { FootprintIndex } from "./internal/footprintIndex.js"
+import * as State from "./internal/executorState.js"
 import * as Interruption from "./Interruption.js"
-import * as Messages from "./Messages.js"
-import * as Results from "./Results.js"
+import type * as Messages from "./Messages.js"
+import type * as Results from "./Results.js"
+import * as ToolCall from "./ToolCall.js"
 import * as ToolUseContext from "./ToolUseContext.js"
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type ToolStatus = "queued" | "executing" | "completed" | "yielded"
+export type ToolStatus = State.ToolStatus
 
 /**
  * Which failures cancel other calls: a Bash error cancels every sibling
- * (`"bash"`, Claude Code's rule), only the later calls that conflict with it,
- * transitively (`"dependents"`, SPEC §4.13), or nothing (`"none"`).
+ * (`"bash"`, Claude Code's rule), only the later calls that depend on what it
+ * wrote or may have written, transitively (`"dependents"`, SPEC §4.13), or
+ * nothing (`"none"`).
  *
  * @since 0.1.0
  * @category models
  */
-export type SiblingCancellation = "bash" | "dependents" | "none"
+export type SiblingCancellation = State.SiblingCancellation
 
 /**
  * @since 0.1.0
@@ -71,7 +84,7 @@ export type Scheduling = Footprint.Scheduling
  * @category models
  */
 export interface Options {
-  /** Overrides `Batches.maxToolUseConcurrency`. */
+  /** Overrides the cap of `Batches.concurrencyCap`. */
   readonly concurrency?: number | undefined
   /** Default `"footprints"`; `"greedy"` is the chapter's schedule. */
   readonly scheduling?: Scheduling | undefined
@@ -94,7 +107,7 @@ export interface TrackedToolView {
   readonly isConcurrencySafe: boolean
   /** What the scheduler took the call to read and write. */
   readonly footprint: Footprint.Footprint
-  /** The earlier calls it had to wait for when it was added, and why. */
+  /** The earlier calls it had to wait for, and why (found when it was added, and after a barrier). */
   readonly waitedFor: ReadonlyArray<DispatchEvent.Wait>
 }
 
@@ -104,7 +117,7 @@ export interface TrackedToolView {
  */
 export interface StreamingExecutor {
   /** Track a completed `tool_use` block and start it if it can run. */
-  readonly addTool: (block: Messages.ToolUseBlock) => Effect.Effect<void>
+  readonly addTool: (call: ToolCall.Any) => Effect.Effect<void>
   /** What is ready now, without waiting: progress, and results per the yield rules. */
   readonly getCompletedResults: Effect.Effect<ReadonlyArray<DispatchEvent.DispatchEvent>>
   /**
@@ -136,37 +149,13 @@ export interface StreamingExecutor {
   readonly interruption: Interruption.InterruptionNode
 }
 
-interface TrackedTool {
-  readonly index: number
-  readonly block: Messages.ToolUseBlock
-  readonly isConcurrencySafe: boolean
-  readonly footprint: Footprint.Footprint
-  readonly isBash: boolean
-  /** `interruptBehavior: "cancel"`: a new user message stops it. */
-  readonly cancellable: boolean
-  status: ToolStatus
-  result: DispatchEvent.Result | undefined
-  modifiers: ReadonlyArray<ToolUseContext.ContextModifier>
-  /** Earlier conflicting calls not completed yet: it starts when this is 0. */
-  startWaits: number
-  /** Earlier calls whose results must be yielded first, not yielded yet. */
-  yieldWaits: number
-  startDependents: Array<TrackedTool> | undefined
-  yieldDependents: Array<TrackedTool> | undefined
-  waitedFor: Array<DispatchEvent.Wait> | undefined
-  fiber: Fiber.RuntimeFiber<void> | undefined
-  startedAt: number
-  interruptedBy: Interruption.InterruptReason | undefined
-  /** Under `"dependents"`: the failed Bash call whose failure this call is part of. */
-  failedRoot: TrackedTool | undefined
-}
-
-const noModifiers: ReadonlyArray<ToolUseContext.ContextModifier> = []
-
 const MAX_NESTED_STARTS = 4
 
 /** How many calls `runAll` adds in one step. */
 const FEED_SLICE = 64
+
+/** Footprints resolved at once after a barrier (each is a few system calls). */
+const RESOLVE_CONCURRENCY = 8
 
 /**
  * Create an executor for one turn. Its fibers live in the current scope.
@@ -183,7 +172,7 @@ export const make = (
 /** An executor and its `addTool` in the current step, for `runAll`. */
 interface Feedable {
   readonly executor: StreamingExecutor
-  readonly addNow: (block: Messages.ToolUseBlock) => Effect.Effect<void> | undefined
+  readonly addNow: (call: ToolCall.Any) => Effect.Effect<void> | undefined
 }
 
 const makeFeedable = (
@@ -191,7 +180,7 @@ const makeFeedable = (
   options: Options
 ): Effect.Effect<Feedable, never, Scope.Scope | Results.ResultStore> =>
   Effect.gen(function*() {
-    const cap = yield* Execution.concurrencyCap(options.concurrency, Batches.DEFAULT_MAX_CONCURRENCY)
+    const cap = yield* Batches.concurrencyCap(options.concurrency)
     const scheduling = options.scheduling ?? "footprints"
     const siblingCancellation = options.siblingCancellation ?? (scheduling === "footprints" ? "dependents" : "bash")
     const node = options.interruption !== undefined ? yield* options.interruption.child() : yield* Interruption.makeRoot
@@ -211,43 +200,21 @@ const makeFeedable = (
     const clock = yield* Effect.clock
     const baseContext = yield* Ref.get(env.context)
 
-    // State changes happen inside single synchronous steps (`Effect.suspend`/`sync`), which
-    // no other fiber can interleave with, so they need no lock. Only the flusher offers
+    // The state changes in single synchronous steps (`Effect.suspend`/`sync`), which no
+    // other fiber can interleave with, so they need no lock. Only the flusher offers
     // results, and it marks a tool yielded after its offer: an interrupted offer loses nothing.
-    const tools: Array<TrackedTool> = []
-    const index = new FootprintIndex<TrackedTool>()
-    const ready = new CallHeap<TrackedTool>()
-    const yieldable = new CallHeap<TrackedTool>()
-    const queuedTools = new Set<TrackedTool>()
-    const executingTools = new Set<TrackedTool>()
-    let lastUnsafe: TrackedTool | undefined
+    const running = new Map<State.Tracked, Fiber.RuntimeFiber<void>>()
     let nesting = 0
-    let executing = 0
-    let yielded = 0
-    let addingDone = false
-    let discarded = false
-    let siblingError = false
-    let newMessage = false
-    let hardAbort: Interruption.InterruptReason | undefined
-    let abortReason: Option.Option<Interruption.InterruptReason> = Option.none()
-    let stopReason: Option.Option<string> = Option.none()
-    // Context modifiers (SPEC §4.8): `settledContext` is the turn's starting context plus the
-    // modifiers of the leading run of completed calls; `loose` holds the completed calls
-    // after it that have modifiers, in call order.
-    let settled = 0
-    let settledContext = baseContext
-    const loose: Array<TrackedTool> = []
-
     const signal = () => wake.unsafeOpen()
 
     // Results are held back for the yield rules; everything else goes out at once.
-    const held = (event: DispatchEvent.DispatchEvent) => event._tag === "Result" || discarded
+    const held = (event: DispatchEvent.DispatchEvent) => event._tag === "Result" || state.discarded
     const emit: Execution.Emit = Object.assign(
       (event: DispatchEvent.DispatchEvent) => held(event) ? Effect.void : Effect.asVoid(out.offer(event)),
       { unsafeOffer: (event: DispatchEvent.DispatchEvent) => held(event) || out.unsafeOffer(event) }
     )
 
-    const emitFor = (tool: TrackedTool): Execution.Emit => {
+    const emitFor = (tool: State.Tracked): Execution.Emit => {
       const waitedFor = tool.waitedFor
       if (waitedFor === undefined) return emit
       const withWaits = (event: DispatchEvent.DispatchEvent) =>
@@ -265,209 +232,90 @@ const makeFeedable = (
       })
     }
 
-    const synthetic = (tool: TrackedTool, reason: Interruption.InterruptReason, startedAt: number, endedAt: number) =>
-      DispatchEvent.Result({
-        toolUseId: tool.block.id,
-        name: tool.block.name,
-        status: "cancelled",
-        block: Results.interrupted(tool.block.id, reason),
-        startedAt,
-        endedAt
-      })
+    // Runs in the runner once its call has ended (the state changes in this one step).
+    const complete = (tool: State.Tracked, ending: State.Ending): Effect.Effect<void> => {
+      const { raise, resolve } = state.complete(tool, ending, clock.unsafeCurrentTimeMillis())
+      running.delete(tool)
+      if (resolve.length > 0) FiberSet.unsafeAdd(fibers, runFork(resolveAgain(resolve)))
+      signal()
+      return raise.length === 0 ? Effect.void : Effect.forEach(raise, node.abort, { discard: true })
+    }
 
-    const cancelledAsDependent = (tool: TrackedTool, failed: TrackedTool, at: number) =>
-      DispatchEvent.Result({
-        toolUseId: tool.block.id,
-        name: tool.block.name,
-        status: "cancelled",
-        block: Messages.toolResult(
-          tool.block.id,
-          `Cancelled: this call depends on ${failed.block.id} (${failed.block.name}), which failed`,
-          true
+    // A barrier has run: the declared footprints behind it are resolved against the tree it left
+    // (SPEC §4.13: footprints are resolved when the call is about to start), then the calls start.
+    const resolveAgain = (tools: ReadonlyArray<State.Tracked>): Effect.Effect<void> =>
+      Effect.forEach(
+        tools,
+        (tool) =>
+          Effect.map(
+            Batches.classify(tool.call, env, state.settledContext, scheduling),
+            (classification) => classification.footprint
+          ),
+        { concurrency: RESOLVE_CONCURRENCY }
+      ).pipe(
+        Effect.flatMap((footprints) =>
+          Effect.sync(() => {
+            state.resolved(tools, footprints, clock.unsafeCurrentTimeMillis())
+            signal()
+          })
         ),
-        startedAt: at,
-        endedAt: at
-      })
-
-    /** Why a call that has not started must not start, if it must not. */
-    const cancelReason = (tool: TrackedTool): Interruption.InterruptReason | undefined =>
-      siblingError
-        ? "sibling_error"
-        : hardAbort !== undefined
-        ? hardAbort
-        : newMessage && tool.cancellable
-        ? "new_message"
-        : undefined
-
-    const startContext = (tool: TrackedTool): ToolUseContext.ToolUseContext => {
-      let context = settledContext
-      for (const earlier of loose) {
-        if (earlier.index >= tool.index) break
-        context = ToolUseContext.applyAll(context, earlier.modifiers)
-      }
-      return context
-    }
-
-    const settle = (tool: TrackedTool) => {
-      if (tool.modifiers.length > 0) {
-        let i = loose.length
-        while (i > 0 && loose[i - 1]!.index > tool.index) i--
-        loose.splice(i, 0, tool)
-      }
-      while (settled < tools.length) {
-        const next = tools[settled]!
-        if (next.status !== "completed" && next.status !== "yielded") break
-        if (next.modifiers.length > 0) {
-          settledContext = ToolUseContext.applyAll(settledContext, next.modifiers)
-          loose.shift()
-        }
-        settled++
-      }
-    }
-
-    const markCompleted = (tool: TrackedTool, result: DispatchEvent.Result) => {
-      if (tool.status === "executing") {
-        executing--
-        executingTools.delete(tool)
-      } else {
-        queuedTools.delete(tool)
-      }
-      tool.status = "completed"
-      tool.result = result
-      tool.fiber = undefined
-      settle(tool)
-      const dependents = tool.startDependents
-      if (dependents !== undefined) {
-        for (const dependent of dependents) {
-          if (--dependent.startWaits === 0 && dependent.status === "queued") ready.push(dependent)
-        }
-      }
-      if (tool.yieldWaits === 0) yieldable.push(tool)
-    }
-
-    const markYielded = (tool: TrackedTool) => {
-      tool.status = "yielded"
-      yielded++
-      // A failed call and its cancelled dependents stay in the index: later calls that
-      // conflict with them are cancelled too.
-      if (tool.failedRoot === undefined) index.remove(tool)
-      const dependents = tool.yieldDependents
-      if (dependents !== undefined) {
-        for (const dependent of dependents) {
-          if (--dependent.yieldWaits === 0 && dependent.status === "completed") yieldable.push(dependent)
-        }
-      }
-    }
-
-    /** Cancel, transitively, the queued calls waiting for a failed Bash call. */
-    const cancelDependents = (failed: TrackedTool, now: number) => {
-      failed.failedRoot = failed
-      const stack = failed.startDependents === undefined ? [] : failed.startDependents.slice()
-      while (stack.length > 0) {
-        const dependent = stack.pop()!
-        if (dependent.status !== "queued") continue
-        dependent.failedRoot = failed
-        markCompleted(dependent, cancelledAsDependent(dependent, failed, now))
-        if (dependent.startDependents !== undefined) stack.push(...dependent.startDependents)
-      }
-    }
+        Effect.interruptible
+      )
 
     const runner = (
-      tool: TrackedTool,
+      tool: State.Tracked,
       options: Execution.ExecuteOptions
     ): Effect.Effect<void, never, Results.ResultStore> =>
-      Effect.matchCauseEffect(Effect.interruptible(Execution.execute(tool.block, env, emitFor(tool), options)), {
-        onFailure: (cause) => complete(tool, Exit.failCause(cause)),
-        onSuccess: (outcome) => complete(tool, Exit.succeed(outcome))
+      Effect.matchCauseEffect(Effect.interruptible(Execution.execute(tool.call, env, emitFor(tool), options)), {
+        onFailure: () => complete(tool, interrupted),
+        onSuccess: (outcome) =>
+          complete(tool, {
+            _tag: "Outcome",
+            result: outcome.result,
+            modifiers: outcome.modifiers,
+            abort: outcome.abort,
+            stop: outcome.stop
+          })
       })
 
-    const start = (tool: TrackedTool, now: number) => {
-      tool.status = "executing"
-      tool.startedAt = now
-      executing++
-      queuedTools.delete(tool)
-      executingTools.add(tool)
-      const options: Execution.ExecuteOptions = { context: startContext(tool) }
-      // A runner starts on the spot, unless runners are already starting each other on this
-      // stack (a call that completes without suspending starts the next): then it is queued.
-      let fiber: Fiber.RuntimeFiber<void>
-      if (nesting < MAX_NESTED_STARTS) {
-        nesting++
-        try {
-          fiber = runFork(runner(tool, options))
-        } finally {
-          nesting--
-        }
-      } else {
-        fiber = runFork(runner(tool, options), { immediate: false })
-      }
-      FiberSet.unsafeAdd(fibers, fiber)
-      if (tool.status === "executing") tool.fiber = fiber
-    }
-
-    /** Start ready calls, lowest position first, while the cap allows. */
-    const pump = (now: number) => {
-      while (executing < cap) {
-        const tool = ready.pop()
-        if (tool === undefined) return
-        if (tool.status !== "queued") continue
-        const reason = cancelReason(tool)
-        if (reason !== undefined) markCompleted(tool, synthetic(tool, reason, now, now))
-        else start(tool, now)
-      }
-    }
-
-    // Runs in the runner once its call has ended (the state changes in this one step).
-    const complete = (tool: TrackedTool, exit: Exit.Exit<Execution.Outcome>): Effect.Effect<void> => {
-      if (discarded || tool.status !== "executing") return Effect.void
-      const now = clock.unsafeCurrentTimeMillis()
-      // Aborts are raised after this step: their listeners change the state again.
-      const raise: Array<Effect.Effect<void>> = []
-      if (Exit.isSuccess(exit)) {
-        const outcome = exit.value
-        tool.modifiers = outcome.modifiers
-        markCompleted(tool, outcome.result)
-        if (outcome.stop !== undefined && Option.isNone(stopReason)) stopReason = Option.some(outcome.stop)
-        // The chapter's isErrorResult: any error result, a denial included.
-        if (tool.isBash && outcome.result.block.is_error === true) {
-          if (siblingCancellation === "bash" && !siblingError) {
-            siblingError = true
-            raise.push(node.abort("sibling_error"))
-          } else if (siblingCancellation === "dependents") {
-            cancelDependents(tool, now)
+    const driver: State.Driver = {
+      start: (tool, context) => {
+        const options: Execution.ExecuteOptions = { context }
+        // A runner starts on the spot, unless runners are already starting each other on this
+        // stack (a call that completes without suspending starts the next): then it is queued.
+        let fiber: Fiber.RuntimeFiber<void>
+        if (nesting < MAX_NESTED_STARTS) {
+          nesting++
+          try {
+            fiber = runFork(runner(tool, options))
+          } finally {
+            nesting--
           }
+        } else {
+          fiber = runFork(runner(tool, options), { immediate: false })
         }
-        if (outcome.abort !== undefined) {
-          // Decided now, so that the pump below starts nothing more this turn.
-          if (Interruption.propagatesUp(outcome.abort) && hardAbort === undefined) hardAbort = outcome.abort
-          raise.push(node.abort(outcome.abort))
-        }
-      } else {
-        const reason = tool.interruptedBy ?? cancelReason(tool) ?? "user_interrupt"
-        markCompleted(tool, synthetic(tool, reason, tool.startedAt, now))
+        FiberSet.unsafeAdd(fibers, fiber)
+        if (tool.status === "executing") running.set(tool, fiber)
       }
-      pump(now)
-      signal()
-      return raise.length === 0 ? Effect.void : Effect.all(raise, { discard: true })
     }
+    const state = new State.ExecutorState({ cap, scheduling, siblingCancellation }, baseContext, driver)
 
     // The only fiber that offers results: it releases every yieldable result, lowest
     // position first, and ends the stream once the turn is over.
     const flusher = Effect.gen(function*() {
       while (true) {
         yield* wake.close
-        while (!discarded) {
-          const tool = yieldable.pop()
+        while (!state.discarded) {
+          const tool = state.nextYieldable()
           if (tool === undefined) break
-          if (tool.status !== "completed") continue
           // The offer suspends only when the mailbox is full.
           if (!out.unsafeOffer(tool.result!)) yield* out.offer(tool.result!)
-          markYielded(tool)
+          state.markYielded(tool)
         }
-        if (discarded) return
-        if (addingDone && yielded === tools.length) {
+        if (state.discarded) return
+        if (state.isOver) {
           // The turn is over: the next one sees every modifier, in call order.
-          const modifiers = tools.flatMap((tool) => tool.modifiers)
+          const modifiers = state.turnModifiers()
           if (modifiers.length > 0) {
             yield* Ref.update(env.context, (context) => ToolUseContext.applyAll(context, modifiers))
           }
@@ -482,83 +330,17 @@ const makeFeedable = (
     // An abort reaching the executor (user, new message, a rejected permission, a failed Bash).
     yield* node.onAbort((reason) =>
       Effect.suspend(() => {
-          const now = clock.unsafeCurrentTimeMillis()
-          if (reason !== "sibling_error" && Option.isNone(abortReason)) abortReason = Option.some(reason)
-          if (reason === "sibling_error") siblingError = true
-          else if (reason === "new_message") newMessage = true
-          else if (hardAbort === undefined) hardAbort = reason
-          const victims: Array<Fiber.RuntimeFiber<void>> = []
-          for (const tool of executingTools) {
-            if (reason === "new_message" && !tool.cancellable) continue
-            if (tool.interruptedBy === undefined) tool.interruptedBy = reason
-            if (tool.fiber !== undefined) victims.push(tool.fiber)
-          }
-          for (const tool of Array.from(queuedTools)) {
-            const cancel = cancelReason(tool)
-            if (cancel !== undefined) markCompleted(tool, synthetic(tool, cancel, now, now))
-          }
-          pump(now)
-          signal()
-          return Effect.forEach(victims, (fiber) => Fiber.interruptFork(fiber), { discard: true })
-        })
+        const victims = state.abort(reason, clock.unsafeCurrentTimeMillis())
+        signal()
+        return Effect.forEach(victims, (tool) => {
+          const fiber = running.get(tool)
+          return fiber === undefined ? Effect.void : Fiber.interruptFork(fiber)
+        }, { discard: true })
+      })
     )
 
-    const track = (block: Messages.ToolUseBlock, classification: Batches.Classification): void => {
-      if (discarded || addingDone) return
-      const now = clock.unsafeCurrentTimeMillis()
-      const tool: TrackedTool = {
-        index: tools.length,
-        block,
-        isConcurrencySafe: classification.isConcurrencySafe,
-        footprint: classification.footprint,
-        isBash: (classification.tool?.name ?? block.name) === "Bash",
-        cancellable: classification.tool?.interruptBehavior === "cancel",
-        status: "queued",
-        result: undefined,
-        modifiers: noModifiers,
-        startWaits: 0,
-        yieldWaits: 0,
-        startDependents: undefined,
-        yieldDependents: undefined,
-        waitedFor: undefined,
-        fiber: undefined,
-        startedAt: now,
-        interruptedBy: undefined,
-        failedRoot: undefined
-      }
-      tools.push(tool)
-      queuedTools.add(tool)
-      let doomedBy: TrackedTool | undefined
-      for (const { call: earlier, reason } of index.add(tool, tool.footprint)) {
-        if (earlier.failedRoot !== undefined && doomedBy === undefined) doomedBy = earlier.failedRoot
-        if (earlier.status === "queued" || earlier.status === "executing") {
-          tool.startWaits++
-          ;(earlier.startDependents ??= []).push(tool)
-          ;(tool.waitedFor ??= []).push({ toolUseId: earlier.block.id, name: earlier.block.name, reason })
-        }
-        if (scheduling === "footprints" && earlier.status !== "yielded") {
-          tool.yieldWaits++
-          ;(earlier.yieldDependents ??= []).push(tool)
-        }
-      }
-      if (scheduling === "greedy") {
-        // The chapter's walk: an unsafe call's result comes before every later one's.
-        if (lastUnsafe !== undefined && lastUnsafe.status !== "yielded") {
-          tool.yieldWaits++
-          ;(lastUnsafe.yieldDependents ??= []).push(tool)
-        }
-        if (!tool.isConcurrencySafe) lastUnsafe = tool
-      }
-      const reason = cancelReason(tool)
-      if (reason !== undefined) {
-        markCompleted(tool, synthetic(tool, reason, now, now))
-      } else if (doomedBy !== undefined) {
-        tool.failedRoot = doomedBy
-        markCompleted(tool, cancelledAsDependent(tool, doomedBy, now))
-      } else if (tool.startWaits === 0) {
-        ready.push(tool)
-      }
-      pump(now)
+    const track = (call: ToolCall.ToolCall, classification: Batches.Classification): void => {
+      state.add(call, classification, clock.unsafeCurrentTimeMillis())
       signal()
     }
 
@@ -566,24 +348,24 @@ const makeFeedable = (
      * `addTool` in the current step when the call is classified at once (most are):
      * `undefined` then, else the Effect that finishes adding it.
      */
-    const addNow = (block: Messages.ToolUseBlock): Effect.Effect<void> | undefined => {
-      if (discarded || addingDone) return undefined
-      const classified = Batches.classify(block, env, settledContext, scheduling)
+    const addNow = (given: ToolCall.Any): Effect.Effect<void> | undefined => {
+      if (state.discarded || state.addingDone) return undefined
+      const call = ToolCall.of(given)
+      const classified = Batches.classify(call, env, state.settledContext, scheduling)
       if (Exit.isExit(classified)) {
         const exit = classified as Exit.Exit<Batches.Classification>
         if (Exit.isSuccess(exit)) {
-          track(block, exit.value)
+          track(call, exit.value)
           return undefined
         }
       }
-      return Effect.map(classified, (classification) => track(block, classification))
+      return Effect.map(classified, (classification) => track(call, classification))
     }
 
-    const addTool = (block: Messages.ToolUseBlock): Effect.Effect<void> =>
-      Effect.suspend(() => addNow(block) ?? Effect.void)
+    const addTool = (call: ToolCall.Any): Effect.Effect<void> => Effect.suspend(() => addNow(call) ?? Effect.void)
 
     const finishAdding = Effect.sync(() => {
-      addingDone = true
+      state.addingDone = true
       signal()
     })
 
@@ -595,16 +377,16 @@ const makeFeedable = (
       finish: finishAdding,
       interrupt: (reason) => node.abort(reason),
       discard: Effect.suspend(() => {
-        if (discarded) return Effect.void
-        discarded = true
+        if (state.discarded) return Effect.void
+        state.discarded = true
         signal()
         return Effect.zipRight(out.shutdown, FiberSet.clear(fibers))
       }),
       toolResults: Effect.sync(() =>
-        tools.flatMap((tool) => (tool.result !== undefined ? [tool.result.block] : []))
+        state.tools.flatMap((tool) => (tool.result !== undefined ? [tool.result.block] : []))
       ),
       tools: Effect.sync(() =>
-        tools.map((tool) => ({
+        state.tools.map((tool) => ({
           toolUseId: tool.block.id,
           name: tool.block.name,
           status: tool.status,
@@ -613,31 +395,35 @@ const makeFeedable = (
           waitedFor: tool.waitedFor ?? []
         }))
       ),
-      abortReason: Effect.sync(() => abortReason),
-      stopReason: Effect.sync(() => stopReason),
+      abortReason: Effect.sync(() => state.abortReason),
+      stopReason: Effect.sync(() => state.stopReason),
       interruption: node
     }
     return { executor, addNow }
   })
+
+const interrupted: State.Ending = { _tag: "Interrupted" }
 
 /**
  * Feed a complete list of calls to a fresh executor at once (what
  * `switchyard dispatch` does): under `"greedy"` the schedule equals the
  * greedy partition of SPEC §4.7, plus sibling cancellation; under
  * `"footprints"` (the default) each call waits only for the earlier calls it
- * conflicts with.
+ * conflicts with. A call that repeats an earlier call's id is renamed and
+ * answered with an error, as the query loop does (`ToolCall.uniqueIds`).
  *
  * @since 0.1.0
  * @category utils
  */
 export const runAll = (
-  calls: ReadonlyArray<Messages.ToolUseBlock>,
+  calls: ReadonlyArray<ToolCall.Any>,
   env: Execution.Environment,
   options: Options = {}
 ): Stream.Stream<DispatchEvent.DispatchEvent, never, Results.ResultStore> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const { addNow, executor } = yield* makeFeedable(env, options)
+      const unique = ToolCall.uniqueIds()
       // Add while the consumer reads: the output mailbox is bounded, so adding
       // everything before reading could fill it and stall. The calls go in a slice at a
       // time in one step each, with a yield between slices so the consumer keeps up.
@@ -645,7 +431,7 @@ export const runAll = (
         Effect.suspend(() => {
           const to = Math.min(from + FEED_SLICE, calls.length)
           for (let i = from; i < to; i++) {
-            const pending = addNow(calls[i]!)
+            const pending = addNow(unique(calls[i]!))
             if (pending !== undefined) return Effect.flatMap(pending, () => feed(i + 1))
           }
           return to === calls.length ? executor.finish : Effect.zipRight(Effect.yieldNow(), feed(to))

@@ -6,7 +6,7 @@
  * (`Messages`, `DispatchEvent`), the model port and loop (`Model`,
  * `ReplayModel`, `QueryLoop`; the Anthropic adapter is the separate entry
  * point `@switchyard/core/anthropic`), dispatch without a model (`Execution`,
- * `Batches`, `StreamingExecutor`, `Interruption`), permissions and hooks
+ * `ToolCall`, `Batches`, `StreamingExecutor`, `Interruption`), permissions and hooks
  * (`Permissions`, `PermissionChain`, `PermissionContext`, `Hooks`,
  * `HookRunner`, `Settings`, `ShellAnalysis`, the `Sandbox` port), and
  * speculation (`Speculation`,
@@ -17,9 +17,11 @@
  * `@switchyard/tools` and `@switchyard/cli` and not part of the supported
  * surface: `Validation` (the decode and `validateInput` step), `Deferral`
  * (which tools are deferred), `PermissionRules` (rule matching, which
- * `PermissionChain` drives), and the small shared helpers `EditDistance`,
- * `Text` (`clip`) and `Digest` (`sha256`). Everything under `internal/` is
- * private to this package (`"./internal/*": null` in its exports).
+ * `PermissionChain` drives), `RealPath` (paths resolved component by component
+ * as the kernel does, for the tools' opens and footprints), and the small
+ * shared helpers `EditDistance`, `Text` (`clip`) and `Digest` (`sha256`).
+ * Everything under `internal/` is private to this package (`"./internal/*":
+ * null` in its exports).
  *
  * @since 0.1.0
  */
@@ -48,5 +50,6 @@ export * as SuggestionGenerator from "./SuggestionGenerator.js"
 export * as ShellAnalysis from "./ShellAnalysis.js"
 export * as StreamingExecutor from "./StreamingExecutor.js"
 export * as Tool from "./Tool.js"
+export * as ToolCall from "./ToolCall.js"
 export * as ToolSearch from "./ToolSearch.js"
 export * as ToolUseContext from "./ToolUseContext.js"

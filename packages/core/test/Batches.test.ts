@@ -1,4 +1,4 @@
-import { Batches, DispatchEvent, Results, ToolUseContext } from "@switchyard/core"
+import { Batches, DispatchEvent, Messages, StreamingExecutor, ToolUseContext } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -78,18 +78,38 @@ describe("Batches (SPEC §4.7)", () => {
       expect(log.maxConcurrent.value).toBe(10)
     }).pipe(Effect.provide(MemoryAllowAll)))
 
+  for (const [name, run] of [["runTools", Batches.runTools], ["StreamingExecutor.runAll", StreamingExecutor.runAll]] as const) {
+    it.effect(`${name}: a repeated tool_use id is renamed and answered with an error, as the query loop does`, () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment([scriptedTool("Edit", log)])
+        const calls = [call("x", "Edit", { label: "first" }), call("x", "Edit", { label: "second" }), call("y", "Edit")]
+        const fiber = yield* run(calls, env).pipe(Stream.runCollect, Effect.fork)
+        yield* TestClock.adjust(1_000)
+        const results = Chunk.toArray(yield* Fiber.join(fiber)).filter(DispatchEvent.isResult)
+        // Every block gets its own id and exactly one result; the repeat never ran.
+        expect(results.map((r) => r.toolUseId).sort()).toEqual(["x", "x_2", "y"])
+        expect(log.spans.map((span) => span.id).sort()).toEqual(["x", "y"])
+        const repeat = results.find((r) => r.toolUseId === "x_2")!
+        expect(repeat.status).toBe("error")
+        expect(Messages.contentText(repeat.block.content)).toContain("repeats the id x")
+        expect(Messages.contentText(results.find((r) => r.toolUseId === "x")!.block.content)).toBe("first done")
+      }).pipe(Effect.provide(MemoryAllowAll)))
+  }
+
   it.effect("the cap is read from SWITCHYARD_MAX_TOOL_USE_CONCURRENCY, then the Claude Code spelling", () =>
     Effect.gen(function*() {
       const read = (env: Record<string, string>) =>
         Effect.withConfigProvider(
-          Batches.maxToolUseConcurrency,
+          Batches.concurrencyCap(undefined),
           ConfigProvider.fromMap(new Map(Object.entries(env)))
         )
       expect(yield* read({})).toBe(10)
       expect(yield* read({ SWITCHYARD_MAX_TOOL_USE_CONCURRENCY: "3" })).toBe(3)
       expect(yield* read({ CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY: "4" })).toBe(4)
       expect(yield* read({ SWITCHYARD_MAX_TOOL_USE_CONCURRENCY: "2", CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY: "4" })).toBe(2)
-      expect(yield* Effect.either(read({ SWITCHYARD_MAX_TOOL_USE_CONCURRENCY: "0" }))).toMatchObject({ _tag: "Left" })
+      // An invalid value falls back to the default (and is warned about once).
+      expect(yield* read({ SWITCHYARD_MAX_TOOL_USE_CONCURRENCY: "0" })).toBe(10)
     }))
 
   it.effect("context modifiers of a concurrent batch apply after it, in call order; serial ones at once", () =>

@@ -9,6 +9,7 @@ import {
   Results,
   StreamingExecutor,
   Tool,
+  ToolCall,
   ToolUseContext
 } from "@switchyard/core"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -28,7 +29,7 @@ import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
 import { call, environment, RunLog, scriptedTool, MemoryAllowAll } from "./fixtures.js"
 
-const collect = (block: Messages.ToolUseBlock, tools: ReadonlyArray<Tool.Any>) =>
+const collect = (block: ToolCall.Any, tools: ReadonlyArray<Tool.Any>) =>
   Effect.gen(function*() {
     const env = yield* environment(tools)
     return Chunk.toArray(yield* Stream.runCollect(Execution.runToolUse(block, env)))
@@ -332,12 +333,46 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
       expect(content).toContain("OutOfStock")
     }).pipe(Effect.provide(MemoryAllowAll)))
 
+  it.effect("an output that cannot be encoded is an error result naming the tool and why, not a crash", () =>
+    Effect.gen(function*() {
+      const returnsFunction = Tool.make("Fn", {
+        description: "returns a function",
+        input: Schema.Struct({}),
+        call: () => Effect.succeed(() => 1)
+      })
+      const mapsToUndefined = Tool.make("Undef", {
+        description: "mapResult gives undefined",
+        input: Schema.Struct({}),
+        call: () => Effect.succeed({ a: 1 }),
+        mapResult: () => undefined as unknown as string
+      })
+      const cyclic: Record<string, unknown> = {}
+      cyclic["self"] = cyclic
+      const returnsCycle = Tool.make("Cycle", {
+        description: "returns a cyclic object",
+        input: Schema.Struct({}),
+        call: () => Effect.succeed(cyclic)
+      })
+      const cases = [
+        [returnsFunction, "the output is a function, which has no JSON form"],
+        [mapsToUndefined, "mapResult gave undefined"],
+        [returnsCycle, "mapResult threw TypeError"]
+      ] as const
+      for (const [tool, reason] of cases) {
+        const result = onlyResult(yield* collect(call("a", tool.name), [tool]))
+        expect(result.status).toBe("error")
+        const text = Messages.contentText(result.block.content)
+        expect(text).toContain(`Error: ${tool.name} returned an output that cannot be sent to the model: ${reason}`)
+        expect(text).not.toContain("failed unexpectedly")
+      }
+    }).pipe(Effect.provide(MemoryAllowAll)))
+
   it.effect("an unparsed tool_use is an InputValidationError result and the tool never runs", () =>
     Effect.gen(function*() {
       const log = new RunLog()
-      const block = Execution.unparsedToolUse("a", "T", "Unexpected token , in JSON at position 9")
-      expect(block.input).toEqual({})
-      const result = onlyResult(yield* collect(block, [scriptedTool("T", log)]))
+      const call = ToolCall.unparsed("a", "T", "Unexpected token , in JSON at position 9")
+      expect(call.block.input).toEqual({})
+      const result = onlyResult(yield* collect(call, [scriptedTool("T", log)]))
       expect(result.status).toBe("error")
       expect(result.block.content).toBe(
         "InputValidationError: the input is not valid JSON: Unexpected token , in JSON at position 9"
@@ -377,9 +412,9 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
 
   it.effect("an invalid concurrency option falls back to the default too", () =>
     Effect.gen(function*() {
-      expect(yield* Execution.concurrencyCap(0, 10)).toBe(10)
-      expect(yield* Execution.concurrencyCap(2.5, 10)).toBe(10)
-      expect(yield* Execution.concurrencyCap(3, 10)).toBe(3)
+      expect(yield* Batches.concurrencyCap(0, 10)).toBe(10)
+      expect(yield* Batches.concurrencyCap(2.5, 10)).toBe(10)
+      expect(yield* Batches.concurrencyCap(3, 10)).toBe(3)
     }))
 })
 

@@ -14,6 +14,7 @@ import {
   Results,
   StreamingExecutor,
   Tool,
+  ToolCall,
   ToolUseContext
 } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
@@ -386,7 +387,7 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
       Effect.gen(function*() {
         const log = new RunLog()
         const blocks = specs.map(({ spec, unparsed }, i) =>
-          unparsed ? Execution.unparsedToolUse(`t${i}`, blockFor(spec, i).name, "Unexpected end of JSON input") : blockFor(spec, i)
+          unparsed ? ToolCall.unparsed(`t${i}`, blockFor(spec, i).name, "Unexpected end of JSON input") : blockFor(spec, i)
         )
         const env = yield* environment(toolsFor(log))
         const provider = ConfigProvider.fromMap(
@@ -396,7 +397,7 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
         const fiber = yield* run(blocks, env).pipe(Stream.runCollect, Effect.withConfigProvider(provider), Effect.fork)
         yield* TestClock.adjust(10_000)
         const results = Chunk.toArray(yield* Fiber.join(fiber)).filter(DispatchEvent.isResult)
-        checkPairing(blocks, results)
+        checkPairing(blocks.map(ToolCall.blockOf), results)
         specs.forEach(({ spec, unparsed }, i) => {
           const result = results.find((r) => r.toolUseId === `t${i}`)!
           const content = Messages.contentText(result.block.content)

@@ -19,9 +19,12 @@ import * as NFS from "node:fs"
 import * as os from "node:os"
 import * as NPath from "node:path"
 
-const NAMES = ["a", "b", "d", "d/x", "d/y", "d/e", "d/e/z", "f", "f/w", "a.tmp"] as const
+const NAMES = ["a", "b", "d", "d/x", "d/y", "d/e", "d/e/z", "f", "f/w", "a.tmp", "l", "d/l"] as const
 const Name = FastCheck.constantFrom(...NAMES)
 const Content = FastCheck.constantFrom("one", "two", "three\n", "")
+/** Link targets, relative to the link's directory; some dangle. */
+const LinkTarget = FastCheck.constantFrom("a", "d", "x", "e", "nope", "d/e")
+const Mode = FastCheck.constantFrom(0o755, 0o600, 0o644, 0o700)
 
 const Op = FastCheck.oneof(
   FastCheck.record({ op: FastCheck.constant("write" as const), path: Name, content: Content }),
@@ -33,37 +36,56 @@ const Op = FastCheck.oneof(
   FastCheck.record({ op: FastCheck.constant("readDirectory" as const), path: FastCheck.constantFrom(".", "d", "d/e", "f") }),
   FastCheck.record({ op: FastCheck.constant("stat" as const), path: Name }),
   FastCheck.record({ op: FastCheck.constant("exists" as const), path: Name }),
-  FastCheck.record({ op: FastCheck.constant("realPath" as const), path: Name })
+  FastCheck.record({ op: FastCheck.constant("realPath" as const), path: Name }),
+  FastCheck.record({ op: FastCheck.constant("chmodFile" as const), path: Name, mode: Mode }),
+  FastCheck.record({ op: FastCheck.constant("copyFile" as const), path: Name, to: Name }),
+  FastCheck.record({ op: FastCheck.constant("copy" as const), path: Name, to: Name, overwrite: FastCheck.boolean() }),
+  FastCheck.record({ op: FastCheck.constant("symlink" as const), path: Name, target: LinkTarget }),
+  FastCheck.record({ op: FastCheck.constant("readLink" as const), path: Name })
 )
 type Op = typeof Op extends FastCheck.Arbitrary<infer O> ? O : never
 
-/** The starting tree: files at the top and in nested directories. */
+/** The starting tree: files at the top and in nested directories, an executable, links to a file and a directory. */
 const seed = (root: string) => {
   NFS.writeFileSync(NPath.join(root, "a"), "alpha")
+  NFS.chmodSync(NPath.join(root, "a"), 0o755)
   NFS.mkdirSync(NPath.join(root, "d", "e"), { recursive: true })
   NFS.writeFileSync(NPath.join(root, "d", "x"), "ex")
   NFS.writeFileSync(NPath.join(root, "d", "e", "z"), "zed")
+  NFS.symlinkSync("a", NPath.join(root, "l"))
+  NFS.symlinkSync("e", NPath.join(root, "d", "l"))
 }
 
 const tempDir = (prefix: string) => NFS.realpathSync(NFS.mkdtempSync(NPath.join(os.tmpdir(), prefix)))
 
-/** Every path under root with its content (files) or a marker (directories), sorted. */
+/** A file's entry in a snapshot: its content and its permission bits. */
+const fileEntry = (content: string, mode: number) => `${content}|${(mode & 0o7777).toString(8)}`
+
+/** A link's entry: its target, an absolute one under the root spelled from the root (the copies differ there). */
+const linkEntry = (root: string, target: string) =>
+  `<link:${target === root || target.startsWith(`${root}/`) ? `<root>${target.slice(root.length)}` : target}>`
+
+/** Every path under root with its content and mode (files), its target (links) or a marker (directories), sorted. */
 const snapshot = (root: string): Record<string, string> => {
   const out: Record<string, string> = {}
   const visit = (dir: string, rel: string) => {
     for (const name of NFS.readdirSync(dir).sort()) {
       const abs = NPath.join(dir, name)
       const childRel = rel === "" ? name : `${rel}/${name}`
-      if (NFS.statSync(abs).isDirectory()) {
+      const info = NFS.lstatSync(abs)
+      if (info.isSymbolicLink()) {
+        out[childRel] = linkEntry(root, NFS.readlinkSync(abs))
+      } else if (info.isDirectory()) {
         out[childRel] = "<dir>"
         visit(abs, childRel)
-      } else out[childRel] = NFS.readFileSync(abs, "utf8")
+      } else out[childRel] = fileEntry(NFS.readFileSync(abs, "utf8"), info.mode)
     }
   }
   visit(root, "")
   return out
 }
 
+/** Files and links are what `apply` writes; directories are made on the way. */
 const isFile = (entry: string | undefined) => entry !== undefined && entry !== "<dir>"
 
 const treeHash = (root: string) => createHash("sha256").update(JSON.stringify(snapshot(root))).digest("hex")
@@ -77,10 +99,16 @@ const snapshotThrough = (fs: FileSystem.FileSystem, root: string) =>
         for (const name of (yield* fs.readDirectory(dir)).sort()) {
           const abs = NPath.join(dir, name)
           const childRel = rel === "" ? name : `${rel}/${name}`
-          if ((yield* fs.stat(abs)).type === "Directory") {
+          const link = yield* Effect.either(fs.readLink(abs))
+          if (Either.isRight(link)) {
+            out[childRel] = linkEntry(root, link.right)
+            continue
+          }
+          const info = yield* fs.stat(abs)
+          if (info.type === "Directory") {
             out[childRel] = "<dir>"
             yield* visit(abs, childRel)
-          } else out[childRel] = yield* fs.readFileString(abs)
+          } else out[childRel] = fileEntry(yield* fs.readFileString(abs), info.mode)
         }
       })
     yield* visit(root, "")
@@ -110,11 +138,27 @@ const runOp = (fs: FileSystem.FileSystem, root: string, op: Op) => {
       case "readDirectory":
         return Effect.map(fs.readDirectory(at(op.path)), (names) => names.sort())
       case "stat":
-        return Effect.map(fs.stat(at(op.path)), (info) => ({ type: info.type, size: Number(info.size) }))
+        return Effect.map(fs.stat(at(op.path)), (info) => ({
+          type: info.type,
+          size: Number(info.size),
+          mode: (info.mode & 0o7777).toString(8)
+        }))
       case "exists":
         return fs.exists(at(op.path))
       case "realPath":
         return Effect.map(fs.realPath(at(op.path)), (p) => NPath.relative(root, p))
+      case "chmodFile":
+        // Modes of files (directories keep theirs: the overlay does not model them).
+        return Effect.flatMap(fs.stat(at(op.path)), (info) =>
+          info.type === "File" ? fs.chmod(at(op.path), op.mode) : Effect.succeed("not a file"))
+      case "copyFile":
+        return fs.copyFile(at(op.path), at(op.to))
+      case "copy":
+        return fs.copy(at(op.path), at(op.to), { overwrite: op.overwrite })
+      case "symlink":
+        return fs.symlink(op.target, at(op.path))
+      case "readLink":
+        return Effect.map(fs.readLink(at(op.path)), (target) => linkEntry(root, target))
     }
   })()
   return Effect.map(Effect.either(effect), Either.match({ onLeft: () => "<failed>", onRight: (value) => value ?? null }))
@@ -174,11 +218,54 @@ describe("OverlayFileSystem (SPEC §4.12)", () => {
         // one's subdirectories on apply.
         examples: [
           [[{ op: "remove", path: "d", recursive: true }, { op: "makeDirectory", path: "d/y", recursive: true }]],
-          [[{ op: "rename", path: "d", to: "f" }, { op: "makeDirectory", path: "d/x", recursive: true }]]
+          [[{ op: "rename", path: "d", to: "f" }, { op: "makeDirectory", path: "d/x", recursive: true }]],
+          // Modes, links and copy (issue 20): libuv's copyFile of a directory empties and unlinks the
+          // destination; cp copies a link as a link with an absolute target and fails on a dangling
+          // source; mkdir does not follow a dangling link; a path under a replaced link is not the
+          // link target's on apply.
+          [[{ op: "copyFile", path: "d", to: "a" }, { op: "atomicWrite", path: "f", content: "one" }]],
+          [[{ op: "rename", path: "l", to: "b" }, { op: "copyFile", path: "d/l", to: "b" }]],
+          [[{ op: "remove", path: "a", recursive: false }, { op: "copyFile", path: "d/e", to: "l" }, { op: "read", path: "a" }]],
+          [[{ op: "copy", path: "d", to: "f", overwrite: false }, { op: "read", path: "a" }]],
+          [[{ op: "symlink", path: "a.tmp", target: "e" }, { op: "copy", path: "a.tmp", to: "d/l", overwrite: false }]],
+          [[{ op: "symlink", path: "f", target: "x" }, { op: "makeDirectory", path: "f/w", recursive: true }]],
+          [[{ op: "remove", path: "d/l", recursive: false }, { op: "copy", path: "d/e", to: "d/l", overwrite: false }]],
+          [[{ op: "chmodFile", path: "a", mode: 0o600 }, { op: "rename", path: "a", to: "b" }, { op: "copyFile", path: "b", to: "d/y" }]],
+          [[{ op: "write", path: "a", content: "two" }, { op: "rename", path: "l", to: "d/y" }]]
         ]
       }
     }
   )
+
+  it.effect("modes and links survive the overlay and apply: a 755 file overwritten, chmod, copyFile, a renamed link", () =>
+    Effect.gen(function*() {
+      const base = tempDir("overlay-modes-")
+      seed(base)
+      const at = (p: string) => NPath.join(base, p)
+      yield* withOverlay(base, (overlay) =>
+        Effect.gen(function*() {
+          const fs = overlay.fileSystem
+          yield* fs.writeFileString(at("a"), "rewritten")
+          yield* fs.chmod(at("d/x"), 0o700)
+          yield* fs.copyFile(at("a"), at("copied"))
+          yield* fs.rename(at("l"), at("moved"))
+          // `copy` does not overwrite an existing file unless asked, as the Node FileSystem.
+          yield* fs.copy(at("d/x"), at("a"))
+          expect(yield* fs.readLink(at("moved"))).toBe("a")
+          expect(((yield* fs.stat(at("copied"))).mode & 0o777).toString(8)).toBe("755")
+          const result = yield* overlay.apply
+          expect(result.conflicts).toEqual([])
+        }))
+      // Judged on the real tree after apply.
+      expect((NFS.statSync(at("a")).mode & 0o777).toString(8)).toBe("755")
+      expect(NFS.readFileSync(at("a"), "utf8")).toBe("rewritten")
+      expect((NFS.statSync(at("d/x")).mode & 0o777).toString(8)).toBe("700")
+      expect((NFS.statSync(at("copied")).mode & 0o777).toString(8)).toBe("755")
+      expect(NFS.lstatSync(at("moved")).isSymbolicLink()).toBe(true)
+      expect(NFS.readlinkSync(at("moved"))).toBe("a")
+      expect(NFS.existsSync(at("l"))).toBe(false)
+      NFS.rmSync(base, { recursive: true, force: true })
+    }))
 
   it.effect("reads of unwritten paths fall through; the first write copies the original; the base is untouched", () =>
     Effect.gen(function*() {

@@ -372,6 +372,24 @@ describe("QueryLoop (SPEC §4.11)", () => {
         expect(log.get("t2")).toBeUndefined()
       }))
 
+    it.effect("session.interrupt is lazy: built before the run, it acts when it runs (sleep, then interrupt)", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const model = ReplayModel.layer({ turns: [{ blocks: [useBlock("t1", "Read", { ms: 1_000 })] }] })
+        const events = yield* Effect.gen(function*() {
+          const session = yield* QueryLoop.makeSession(ToolUseContext.make({ cwd: "/", sessionId: "s" }))
+          // Built while no run exists yet; the idiom is to sequence it after a delay.
+          const stop = Effect.sleep(50).pipe(Effect.zipRight(session.interrupt("user_interrupt")))
+          const fiber = yield* QueryLoop.collect(session.run("go")).pipe(Effect.fork)
+          yield* Effect.fork(stop)
+          yield* TestClock.adjust(5_000)
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(Layer.mergeAll(model, toolsLayer(log), Results.layerMemory)))
+        expect(stoppedOf(events).reason).toBe("interrupted")
+        // Judged by the tool: it was interrupted at 50 ms, not run to its end.
+        expect(log.get("t1")).toMatchObject({ interrupted: true, end: 50 })
+      }))
+
     it.effect("the consumer going away mid-turn still leaves a paired transcript", () =>
       Effect.gen(function*() {
         const log = new RunLog()

@@ -495,9 +495,12 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
     scriptedTool("Bash", log, {
       footprint: (input) => {
         const [verb, path] = (input.label ?? "").split(":")
-        return verb === "sleep" ? {} : { writes: [path === undefined || path === "" ? "*" : path] }
+        const resource = path === undefined || path === "" ? "*" : path
+        return verb === "sleep" ? {} : verb === "cat" ? { reads: [resource] } : { writes: [resource] }
       }
-    })
+    }),
+    // A declaration that is not proven complete (a shell command the analysis could not bound).
+    scriptedTool("Guess", log, { footprint: (input) => ({ writes: [input.label ?? "*"], complete: false }) })
   ]
   const run = (calls: ReadonlyArray<Messages.ToolUseBlock>, options: StreamingExecutor.Options = {}) =>
     Effect.gen(function*() {
@@ -592,6 +595,91 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
       expect(bash.results.get("rd")!.block.content).toBe("Cancelled: a parallel Bash call failed")
       const none = yield* run(calls, { siblingCancellation: "none" })
       expect([...none.results.values()].map((r) => r.status)).toEqual(["error", "success", "success"])
+    }).pipe(Effect.provide(MemoryAllowAll)))
+
+  it.effect("a failed call cancels only its data dependents: a write that only waited for a failed read runs", () =>
+    Effect.gen(function*() {
+      const { log, results } = yield* run([
+        call("cat", "Bash", { ms: 50, label: "cat:/r/a", fail: true }),
+        call("edit", "Edit", { ms: 10, label: "/r/a" }),
+        call("mk", "Bash", { ms: 20, label: "mkdir:/r/d", fail: true }),
+        call("read", "Read", { ms: 10, label: "/r/d/x" }),
+        call("write", "Bash", { ms: 10, label: "touch:/r/d" })
+      ])
+      // Write-after-read: the Edit had to wait for the failed read of /r/a, and then it runs.
+      expect(log.get("edit")).toMatchObject({ start: 50, end: 60 })
+      expect(results.get("edit")!.status).toBe("success")
+      // Read-after-write and write-after-write: cancelled with the failed mkdir.
+      expect(results.get("read")!.status).toBe("cancelled")
+      expect(results.get("write")!.status).toBe("cancelled")
+      expect(log.get("read")).toBeUndefined()
+      expect(log.get("write")).toBeUndefined()
+    }).pipe(Effect.provide(MemoryAllowAll)))
+
+  it.effect("a footprint not proven complete is a barrier: it waits for everything before it, everything after waits", () =>
+    Effect.gen(function*() {
+      const { log } = yield* run([
+        call("r1", "Read", { ms: 30, label: "/r/a" }),
+        call("guess", "Guess", { ms: 50, label: "/r/x" }),
+        call("r2", "Read", { ms: 10, label: "/r/y" })
+      ])
+      expect(log.spans.map((s) => [s.id, s.start])).toEqual([["r1", 0], ["guess", 30], ["r2", 80]])
+    }).pipe(Effect.provide(MemoryAllowAll)))
+
+  it.effect("a relative resource names no path: `build` and `src/a.ts` are `*`; named resources stay named", () =>
+    Effect.sync(() => {
+      expect(Footprint.toKey("build")._tag).toBe("Everything")
+      expect(Footprint.toKey("src/a.ts")._tag).toBe("Everything")
+      expect(Footprint.overlaps("build", "/r/x")).toBe(true)
+      expect(Footprint.overlaps("build", "net")).toBe(true)
+      for (const named of ["net", "todos", "mcp:fs", Footprint.inode(2049, 17)]) {
+        expect(Footprint.toKey(named)).toEqual({ _tag: "Named", name: named })
+      }
+      expect(Footprint.overlaps(Footprint.inode(1, 2), Footprint.inode(1, 3))).toBe(false)
+    }))
+
+  it.effect("footprints are resolved again when a barrier before them has run: a link it made is seen", () =>
+    Effect.gen(function*() {
+      // `links` is the tree's symlinks; a footprint resolves its path through them when it is asked.
+      const links = new Map<string, string>()
+      const resolve = (p: string) => {
+        for (const [link, target] of links) if (p === link || p.startsWith(`${link}/`)) return target + p.slice(link.length)
+        return p
+      }
+      const log = new RunLog()
+      const ln = Tool.make("Ln", {
+        description: "makes /r/l a link to /x (no footprint: it writes `*`)",
+        input: ScriptInput,
+        call: (input) =>
+          Effect.gen(function*() {
+            yield* Effect.sleep(input.ms ?? 0)
+            links.set("/r/l", "/x")
+            return "linked"
+          })
+      })
+      const tools = [
+        ln,
+        scriptedTool("Read", log, { safe: true, footprint: (input) => ({ reads: [resolve(input.label!)] }) }),
+        scriptedTool("Edit", log, {
+          footprint: (input) => ({ reads: [resolve(input.label!)], writes: [resolve(input.label!)] })
+        })
+      ]
+      const env = yield* environment(tools)
+      const fiber = yield* StreamingExecutor.runAll([
+        call("ln", "Ln", { ms: 50 }),
+        call("edit", "Edit", { ms: 100, label: "/r/l/f" }),
+        call("read", "Read", { ms: 10, label: "/x/f" })
+      ], env).pipe(Stream.runCollect, Effect.fork)
+      yield* TestClock.adjust(10_000)
+      const events = Chunk.toArray(yield* Fiber.join(fiber))
+      // Through the new link the edit writes /x/f: the read of /x/f waits for it.
+      expect(log.get("edit")).toMatchObject({ start: 50, end: 150 })
+      expect(log.get("read")!.start).toBe(150)
+      expect(events.filter(DispatchEvent.isStarted).find((e) => e.toolUseId === "read")!.waitedFor).toContainEqual({
+        toolUseId: "edit",
+        name: "Edit",
+        reason: "writes /x/f"
+      })
     }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.scoped("a call added after the failure that depends on it is cancelled too, transitively", () =>

@@ -14,11 +14,12 @@
  * @since 0.1.0
  */
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
+import * as Footprint from "@switchyard/core/Footprint"
 import * as Messages from "@switchyard/core/Messages"
 import * as Model from "@switchyard/core/Model"
 import * as QueryLoop from "@switchyard/core/QueryLoop"
 import * as Registry from "@switchyard/core/Registry"
-import * as Results from "@switchyard/core/Results"
+import type * as Results from "@switchyard/core/Results"
 import * as Tool from "@switchyard/core/Tool"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Context from "effect/Context"
@@ -81,6 +82,19 @@ The sub-agent has the same tools as you (except Agent) and works in the same dir
 When to use: open-ended searches across many files, research that would fill your context, independent tasks that can run in parallel. Give the agent a complete, self-contained prompt: it does not see this conversation.`
 
 /**
+ * Whether a tool is read-only whatever its input: its predicate answers `true`
+ * without looking at one (Read, Glob, Grep). An input-dependent predicate
+ * (Bash), one that fails or one that needs an Effect counts as not read-only.
+ */
+const isAlwaysReadOnly = (tool: Tool.Any): boolean => {
+  try {
+    return tool.isReadOnly(undefined, ToolUseContext.make({ cwd: "/" })) === true
+  } catch {
+    return false
+  }
+}
+
+/**
  * Build the Agent tool over captured services.
  *
  * @since 0.1.0
@@ -100,6 +114,17 @@ export const make = (
     // The agent itself only starts a loop; each of its tool calls goes through the permission chain.
     isConcurrencySafe: () => true,
     isReadOnly: () => true,
+    // What the sub-agent's calls touch is not known ahead: it writes `*` (a barrier, so its writes cannot race
+    // with its siblings or another Agent), unless every tool it can use is read-only whatever its input.
+    footprint: () =>
+      Effect.map(
+        Effect.provide(Effect.flatMap(Registry.ToolRegistry, (registry) => registry.modelPool), services),
+        (pool): Footprint.Footprint => {
+          const excluded = options.excludeTools ?? ["Agent"]
+          const usable = pool.filter((tool) => !excluded.includes(tool.name))
+          return usable.every(isAlwaysReadOnly) ? Footprint.readsEverything : Footprint.writesEverything
+        }
+      ),
     userFacingName: (input) => (input === undefined ? "Agent" : `Agent(${input.description})`),
     validateInput: (input) =>
       input.subagent_type === undefined || input.subagent_type === "general-purpose" ||
@@ -115,7 +140,9 @@ export const make = (
     call: (input, ctx) =>
       Effect.gen(function*() {
         if (Option.isNone(model)) {
-          return yield* Effect.fail(new Tool.ToolError({ message: "Agent needs a language model; none is configured." }))
+          return yield* Effect.fail(
+            new Tool.ToolError({ message: "Agent needs a language model; none is configured." })
+          )
         }
         const parent = ctx.context
         const system = input.subagent_type !== undefined && input.subagent_type !== "general-purpose"

@@ -48,6 +48,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { BackgroundShells } from "./BackgroundShells.js"
+import * as Footprints from "./internal/footprints.js"
 import * as ShellFootprint from "./internal/shellFootprint.js"
 import * as ShellProcess from "./internal/shellProcess.js"
 import * as ShellCommand from "./ShellCommand.js"
@@ -260,7 +261,8 @@ export const Bash = Tool.make<
       (mode) =>
         mode._tag === "Refused" ? { behavior: "deny", message: mode.message } as const : { behavior: "allow" } as const
     ),
-  footprint: ShellFootprint.footprint,
+  // Hard links meet by inode: the same keying as the file tools' footprints.
+  footprint: (input, context) => Effect.flatMap(ShellFootprint.footprint(input, context), Footprints.identifiedWhereKnown),
   userFacingName: (input) => (input?.run_in_background === true ? "Bash (background)" : "Bash"),
   call: (input, context) =>
     input.run_in_background === true

@@ -143,7 +143,7 @@ const run = (
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const absolute = Files.resolvePath(path, ctx.context.cwd, filePath)
+    const absolute = yield* Files.kernelPath(fs, path, ctx.context.cwd, filePath)
     const target: Files.Target = { tool: toolName, parameter: "file_path", path: absolute }
     // Recheck right before writing: the file may have changed since validateInput.
     const planned = yield* plan(fs, path, target, ctx.context, edits, label)
@@ -169,7 +169,7 @@ const validate = (
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const absolute = Files.resolvePath(path, context.cwd, filePath)
+    const absolute = yield* Files.kernelPath(fs, path, context.cwd, filePath)
     yield* plan(fs, path, { tool: toolName, parameter: "file_path", path: absolute }, context, edits, label)
   }).pipe(Effect.mapError(Files.toToolError))
 

@@ -123,30 +123,65 @@ const resolveSearchDirectory = (
   given: string | undefined
 ): Effect.Effect<string, GlobError> =>
   Effect.gen(function*() {
-    const directory = Files.resolveSearchPath(path, context.cwd, given)
+    const directory = yield* Files.resolveSearchPath(fs, path, context.cwd, given)
     const info = yield* Effect.option(fs.stat(directory))
     if (Option.isNone(info)) {
-      return yield* new GlobError({ parameter: "path", path: directory, message: `Directory does not exist: ${directory}` })
+      return yield* new GlobError({
+        parameter: "path",
+        path: directory,
+        message: `Directory does not exist: ${directory}`
+      })
     }
     if (info.value.type !== "Directory") {
-      return yield* new GlobError({ parameter: "path", path: directory, message: `Path is not a directory: ${directory}` })
+      return yield* new GlobError({
+        parameter: "path",
+        path: directory,
+        message: `Path is not a directory: ${directory}`
+      })
     }
     return directory
   })
 
 /**
- * An absolute pattern (`/repo/src/**\/*.ts`) searches from its longest static
- * directory prefix.
+ * Where a pattern searches (SPEC §4.13, issue 20 item 2): an absolute pattern
+ * (`/etc/*.conf`) or one that climbs with `..` (`../../etc/*.conf`) searches
+ * from its longest static directory prefix, `base` — relative to the search
+ * directory, `..` kept — with `rest` matched below it. Any other pattern
+ * searches the directory itself (`base` is `undefined`). A `..` after a
+ * wildcard could climb anywhere: the base is then `/`.
  */
-const splitAbsolutePattern = (pattern: string, directory: string): { cwd: string; pattern: string } => {
-  if (!pattern.startsWith("/")) return { cwd: directory, pattern }
+export const patternBase = (pattern: string): { readonly base: string | undefined; readonly rest: string } => {
   const segments = pattern.split("/")
-  let staticEnd = 1
+  const absolute = pattern.startsWith("/")
+  const first = absolute ? 1 : 0
+  let staticEnd = first
   while (staticEnd < segments.length - 1 && !isDynamicPattern(segments[staticEnd]!)) staticEnd++
-  return {
-    cwd: segments.slice(0, staticEnd).join("/") || "/",
-    pattern: segments.slice(staticEnd).join("/")
-  }
+  const climbs = segments.includes("..")
+  if (!absolute && !climbs) return { base: undefined, rest: pattern }
+  if (segments.slice(staticEnd).includes("..")) return { base: "/", rest: pattern }
+  const lead = segments.slice(first, staticEnd).join("/")
+  return { base: absolute ? `/${lead}` : lead === "" ? "." : lead, rest: segments.slice(staticEnd).join("/") }
+}
+
+/** The search root of a call: its `path` (or cwd) joined with the pattern's base, as the kernel resolves it. */
+const splitPattern = (
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  pattern: string,
+  directory: string
+): Effect.Effect<{ cwd: string; pattern: string }> => {
+  const { base, rest } = patternBase(pattern)
+  if (base === undefined) return Effect.succeed({ cwd: directory, pattern })
+  return Effect.map(Files.kernelPath(fs, path, directory, base), (cwd) => ({ cwd, pattern: rest }))
+}
+
+/** What the permission check and the footprint see: the directory the pattern searches. */
+const searchRoot = (input: { readonly pattern: string; readonly path?: string | undefined }): string | undefined => {
+  const { base } = patternBase(input.pattern)
+  const given = Files.givenSearchPath(input.path)
+  if (base === undefined) return given
+  if (base.startsWith("/")) return base
+  return given === undefined ? base : `${given.replace(/\/+$/, "")}/${base}`
 }
 
 /**
@@ -212,7 +247,9 @@ export const Glob = Tool.make("Glob", {
   isReadOnly: () => true,
   interruptBehavior: "cancel",
   backfillObservableInput: Files.backfillSearchPath,
-  footprint: (input, context) => Footprints.searches(input.path, context),
+  // An absolute or `..` pattern is judged by the directory it searches, as `path` is.
+  getPath: searchRoot,
+  footprint: (input, context) => Footprints.searches(searchRoot(input), context),
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
@@ -224,7 +261,7 @@ export const Glob = Tool.make("Glob", {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const directory = yield* resolveSearchDirectory(fs, path, ctx.context, input.path)
-      const search = splitAbsolutePattern(input.pattern, directory)
+      const search = yield* splitPattern(fs, path, input.pattern, directory)
       const viaRipgrep = (yield* chooseEngine) === "ripgrep"
         ? yield* Effect.option(GlobRipgrep.search(search.pattern, search.cwd))
         : Option.none()

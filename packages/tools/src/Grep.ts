@@ -129,7 +129,7 @@ const resolveRoot = (
   given: string | undefined
 ): Effect.Effect<{ readonly root: string; readonly isFile: boolean }, GrepError> =>
   Effect.gen(function*() {
-    const root = Files.resolveSearchPath(path, context.cwd, given)
+    const root = yield* Files.resolveSearchPath(fs, path, context.cwd, given)
     const info = yield* Effect.option(fs.stat(root))
     if (Option.isNone(info)) {
       return yield* new GrepError({ parameter: "path", message: `Path does not exist: ${root}` })

@@ -238,14 +238,14 @@ export const NotebookEdit = Tool.make("NotebookEdit", {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
-      const notebookPath = Files.resolvePath(path, context.cwd, input.notebook_path)
+      const notebookPath = yield* Files.kernelPath(fs, path, context.cwd, input.notebook_path)
       yield* plan(fs, path, { tool: "NotebookEdit", parameter: "notebook_path", path: notebookPath }, context, input)
     }).pipe(Effect.mapError(Files.toToolError)),
   call: (input, ctx) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
-      const notebookPath = Files.resolvePath(path, ctx.context.cwd, input.notebook_path)
+      const notebookPath = yield* Files.kernelPath(fs, path, ctx.context.cwd, input.notebook_path)
       const target: Files.Target = { tool: "NotebookEdit", parameter: "notebook_path", path: notebookPath }
       // Again right before writing: the notebook may have changed since validation.
       const planned = yield* plan(fs, path, target, ctx.context, input)

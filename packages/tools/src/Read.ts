@@ -227,7 +227,7 @@ export const Read = Tool.make("Read", {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
-      const target = readTarget(Files.resolvePath(path, context.cwd, input.file_path))
+      const target = readTarget(yield* Files.kernelPath(fs, path, context.cwd, input.file_path))
       const info = yield* Files.statOption(fs, target)
       if (Option.isNone(info)) return yield* Effect.flip(Files.notFound(fs, path, target))
       yield* Files.requireRegularFile(target, info.value)
@@ -236,7 +236,7 @@ export const Read = Tool.make("Read", {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
-      const filePath = Files.resolvePath(path, ctx.context.cwd, input.file_path)
+      const filePath = yield* Files.kernelPath(fs, path, ctx.context.cwd, input.file_path)
       const target = readTarget(filePath)
       const info = yield* Files.statOption(fs, target)
       if (Option.isNone(info)) return yield* Effect.flip(Files.notFound(fs, path, target))

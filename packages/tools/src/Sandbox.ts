@@ -10,8 +10,9 @@
  *   read-only again inside them `.git/hooks`, `.git/config`, `.claude/`,
  *   `.switchyard/`, `.mcp.json`, the settings files, `Edit(…)` deny rules and
  *   `sandbox.filesystem.denyWrite`; a missing `.claude/`, `.switchyard/` or
- *   `.mcp.json` is filled with an empty read-only mount point while the
- *   command runs, so it cannot be made;
+ *   `.mcp.json` is filled with an empty read-only directory while the
+ *   command runs, so it cannot be made (a directory: git lists none that is
+ *   empty, so `git add -A` inside does not stage it);
  * - the deny-read set (`Read(…)` deny rules, `sandbox.filesystem.denyRead`)
  *   masked by real path — an empty file bound over a file, an empty read-only
  *   tmpfs over a directory — with patterns expanded by walking their base;

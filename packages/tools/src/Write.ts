@@ -82,14 +82,14 @@ export const Write = Tool.make("Write", {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
-      const filePath = Files.resolvePath(path, context.cwd, input.file_path)
+      const filePath = yield* Files.kernelPath(fs, path, context.cwd, input.file_path)
       yield* checkTarget(fs, { tool: "Write", parameter: "file_path", path: filePath }, context)
     }).pipe(Effect.mapError(Files.toToolError)),
   call: (input, ctx) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
-      const filePath = Files.resolvePath(path, ctx.context.cwd, input.file_path)
+      const filePath = yield* Files.kernelPath(fs, path, ctx.context.cwd, input.file_path)
       const target: Files.Target = { tool: "Write", parameter: "file_path", path: filePath }
       // Again, right before writing: the file may have changed since validation.
       const type = yield* checkTarget(fs, target, ctx.context)

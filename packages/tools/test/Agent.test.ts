@@ -8,6 +8,7 @@ import {
   Messages,
   Model,
   PermissionContext,
+  Permissions,
   QueryLoop,
   Registry,
   ReplayModel,
@@ -108,6 +109,42 @@ describe("Agent tool", () => {
       expect(parentRequest.tools.map((t) => t.name)).toContain("Agent")
       expect(childRequest.tools.map((t) => t.name)).not.toContain("Agent")
       expect(childRequest.tools.map((t) => t.name)).toContain("Read")
+    }))
+
+  it.effect("an Agent whose sub-agent can write is a barrier: a sibling Read waits for it, two such Agents do not overlap", () =>
+    Effect.gen(function*() {
+      const log = new RunLog()
+      const scripts: Record<string, Turns> = {
+        "change and check": [
+          {
+            blocks: [
+              toolUse("a1", "Agent", { description: "edit A", prompt: "edit A" }),
+              toolUse("a2", "Agent", { description: "edit B", prompt: "edit B" }),
+              toolUse("r1", "Read", { ms: 10, label: "check" })
+            ]
+          },
+          { blocks: [say("Checked.")] }
+        ],
+        "edit A": [{ blocks: [toolUse("ea", "Edit", { ms: 300, label: "A" })] }, { blocks: [say("A edited.")] }],
+        "edit B": [{ blocks: [toolUse("eb", "Edit", { ms: 300, label: "B" })] }, { blocks: [say("B edited.")] }]
+      }
+      const model = routedModel(scripts, [])
+      const layer = Layer.mergeAll(
+        Agent.layer(),
+        Tool.layer(scriptedTool("Read", log, { safe: true })),
+        Tool.layer(scriptedTool("Edit", log))
+      ).pipe(Layer.provideMerge(Layer.mergeAll(
+        Registry.layer(),
+        Results.layerMemory,
+        model,
+        // The engine's default policy runs only read-only calls; this test is about scheduling.
+        Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)
+      )))
+      yield* runParent("change and check", ToolUseContext.make({ cwd: "/", sessionId: "p" })).pipe(Effect.provide(layer))
+      const [ea, eb, r1] = [log.get("ea")!, log.get("eb")!, log.get("r1")!]
+      // The sub-agents' edits never overlap each other, and the parent's Read starts after both.
+      expect(ea.end! <= eb.start || eb.end! <= ea.start).toBe(true)
+      expect(r1.start).toBeGreaterThanOrEqual(Math.max(ea.end!, eb.end!))
     }))
 
   it.effect("a sub-agent works under the parent's permission context", () =>

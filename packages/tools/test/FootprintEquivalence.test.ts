@@ -5,6 +5,12 @@
  * every call the same result as running them one by one. Calls cancelled as
  * dependents of a failed Bash call are left out of the sequential run; the
  * rest must match it.
+ *
+ * The tree holds a link to a directory (`l` → `s`) and a second name of a
+ * file (`h`, a hard link to `b`); calls reach files through them, through
+ * `LINK/..`, and Glob searches from absolute and `..` patterns (issue 20:
+ * hard links meet, paths are resolved as the kernel does, a Glob is judged
+ * by the directory it searches).
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
@@ -38,7 +44,7 @@ const Tools = toolsLayer(
 const Call = FastCheck.oneof(
   FastCheck.record({
     tool: FastCheck.constant("Read" as const),
-    file: FastCheck.constantFrom("a", "b", "c", "e", "s/x", "d/f", "n1")
+    file: FastCheck.constantFrom("a", "b", "c", "e", "s/x", "d/f", "n1", "h", "l/x", "l/../a")
   }),
   FastCheck.record({
     tool: FastCheck.constant("Edit" as const),
@@ -52,7 +58,7 @@ const Call = FastCheck.oneof(
   }),
   FastCheck.record({
     tool: FastCheck.constant("Glob" as const),
-    pattern: FastCheck.constantFrom("**/*", "*", "s/*")
+    pattern: FastCheck.constantFrom("**/*", "*", "s/*", "<root>/s/*", "../tree/*")
   }),
   FastCheck.record({
     tool: FastCheck.constant("Grep" as const),
@@ -63,6 +69,10 @@ const Call = FastCheck.oneof(
     command: FastCheck.constantFrom(
       "cat a",
       "cat b",
+      "cat h",
+      "cat l/x",
+      "echo z >> h",
+      "echo w >> l/x",
       "cat d/f",
       "cat s/x",
       "echo x > b",
@@ -99,7 +109,7 @@ const block = (root: string, call: Call, index: number): Messages.ToolUseBlock =
     case "Write":
       return Messages.toolUse(id, "Write", { file_path: `${root}/${call.file}`, content: call.content })
     case "Glob":
-      return Messages.toolUse(id, "Glob", { pattern: call.pattern })
+      return Messages.toolUse(id, "Glob", { pattern: call.pattern.replace("<root>", root) })
     case "Grep":
       return Messages.toolUse(id, "Grep", { pattern: call.pattern })
     case "Bash":
@@ -119,6 +129,8 @@ const makeTree = (root: string) =>
     yield* fs.writeFileString(`${root}/c`, "gamma\n")
     yield* fs.writeFileString(`${root}/e`, "epsilon alpha\n")
     yield* fs.writeFileString(`${root}/s/x`, "alpha x\n")
+    yield* fs.symlink("s", `${root}/l`)
+    yield* fs.link(`${root}/b`, `${root}/h`)
   })
 
 /** Every entry under the root: a file's content, or `<dir>`. */

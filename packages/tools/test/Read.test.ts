@@ -158,10 +158,10 @@ describe("Read", () => {
         expect((yield* Ref.get(ctx)).fileState.get(`${dir}/sub/a.txt`)?.partial).toBe(true)
       }).pipe(Effect.provide(toolsLayer(Read.layer))))
 
-    it("hooks and permissions see an absolute path; call keeps the input", () => {
+    it("hooks and permissions see an absolute path (`..` kept: only the kernel knows it); call keeps the input", () => {
       const context = ToolUseContext.make({ cwd: "/work/project" })
-      expect(Read.Read.backfillObservableInput!({ file_path: "src/../a.ts" }, context)).toEqual({
-        file_path: "/work/project/a.ts"
+      expect(Read.Read.backfillObservableInput!({ file_path: "src/./../a.ts" }, context)).toEqual({
+        file_path: "/work/project/src/../a.ts"
       })
       expect(Read.Read.backfillObservableInput!({ file_path: "/abs/b.ts", limit: 3 }, context)).toEqual({
         file_path: "/abs/b.ts",

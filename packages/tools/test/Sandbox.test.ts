@@ -41,10 +41,12 @@ const Grace = Layer.succeed(Bash.ShellSettings, {
 })
 
 const layerFor = (project: Project, options: Sandbox.Options = {}) =>
-  toolsLayer(Layer.mergeAll(Bash.layer, BackgroundShells.layerTools).pipe(
-    Layer.provideMerge(BackgroundShells.layer),
-    Layer.provide(Grace)
-  )).pipe(Layer.provideMerge(Sandbox.layer({ settings: project.settings, home: project.home, ...options })))
+  toolsLayer(
+    Layer.mergeAll(Bash.layer, BackgroundShells.layerTools).pipe(
+      Layer.provideMerge(BackgroundShells.layer),
+      Layer.provide(Grace)
+    )
+  ).pipe(Layer.provideMerge(Sandbox.layer({ settings: project.settings, home: project.home, ...options })))
 
 /** Run in the project with every call allowed (bypassPermissions) and the project's deny rules. */
 const contextOf = (project: Project) =>
@@ -82,7 +84,8 @@ suite("Sandbox: normal work still works inside", () => {
             "mkdir -p build && cp README.md build/",
             "node test.mjs",
             "git status --porcelain >/dev/null",
-            "git add made.txt build test.mjs",
+            // Everything: no placeholder the sandbox holds a protected name's place with may be staged.
+            "git add -A",
             "git -c user.email=m@example.com -c user.name=m commit -q -m sandboxed",
             "cat link-out/target.txt",
             "f=$(mktemp) && echo tmp > \"$f\" && cat \"$f\""
@@ -96,6 +99,12 @@ suite("Sandbox: normal work still works inside", () => {
         expect(fs.existsSync(path.join(project.project, "build", "README.md"))).toBe(true)
         const log = execFileSync("git", ["log", "--format=%s"], { cwd: project.project, encoding: "utf8" })
         expect(log.split("\n")[0]).toBe("sandboxed")
+        const committed = execFileSync("git", ["show", "--name-only", "--format=", "HEAD"], {
+          cwd: project.project,
+          encoding: "utf8"
+        })
+        expect(committed.trim().split("\n").sort()).toEqual(["build/README.md", "made.txt", "test.mjs"])
+        expect(execFileSync("git", ["status", "--porcelain"], { cwd: project.project, encoding: "utf8" })).toBe("")
         // No mount point the sandbox made for itself is left in the project.
         expect(fs.existsSync(path.join(project.project, ".mcp.json"))).toBe(false)
       }).pipe(Effect.provide(layerFor(project)))
@@ -252,6 +261,18 @@ suite("Sandbox: protected paths inside the writable roots stay as they are", () 
         expect(result.text).toContain("done")
         // The placeholder that stopped it is gone again; the directory is as it was.
         expect(fs.readdirSync(bare)).toEqual([])
+        // An empty `.git` left behind (a runtime killed mid-command) is no way in either.
+        const leftover = path.join(project.root, "leftover")
+        fs.mkdirSync(path.join(leftover, ".git"), { recursive: true })
+        const again = yield* dispatch(
+          yield* makeContext(leftover, {
+            permissions: { mode: "bypassPermissions", rules: [], additionalDirectories: [] }
+          }),
+          "Bash",
+          { command: "git init -q 2>&1; echo '[core] fsmonitor = touch x' > .git/config 2>&1; echo done" }
+        )
+        expect(again.text).toContain("done")
+        expect(fs.readdirSync(path.join(leftover, ".git"))).toEqual([])
       }).pipe(Effect.provide(layerFor(project)))
     ))
 })
@@ -292,8 +313,11 @@ const loopbackServer = Effect.acquireRelease(
       log.push(`${request.method} ${request.url}`)
       response.end("reached\n")
     })
-    server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({ port: (server.address() as AddressInfo).port, log, server })))
+    server.listen(
+      0,
+      "127.0.0.1",
+      () => resume(Effect.succeed({ port: (server.address() as AddressInfo).port, log, server }))
+    )
   }),
   ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
 )
@@ -319,29 +343,32 @@ suite("Sandbox: the network", () => {
 
   const hasCurl = spawnSync("curl", ["--version"]).status === 0
   if (!hasCurl) console.log("skipped: the proxy test needs curl (Debian package curl)")
-  it.scopedLive.skipIf(!hasCurl)("an allowed domain is reached through the proxy; any other host is refused and named", () =>
-    withProject(
-      (project) =>
-        Effect.gen(function*() {
-          const allowed = yield* loopbackServer
-          const other = yield* loopbackServer
-          const result = yield* bashIn(
-            project,
-            [
-              `curl -s -m 5 http://localhost:${allowed.port}/plain`,
-              `curl -s -m 5 -p http://localhost:${allowed.port}/tunnel`,
-              `curl -s -m 5 http://127.0.0.1:${other.port}/other`,
-              `curl -s -m 5 -p http://127.0.0.1:${other.port}/other-tunnel`,
-              `curl -s -m 5 --noproxy '*' http://localhost:${other.port}/direct`
-            ].map((command) => `${command} 2>&1; echo`).join("; ")
-          )
-          expect(allowed.log.sort()).toEqual(["GET /plain", "GET /tunnel"])
-          expect(other.log).toEqual([])
-          expect(result.text).toContain("Blocked by the Switchyard sandbox")
-          expect(result.text).toContain(`Sandbox: connections to 127.0.0.1:${other.port}`)
-        }).pipe(Effect.provide(layerFor(project))),
-      { network: { allowedDomains: ["localhost"] } }
-    ))
+  it.scopedLive.skipIf(!hasCurl)(
+    "an allowed domain is reached through the proxy; any other host is refused and named",
+    () =>
+      withProject(
+        (project) =>
+          Effect.gen(function*() {
+            const allowed = yield* loopbackServer
+            const other = yield* loopbackServer
+            const result = yield* bashIn(
+              project,
+              [
+                `curl -s -m 5 http://localhost:${allowed.port}/plain`,
+                `curl -s -m 5 -p http://localhost:${allowed.port}/tunnel`,
+                `curl -s -m 5 http://127.0.0.1:${other.port}/other`,
+                `curl -s -m 5 -p http://127.0.0.1:${other.port}/other-tunnel`,
+                `curl -s -m 5 --noproxy '*' http://localhost:${other.port}/direct`
+              ].map((command) => `${command} 2>&1; echo`).join("; ")
+            )
+            expect(allowed.log.sort()).toEqual(["GET /plain", "GET /tunnel"])
+            expect(other.log).toEqual([])
+            expect(result.text).toContain("Blocked by the Switchyard sandbox")
+            expect(result.text).toContain(`Sandbox: connections to 127.0.0.1:${other.port}`)
+          }).pipe(Effect.provide(layerFor(project))),
+        { network: { allowedDomains: ["localhost"] } }
+      )
+  )
 })
 
 suite("Sandbox: no process is left", () => {

@@ -25,7 +25,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { makeProject, type Project } from "./fixtures/sandboxProject.js"
+import { makeProject, type Project, SECRETS } from "./fixtures/sandboxProject.js"
 import { dispatch, makeContext } from "./fixtures/toolHarness.js"
 
 const probed = await Effect.runPromise(Sandbox.probe())
@@ -116,6 +116,32 @@ suite("autoAllowBashIfSandboxed (the permission chain)", () => {
           "ruled.txt"
         ])
       })
+    ))
+})
+
+suite("deny rules the sandbox enforces itself", () => {
+  it.scopedLive("a path no analysis can resolve against a Read deny rule: sandboxed it runs, masked; off it asks", () =>
+    withProject((project) =>
+      Effect.gen(function*() {
+        const command = "cat \"$(echo .env)\"; echo ran > ran.txt"
+        const rules = { rules: [rule("Read(./.env)", "deny", project)] }
+        const sandboxed = yield* bashIn(project, { command }, rules)
+        expect(sandboxed.status, sandboxed.text).toBe("success")
+        expect(sandboxed.text).not.toContain(SECRETS.env)
+        expect(fs.readFileSync(path.join(project.project, "ran.txt"), "utf8")).toBe("ran\n")
+        fs.rmSync(path.join(project.project, "ran.txt"))
+        // A real ask rule still asks, sandbox or not.
+        const asking = { rules: [...rules.rules, rule("Bash(touch *)", "ask", project)] }
+        const asked = yield* bashIn(project, { command: "touch \"$(echo asked.txt)\"" }, asking)
+        expect(asked.status).toBe("denied")
+        expect(fs.existsSync(path.join(project.project, "asked.txt"))).toBe(false)
+        const off = yield* bashIn(project, { command }, rules).pipe(
+          Effect.provide(layerFor(project, { enabled: false }, { policy: chain() }))
+        )
+        expect(off.status).toBe("denied")
+        expect(off.text).not.toContain(SECRETS.env)
+        expect(fs.existsSync(path.join(project.project, "ran.txt"))).toBe(false)
+      }).pipe(Effect.provide(layerFor(project, {}, { policy: chain() })))
     ))
 })
 

@@ -10,10 +10,16 @@
  */
 import * as Footprint from "../Footprint.js"
 
-/** An earlier call a new one conflicts with, and why (the earlier call's access). */
+/**
+ * An earlier call a new one conflicts with, and why (the earlier call's
+ * access). `data`: the earlier call writes what the new one reads or writes
+ * (the new one depends on it); otherwise the new one only writes what the
+ * earlier one reads.
+ */
 export interface Conflict<T> {
   readonly call: T
   readonly reason: string
+  readonly data: boolean
 }
 
 interface Access<T> {
@@ -64,10 +70,14 @@ export class FootprintIndex<T> {
   private addStarReader(call: T): Array<Conflict<T>> {
     const found: Array<Conflict<T>> = []
     const writer = this.lastStarWriter
-    if (writer !== undefined && this.registrations.has(writer)) found.push({ call: writer, reason: "writes *" })
+    if (writer !== undefined && this.registrations.has(writer)) {
+      found.push({ call: writer, reason: "writes *", data: true })
+    }
     if (this.writersSinceStar.length > 0) {
       this.writersSinceStar = this.writersSinceStar.filter((a) => this.registrations.has(a.call))
-      for (const access of this.writersSinceStar) found.push({ call: access.call, reason: `writes ${access.resource}` })
+      for (const access of this.writersSinceStar) {
+        found.push({ call: access.call, reason: `writes ${access.resource}`, data: true })
+      }
     }
     this.registrations.set(call, emptyRegistration)
     this.starReaders.push(call)
@@ -76,9 +86,13 @@ export class FootprintIndex<T> {
   }
 
   private addDeclared(call: T, footprint: Footprint.Footprint): Array<Conflict<T>> {
-    const found = new Map<T, string>()
+    const found = new Map<T, Conflict<T>>()
+    // The first reason found is kept, unless a data dependence turns up later: it is the one to show.
     const note = (other: T, reason: string) => {
-      if (other !== call && !found.has(other) && this.registrations.has(other)) found.set(other, reason)
+      if (other === call || !this.registrations.has(other)) return
+      const known = found.get(other)
+      const data = reason.startsWith("writes ")
+      if (known === undefined || (data && !known.data)) found.set(other, { call: other, reason, data })
     }
     const reads = (footprint.reads ?? []).map((r) => [r, Footprint.toKey(r)] as const)
     const writes = (footprint.writes ?? []).map((w) => [w, Footprint.toKey(w)] as const)
@@ -155,7 +169,7 @@ export class FootprintIndex<T> {
       if (described !== undefined) this.sinceStarWrite.push({ call, resource: described })
     }
     this.registrations.set(call, { paths, named })
-    return Array.from(found, ([other, reason]) => ({ call: other, reason }))
+    return Array.from(found.values())
   }
 
   /** Forget a call: nothing later conflicts with it any more. */
@@ -196,14 +210,14 @@ export class FootprintIndex<T> {
       const entry = this.named.get(key.name)
       if (entry === undefined) return
       for (const [call, resource] of entry.writers) note(call, `writes ${resource}`)
-      if (asWriter) for (const [call, resource] of entry.readers) note(call, `reads ${resource}`)
+      if (asWriter) { for (const [call, resource] of entry.readers) note(call, `reads ${resource}`) }
       return
     }
     // Ancestors and the node itself.
     let node: TrieNode<T> | undefined = this.root
     const visit = (n: TrieNode<T>) => {
       for (const [call, resource] of n.writers) note(call, `writes ${resource}`)
-      if (asWriter) for (const [call, resource] of n.readers) note(call, `reads ${resource}`)
+      if (asWriter) { for (const [call, resource] of n.readers) note(call, `reads ${resource}`) }
     }
     for (const segment of key.segments) {
       visit(node)

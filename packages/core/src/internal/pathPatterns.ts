@@ -20,6 +20,8 @@ export interface PathPattern {
   readonly up: number
   /** The literal leading segments of an anchored pattern (`secrets` of `./secrets/**`): everything it matches is below them. */
   readonly prefix: ReadonlyArray<string>
+  /** `prefix` joined with `/` and lower-cased (the matcher ignores case): a quick test before the matcher. */
+  readonly lead: string
   /** The gitignore pattern relative to its directory (`/secrets/**`, `*.pem`): a leading `/` anchors it there. */
   readonly gitignore: string
   readonly matcher: ReturnType<typeof ignore>
@@ -62,7 +64,7 @@ export const compilePathPattern = (specifier: string): PathPattern => {
   const literal = anchored || segments.length > 1 ? segments.slice(0, -1) : []
   const stop = literal.findIndex((segment) => /[*?[\]\\!]/.test(segment) || segment === "")
   const prefix = stop === -1 ? literal : literal.slice(0, stop)
-  return { anchor, up, prefix, gitignore: pattern, matcher: ignore().add(pattern) }
+  return { anchor, up, prefix, lead: prefix.join("/").toLowerCase(), gitignore: pattern, matcher: ignore().add(pattern) }
 }
 
 /**
@@ -164,6 +166,13 @@ export const matchPathPattern = (
 ): boolean => {
   const relative = probe.relativeTo(baseOf(pattern, root, bases))
   if (relative === undefined) return false
+  // Everything the pattern matches is below its literal lead: a path elsewhere is not matched (the
+  // cheap test that lets a decision go through a thousand rules).
+  const lead = pattern.lead
+  if (lead !== "") {
+    const folded = relative.toLowerCase()
+    if (folded !== lead && !folded.startsWith(`${lead}/`)) return false
+  }
   if (relative !== "" && pattern.matcher.ignores(relative)) return true
   return probe.directory && pattern.matcher.ignores(relative === "" ? PROBE : `${relative}/${PROBE}`)
 }

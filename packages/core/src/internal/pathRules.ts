@@ -5,6 +5,7 @@
  */
 import type * as Path from "@effect/platform/Path"
 import type * as PermissionRules from "../PermissionRules.js"
+import * as RealPath from "../RealPath.js"
 import * as PathPatterns from "./pathPatterns.js"
 import * as RuleIndex from "./ruleIndex.js"
 
@@ -40,7 +41,8 @@ export const isProtected = (env: PermissionRules.Environment, absolutePath: stri
 
 /** A tool's path made absolute against the cwd (`~` expanded). @internal */
 export const absoluteToolPath = (rawPath: string, env: PermissionRules.Environment): string =>
-  env.path.resolve(env.cwd, expandHome(rawPath, env.home, env.path))
+  // Joined, not resolved: `..` stays for `env.resolvePath`, which follows a link before climbing from it.
+  RealPath.join(env.cwd, env.home, rawPath)
 
 /** The narrowed path rule an "always allow" adds, or `undefined` for a tool of neither family. @internal */
 export const suggestPathRule = (

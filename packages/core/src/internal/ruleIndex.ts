@@ -142,7 +142,7 @@ const lookup = (bucket: Bucket, names: ReadonlyArray<string>, toolName: string):
   const out: Array<CompiledRule> = []
   for (const name of names) {
     const list = bucket.byName.get(name)
-    if (list !== undefined) for (const compiled of list) out.push(compiled)
+    if (list !== undefined) { for (const compiled of list) out.push(compiled) }
   }
   for (const compiled of McpRules.serverRulesFor(bucket.mcpServers, toolName)) out.push(compiled)
   return out
@@ -166,6 +166,97 @@ export const ruleApplies = (compiled: CompiledRule, facts: ToolFacts, env: Permi
   if (compiled.domain !== undefined) return facts.host !== undefined && compiled.domain(facts.host)
   if (compiled.text !== undefined) return facts.content !== undefined && compiled.text(facts.content)
   return false
+}
+
+/**
+ * The path rules of a candidate list, by the directory they are relative to
+ * and their literal lead: a call is checked only against the rules that can
+ * match its path (those whose lead it is under, and those without a lead),
+ * not against every rule in the settings.
+ */
+interface PathRuleIndex {
+  /** Positions of the rules that are not path rules (checked for every call). */
+  readonly others: ReadonlyArray<number>
+  readonly byBase: ReadonlyMap<string, {
+    readonly unled: ReadonlyArray<number>
+    readonly byLead: ReadonlyMap<string, ReadonlyArray<number>>
+  }>
+}
+
+const pathIndexes = new WeakMap<ReadonlyArray<CompiledRule>, Map<string, PathRuleIndex>>()
+
+const pathIndexOf = (rules: ReadonlyArray<CompiledRule>, env: PermissionRules.Environment): PathRuleIndex => {
+  let byEnv = pathIndexes.get(rules)
+  if (byEnv === undefined) pathIndexes.set(rules, byEnv = new Map())
+  const key = `${env.cwd}\u0000${env.home}`
+  const known = byEnv.get(key)
+  if (known !== undefined) return known
+  const others: Array<number> = []
+  const byBase = new Map<string, { unled: Array<number>; byLead: Map<string, Array<number>> }>()
+  rules.forEach((compiled, i) => {
+    const pattern = compiled.path
+    if (pattern === undefined) {
+      others.push(i)
+      return
+    }
+    const base = PathPatterns.baseOf(pattern, compiled.rule.root ?? env.cwd, env)
+    let entry = byBase.get(base)
+    if (entry === undefined) byBase.set(base, entry = { unled: [], byLead: new Map() })
+    if (pattern.lead === "") {
+      entry.unled.push(i)
+      return
+    }
+    const list = entry.byLead.get(pattern.lead)
+    if (list === undefined) entry.byLead.set(pattern.lead, [i])
+    else list.push(i)
+  })
+  const index: PathRuleIndex = { others, byBase }
+  byEnv.set(key, index)
+  return index
+}
+
+/**
+ * The position of the first rule of `rules` that covers a call with these
+ * facts, or -1. With a path, only the rules that can match it are tried.
+ *
+ * @internal
+ */
+export const firstApplyingIndex = (
+  rules: ReadonlyArray<CompiledRule>,
+  facts: ToolFacts,
+  env: PermissionRules.Environment
+): number => {
+  const probe = facts.path
+  if (probe === undefined || rules.length < 16) {
+    for (let i = 0; i < rules.length; i++) if (ruleApplies(rules[i]!, facts, env)) return i
+    return -1
+  }
+  const index = pathIndexOf(rules, env)
+  let best = -1
+  const tryAll = (positions: ReadonlyArray<number> | undefined) => {
+    if (positions === undefined) return
+    for (const i of positions) {
+      if (best !== -1 && i >= best) return
+      if (ruleApplies(rules[i]!, facts, env)) {
+        best = i
+        return
+      }
+    }
+  }
+  tryAll(index.others)
+  for (const [base, entry] of index.byBase) {
+    const relative = probe.relativeTo(base)
+    if (relative === undefined) continue
+    tryAll(entry.unled)
+    if (entry.byLead.size === 0) continue
+    // Every lead the path is at or under: its prefixes, segment by segment.
+    const folded = relative.toLowerCase()
+    for (let end = folded.indexOf("/");; end = folded.indexOf("/", end + 1)) {
+      tryAll(entry.byLead.get(end === -1 ? folded : folded.slice(0, end)))
+      if (end === -1) break
+    }
+  }
+  return best
 }
 
 /** The first rule that covers a call with these facts. @internal */

@@ -82,6 +82,11 @@ const pathRules = (
 ): ReadonlyArray<PermissionContext.PermissionRule> =>
   rules.filter((rule) => rule.behavior === behavior && rule.specifier !== undefined && tools.has(rule.toolName))
 
+/** Whether the sandbox enforces a rule itself: a `Read(…)` deny rule (masked) or an edit tool's (read-only). */
+export const enforcesRule = (rule: PermissionContext.PermissionRule): boolean =>
+  rule.behavior === "deny" && rule.specifier !== undefined &&
+  (rule.toolName === "Read" || RuleIndex.editTools.has(rule.toolName))
+
 const domainOf = (rule: PermissionContext.PermissionRule): ReadonlyArray<string> => {
   const spec = rule.specifier?.trim()
   return spec !== undefined && spec.startsWith("domain:") ? [spec.slice("domain:".length).trim().toLowerCase()] : []
@@ -148,10 +153,12 @@ export const make = (input: PolicyInput): Sandbox.Policy => {
     denyRead,
     network: {
       enabled: settings.network.allowedDomains.length > 0,
-      allowedHosts: Array.from(new Set([
-        ...settings.network.allowedDomains.map((domain) => domain.trim().toLowerCase()),
-        ...rules.filter((rule) => rule.behavior === "allow" && webFetch.has(rule.toolName)).flatMap(domainOf)
-      ])),
+      allowedHosts: Array.from(
+        new Set([
+          ...settings.network.allowedDomains.map((domain) => domain.trim().toLowerCase()),
+          ...rules.filter((rule) => rule.behavior === "allow" && webFetch.has(rule.toolName)).flatMap(domainOf)
+        ])
+      ),
       deniedHosts: rules.filter((rule) => rule.behavior === "deny" && webFetch.has(rule.toolName)).flatMap(domainOf),
       allowLocalBinding: settings.network.allowLocalBinding
     }

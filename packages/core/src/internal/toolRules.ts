@@ -105,18 +105,30 @@ export const assessTool = (
     // Deny and ask rules see the path as written and every form of its target; allow rules only the target.
     const guarded = factsOf(resolved === undefined ? [] : Array.from(new Set([resolved.lexical, ...realPaths])))
     const targets = factsOf(realPaths)
-    const pattern = absolutePath !== undefined && !directory && isPathTool(tool.name) && globCharacters.test(absolutePath)
-      ? staticPrefix(absolutePath, env)
+    const pattern = resolved !== undefined && !directory && isPathTool(tool.name) && globCharacters.test(resolved.lexical)
+      ? staticPrefix(resolved.lexical, env)
       : undefined
     const subject = absolutePath ?? url ?? tool.name
+    // The first rule (in the settings' order) that covers some variant of the call.
     const find = (behavior: PermissionContext.RuleBehavior, variants: ReadonlyArray<RuleIndex.ToolFacts>) => {
-      for (const compiled of RuleIndex.candidates(ruleSets, behavior, tool)) {
-        if (variants.some((facts) => RuleIndex.ruleApplies(compiled, facts, env))) return compiled.rule
-        // A path with glob or brace characters cannot be resolved statically: it counts as matching
-        // every deny or ask rule it could match.
-        if (pattern !== undefined && behavior !== "allow" && couldMatch(compiled, pattern, env)) return compiled.rule
+      const rules = RuleIndex.candidates(ruleSets, behavior, tool)
+      let best = -1
+      for (const facts of variants) {
+        const i = RuleIndex.firstApplyingIndex(rules, facts, env)
+        if (i !== -1 && (best === -1 || i < best)) best = i
       }
-      return undefined
+      // A path with glob or brace characters cannot be resolved statically: it counts as matching
+      // every deny or ask rule it could match.
+      if (pattern !== undefined && behavior !== "allow") {
+        const end = best === -1 ? rules.length : best
+        for (let i = 0; i < end; i++) {
+          if (couldMatch(rules[i]!, pattern, env)) {
+            best = i
+            break
+          }
+        }
+      }
+      return best === -1 ? undefined : rules[best]!.rule
     }
 
     const denied = find("deny", guarded)

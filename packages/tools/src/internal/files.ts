@@ -13,7 +13,9 @@ import type * as PlatformError from "@effect/platform/Error"
 import * as Path from "@effect/platform/Path"
 import * as Digest from "@switchyard/core/Digest"
 import * as EditDistance from "@switchyard/core/EditDistance"
+import * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
 import * as PermissionRules from "@switchyard/core/PermissionRules"
+import * as RealPath from "@switchyard/core/RealPath"
 import * as Settings from "@switchyard/core/Settings"
 import * as Tool from "@switchyard/core/Tool"
 import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
@@ -79,15 +81,29 @@ export const fail = (target: Target, reason: FileErrorReason, message: string): 
   new FileToolError({ ...target, reason, message })
 
 /**
- * An absolute, normalized path: absolute input as is, `~` against the home
- * directory, anything else against the call's working directory.
+ * An absolute path: absolute input as is, `~` against the home directory,
+ * anything else against the call's working directory — joined, with `..`
+ * kept: only the kernel knows what `LINK/..` is (see `kernelPath`).
  *
  * @internal
  */
-export const resolvePath = (path: Path.Path, cwd: string, filePath: string): string => {
-  if (filePath === "~" || filePath.startsWith("~/")) return path.join(os.homedir(), filePath.slice(1))
-  return path.isAbsolute(filePath) ? path.normalize(filePath) : path.resolve(cwd, filePath)
-}
+export const resolvePath = (_path: Path.Path, cwd: string, filePath: string): string =>
+  RealPath.join(cwd, os.homedir(), filePath)
+
+/**
+ * The path a file tool opens for `filePath`: absolute, and spelled without
+ * `..` the way the kernel resolves it (a link before a `..` followed first),
+ * so what the permission check judged is what is opened, and one file has
+ * one name in the read state.
+ *
+ * @internal
+ */
+export const kernelPath = (
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  cwd: string,
+  filePath: string
+): Effect.Effect<string> => RealPath.normalize(fs, path, resolvePath(path, cwd, filePath))
 
 /**
  * The optional `path` of a search tool, with the values models send for "none"
@@ -96,9 +112,13 @@ export const resolvePath = (path: Path.Path, cwd: string, filePath: string): str
 export const givenSearchPath = (path: string | undefined): string | undefined =>
   path === undefined || path === "" || path === "undefined" || path === "null" ? undefined : path
 
-/** Where a search tool (Glob, Grep) searches: its `path`, else the working directory. */
-export const resolveSearchPath = (path: Path.Path, cwd: string, given: string | undefined): string =>
-  resolvePath(path, cwd, givenSearchPath(given) ?? cwd)
+/** Where a search tool (Glob, Grep) searches: its `path`, else the working directory (see `kernelPath`). */
+export const resolveSearchPath = (
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  cwd: string,
+  given: string | undefined
+): Effect.Effect<string> => kernelPath(fs, path, cwd, givenSearchPath(given) ?? cwd)
 
 /**
  * What a search tool (Glob, Grep) leaves out of its results: the paths its
@@ -134,12 +154,15 @@ export const readDeniedGlobs = (
 
 const permissionEnvironment = (context: ToolUseContext.ToolUseContext) =>
   Effect.gen(function*() {
+    // On the disk links are followed by the kernel; under an overlay, through its view.
+    const overlay = yield* OverlayFileSystem.OverlayStatus
     return PermissionRules.makeEnvironment({
       cwd: context.cwd,
       home: yield* Settings.homeDirectory,
       additionalDirectories: context.permissions.additionalDirectories,
       path: yield* Path.Path,
-      fileSystem: yield* FileSystem.FileSystem
+      fileSystem: yield* FileSystem.FileSystem,
+      realPaths: overlay.active ? "fileSystem" : "kernel"
     })
   })
 
@@ -165,18 +188,13 @@ export const backfillSearchPath = <I extends { readonly path?: string | undefine
 
 /**
  * The absolute form of a path for the observable input. Pure (no `Path`
- * service in `backfillObservableInput`); POSIX rules.
+ * service in `backfillObservableInput`); POSIX rules. `..` is kept: the
+ * permission check resolves it as the kernel does, after the links before it.
  *
  * @internal
  */
 export const toAbsolute = (cwd: string, value: string): string => {
-  if (value === "~" || value.startsWith("~/")) return os.homedir() + value.slice(1)
-  const parts: Array<string> = []
-  for (const part of (value.startsWith("/") ? value : `${cwd}/${value}`).split("/")) {
-    if (part === "" || part === ".") continue
-    if (part === "..") parts.pop()
-    else parts.push(part)
-  }
+  const parts = RealPath.join(cwd, os.homedir(), value).split("/").filter((part) => part !== "" && part !== ".")
   return `/${parts.join("/")}`
 }
 
@@ -186,9 +204,12 @@ export const toAbsolute = (cwd: string, value: string): string => {
  *
  * @internal
  */
-export const absolutize = <K extends string>(key: K) =>
-<I extends { readonly [P in K]: string }>(input: I, context: ToolUseContext.ToolUseContext): I =>
-  ({ ...input, [key]: toAbsolute(context.cwd, input[key]) })
+export const absolutize =
+  <K extends string>(key: K) =>
+  <I extends { readonly [P in K]: string }>(input: I, context: ToolUseContext.ToolUseContext): I => ({
+    ...input,
+    [key]: toAbsolute(context.cwd, input[key])
+  })
 
 /** @internal */
 export const sha256 = Digest.sha256
@@ -314,10 +335,65 @@ export const notFound = (
     ))
 
 const BINARY_EXTENSIONS = new Set([
-  "7z", "a", "avi", "bin", "bmp", "bz2", "class", "dat", "db", "deb", "dll", "dmg", "doc", "docx", "dylib", "eot",
-  "exe", "flac", "gz", "ico", "iso", "jar", "lib", "mkv", "mov", "mp3", "mp4", "node", "o", "obj", "odt", "ogg",
-  "otf", "pdf", "ppt", "pptx", "psd", "pyc", "pyo", "rar", "rpm", "so", "sqlite", "sqlite3", "tar", "tgz", "tif",
-  "tiff", "ttf", "wasm", "wav", "webm", "woff", "woff2", "xls", "xlsx", "xz", "zip", "zst"
+  "7z",
+  "a",
+  "avi",
+  "bin",
+  "bmp",
+  "bz2",
+  "class",
+  "dat",
+  "db",
+  "deb",
+  "dll",
+  "dmg",
+  "doc",
+  "docx",
+  "dylib",
+  "eot",
+  "exe",
+  "flac",
+  "gz",
+  "ico",
+  "iso",
+  "jar",
+  "lib",
+  "mkv",
+  "mov",
+  "mp3",
+  "mp4",
+  "node",
+  "o",
+  "obj",
+  "odt",
+  "ogg",
+  "otf",
+  "pdf",
+  "ppt",
+  "pptx",
+  "psd",
+  "pyc",
+  "pyo",
+  "rar",
+  "rpm",
+  "so",
+  "sqlite",
+  "sqlite3",
+  "tar",
+  "tgz",
+  "tif",
+  "tiff",
+  "ttf",
+  "wasm",
+  "wav",
+  "webm",
+  "woff",
+  "woff2",
+  "xls",
+  "xlsx",
+  "xz",
+  "zip",
+  "zst"
 ])
 
 /** @internal */
@@ -406,7 +482,8 @@ export const checkUnchangedSinceRead = (
       )
     }
     if (options.bytes === undefined && mtimeMs(info) === recorded.mtimeMs) return
-    const bytes = options.bytes ?? (yield* fs.readFile(target.path).pipe(Effect.mapError(mapPlatformError(target, "read"))))
+    const bytes = options.bytes ??
+      (yield* fs.readFile(target.path).pipe(Effect.mapError(mapPlatformError(target, "read"))))
     if (sha256(bytes) !== recorded.hash) {
       return yield* Effect.fail(
         fail(

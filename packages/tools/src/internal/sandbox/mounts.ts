@@ -43,12 +43,12 @@ const WALK_LIMIT = 20_000
 /** The kernel's own trees: never walked, never masked. */
 const SKIPPED: ReadonlySet<string> = new Set(["/proc", "/sys", "/dev"])
 
-/** Protected names whose absence is filled with an empty read-only mount point, so none can be made. */
-const FILL_WHEN_MISSING: ReadonlyMap<string, boolean> = new Map([
-  [".claude", true],
-  [".switchyard", true],
-  [".mcp.json", false]
-])
+/**
+ * Protected names whose absence is filled with an empty read-only mount point, so none can be made. All
+ * are filled with a directory, `.mcp.json` too: git lists no empty directory, so `git add -A` inside the
+ * sandbox does not stage a placeholder (an empty file would be committed, and then missing).
+ */
+const FILL_WHEN_MISSING: ReadonlySet<string> = new Set([".claude", ".switchyard", ".mcp.json"])
 
 const realOrUndefined = (p: string): string | undefined => {
   try {
@@ -112,12 +112,13 @@ export class ListingCache {
 }
 
 /**
- * The empty mount points made for missing protected names, counted per
- * command using them: a command that starts while another one's placeholder
- * exists treats it as missing too, and the last one to finish removes it.
+ * The empty directories made as mount points for missing protected names,
+ * counted per command using them: a command that starts while another one's
+ * placeholder exists treats it as missing too, and the last one to finish
+ * removes it.
  */
 export class Placeholders {
-  private readonly users = new Map<string, { count: number; readonly directory: boolean }>()
+  private readonly users = new Map<string, { count: number }>()
 
   /** Whether `p` is one of ours (then it counts as missing). */
   has(p: string): boolean {
@@ -125,19 +126,18 @@ export class Placeholders {
   }
 
   /** Make (or share) the placeholder; false when something real is there. */
-  acquire(p: string, directory: boolean): boolean {
+  acquire(p: string): boolean {
     const existing = this.users.get(p)
     if (existing !== undefined) {
       existing.count++
       return true
     }
     try {
-      if (directory) fs.mkdirSync(p)
-      else fs.writeFileSync(p, "", { flag: "wx" })
+      fs.mkdirSync(p)
     } catch {
       return false
     }
-    this.users.set(p, { count: 1, directory })
+    this.users.set(p, { count: 1 })
     return true
   }
 
@@ -147,8 +147,7 @@ export class Placeholders {
     if (entry === undefined || --entry.count > 0) return
     this.users.delete(p)
     try {
-      if (entry.directory) fs.rmdirSync(p)
-      else if (fs.statSync(p).size === 0) fs.unlinkSync(p)
+      fs.rmdirSync(p)
     } catch {
       // Not empty any more, or gone: leave it.
     }
@@ -232,15 +231,17 @@ const gitDirectories = (root: string): ReadonlyArray<string> => {
 
 /** Resolve a policy into mounts, now. */
 export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholders: Placeholders): Resolved => {
-  const writable = Array.from(new Set(policy.writable.flatMap((root) => {
-    const real = realOrUndefined(root)
-    return real === undefined ? [] : [real]
-  })))
+  const writable = Array.from(
+    new Set(policy.writable.flatMap((root) => {
+      const real = realOrUndefined(root)
+      return real === undefined ? [] : [real]
+    }))
+  )
   const inWritable = (p: string) => writable.some((root) => isInside(root, p))
   const mounts = new Map<string, Mount>()
   const used: Array<string> = []
-  const placeholder = (p: string, directory: boolean): boolean => {
-    if (!placeholders.acquire(p, directory)) return false
+  const placeholder = (p: string): boolean => {
+    if (!placeholders.acquire(p)) return false
     used.push(p)
     mounts.set(p, { kind: "readOnly", path: p })
     protectedPaths.push(p)
@@ -257,7 +258,17 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholder
     // No repository here: none may be made while the command runs (`git init` and a planted hook the
     // user's own git would run later). An empty `.git` does not stop git finding a repository above.
     if (placeholders.has(dotGit) || (!fs.existsSync(dotGit) && !isSymbolicLink(dotGit))) {
-      if (placeholder(dotGit, true)) continue
+      if (placeholder(dotGit)) continue
+    }
+    // A `.git` directory that is no repository (no HEAD: a placeholder a killed runtime left, say) is read-only
+    // whole: a `git init` into it would plant a config the user's own git runs later.
+    if (
+      !placeholders.has(dotGit) && isDirectory(dotGit) === true && !isSymbolicLink(dotGit) &&
+      !fs.existsSync(path.join(dotGit, "HEAD"))
+    ) {
+      mounts.set(dotGit, { kind: "readOnly", path: dotGit })
+      protectedPaths.push(dotGit)
+      continue
     }
     for (const gitDir of gitDirectories(root)) {
       if (gitDir === path.join(root, ".git")) {
@@ -278,10 +289,10 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholder
     }
   }
   for (const set of protectedSets) {
-    const fill = set.pattern === undefined ? FILL_WHEN_MISSING.get(path.basename(set.base)) : undefined
+    const fill = set.pattern === undefined && FILL_WHEN_MISSING.has(path.basename(set.base))
     const missing = placeholders.has(set.base) || (!fs.existsSync(set.base) && !isSymbolicLink(set.base))
     // Missing: an empty read-only mount point stops the name being made (removed again afterwards).
-    if (fill !== undefined && missing && inWritable(path.dirname(set.base)) && placeholder(set.base, fill)) continue
+    if (fill && missing && inWritable(path.dirname(set.base)) && placeholder(set.base)) continue
     const hits = expand(set, cache)
     for (const hit of hits) {
       if (!inWritable(hit.path)) continue

@@ -110,15 +110,22 @@ export const start = (
         resume(Effect.fail(new Sandbox.SandboxError({ message: `The sandbox proxy did not start: ${error.message}` }))))
       server.listen(socketPath, () =>
         resume(Effect.succeed({
-          proxy: { socketPath, blocked: () => blocked.slice() },
+          proxy: {
+            socketPath,
+            blocked: () =>
+              blocked.slice()
+          },
           close: () => {
             server.close()
-            for (const socket of sockets) socket.destroy()
+            for (const socket of sockets) {
+              socket.destroy()
+            }
             fs.rmSync(socketPath, { force: true })
           }
         })))
     }),
-    ({ close }) => Effect.sync(close)
+    ({ close }) =>
+      Effect.sync(close)
   ).pipe(Effect.map(({ proxy }) => proxy))
 
 /**

@@ -4,7 +4,8 @@
  * host) and how to proceed — ask the user to widen the sandbox
  * (`allowWrite`, `allowedDomains`), or retry with `dangerouslyDisableSandbox`
  * so the user decides. Read from the command's own error text (the kernel
- * says `Read-only file system`; a mount point is `busy`) and from the
+ * says `Read-only file system`; a mount point is `busy`; a missing protected
+ * name is an empty directory while the command runs) and from the
  * proxy's log of refused hosts.
  *
  * @internal
@@ -25,6 +26,8 @@ export interface Context {
 
 const READ_ONLY = /read-only file system|\bEROFS\b/i
 const BUSY = /device or resource busy|\bEBUSY\b/i
+/** A write to a missing protected name meets the empty directory that holds its place. */
+const IS_DIRECTORY = /is a directory|\bEISDIR\b/i
 const NO_NETWORK = new RegExp(
   [
     "could not resolve (host|proxy)",
@@ -66,7 +69,10 @@ export const explain = (output: string, context: Context): string | undefined =>
       `sandbox.network.allowedDomains, or ${retry(context)}.`
   }
   const lines = output.split("\n")
-  const refused = lines.filter((line) => READ_ONLY.test(line) || BUSY.test(line))
+  const isProtected = (p: string) => context.protectedPaths.includes(path.resolve(context.cwd, p))
+  const refused = lines.filter((line) =>
+    READ_ONLY.test(line) || BUSY.test(line) || (IS_DIRECTORY.test(line) && pathsIn(line).some(isProtected))
+  )
   if (refused.length > 0) {
     const written = Array.from(new Set(refused.flatMap(pathsIn).map((p) => path.resolve(context.cwd, p))))
     const inside = written.filter((p) => context.roots.some((root) => isInside(root, p)))
