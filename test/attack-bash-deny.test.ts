@@ -139,7 +139,30 @@ const ATTACKS: ReadonlyArray<string> = [
   "hash -p /bin/rm ls; ls victim",
   "enable -n echo; rm victim",
   "BASH_ENV=<(echo rm victim) bash -c true",
-  "ENV=/dev/null rm victim"
+  "ENV=/dev/null rm victim",
+  // Issue 19, class 9: names the analysis believed it had resolved.
+  "nice -n 5 -- rm victim",
+  "stdbuf -o0 -- rm victim",
+  "time -- rm victim",
+  "timeout 5 -- rm victim",
+  "nohup -- rm victim",
+  "BASH_CMDS[ls]=/bin/rm; ls victim",
+  "BASH_CMDS+=([ls]=/bin/rm); ls victim",
+  "declare -A BASH_CMDS=([ls]=/bin/rm); ls victim",
+  "shopt -s expand_aliases; BASH_ALIASES[x]=rm; eval 'x victim'",
+  "set -o history; history -s 'rm victim'; fc -s",
+  "set -o history; history -s 'rm victim'; fc -e - ",
+  "mapfile -C 'rm victim #' -c 1 <<< x",
+  "readarray -C'rm victim #' -c1 <<< x",
+  "PS4='$(rm victim)'; set -x; true",
+  "read -r PS4 <<< '$(rm victim)'; set -x; true",
+  "env -S 'rm\\_victim'",
+  "env -S'rm\\_victim'",
+  "env --split-string='rm victim'",
+  "ln -s /bin/rm ./x; ./x victim",
+  "cp /bin/rm ./y && ./y victim",
+  "PATH=.:$PATH; ln -s /bin/rm z; z victim",
+  "PATH=.:$PATH ln -s /bin/rm w && PATH=.:$PATH w victim"
 ]
 
 const TestLayer = Layer.mergeAll(NodeContext.layer, ShellCommand.layer)
@@ -152,7 +175,9 @@ layer(TestLayer)("attack: Bash(rm *) deny in bypassPermissions, judged by the vi
       const broke: Array<string> = []
       for (const command of ATTACKS) {
         fs.writeFileSync(victim, "still here\n")
-        const { outcome } = yield* decide({ cwd: dir, mode: "bypassPermissions", deny: ["Bash(rm *)"] }, Bash, { command })
+        const { outcome } = yield* decide({ cwd: dir, mode: "bypassPermissions", deny: ["Bash(rm *)"] }, Bash, {
+          command
+        })
         if (outcome !== "allow") continue
         spawnSync("bash", ["-c", command], { cwd: dir, input: "", timeout: 5_000, stdio: ["pipe", "ignore", "ignore"] })
         if (!fs.existsSync(victim)) broke.push(command)

@@ -35,6 +35,17 @@ export interface PathUse {
   readonly subtree: boolean
   /** Contents are read or written, not only names and metadata (`cat` and `grep -r`, not `ls` or `find`). */
   readonly content: boolean
+  /**
+   * The path is renamed (`mv`'s sources): if it is a symbolic link, moving it changes what other
+   * paths mean, so a footprint makes the call a barrier (issue 20).
+   */
+  readonly moves?: boolean
+  /**
+   * The path is relative to the repository the command runs in, not to its directory: `.` is the
+   * work tree's root (git's commands read the whole repository from any subdirectory). A
+   * footprint resolves it from the command's directory; the permission rules read it as written.
+   */
+  readonly anchor?: "repository" | "gitDirectory"
 }
 
 /**
@@ -119,8 +130,23 @@ export const isHarmlessAssignment = (assignment: string): boolean => {
 
 const HARMLESS_VARIABLE = new RegExp(
   "^(" + [
-    "LANG", "LANGUAGE", "LC_[A-Z]+", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS",
-    "LINES", "TERM", "CI", "NODE_ENV", "DEBUG", "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED",
+    "LANG",
+    "LANGUAGE",
+    "LC_[A-Z]+",
+    "TZ",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "LINES",
+    "TERM",
+    "CI",
+    "NODE_ENV",
+    "DEBUG",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "PYTHONUNBUFFERED",
     "PYTHONDONTWRITEBYTECODE"
   ].join("|") + ")$"
 )
@@ -155,6 +181,19 @@ export interface Analysis {
   readonly commands: ReadonlyArray<SimpleCommand>
   /** Command or process substitution, `$VAR` in command position, or similar: nothing can be proven about it. */
   readonly hasDynamicParts: boolean
+  /**
+   * Bash may run commands, or other programs, that no simple command shows
+   * (issue 19, classes 2, 3, 4 and 9): it evaluates a value known only at run
+   * time as arithmetic, a subscript, a prompt or a name (`${x@P}`, `${!x}`,
+   * `$((x))`, `(( x ))`, `[[ $x -eq 1 ]]`, `test -v "$x"`, `let`, `declare -i`,
+   * `printf -v "$x"`), or it rebinds what later names mean — it assigns or
+   * unsets a variable that is not lowercase and not harmless (`PATH`, `HOME`,
+   * `BASH_CMDS[ls]`, `PS4`, `GIT_*`) with `VAR=`, `for VAR in`, `read VAR`,
+   * `{VAR}>` or a declaration. Its parts prove nothing about it: no allow
+   * rule for them allows the line, and a deny rule on any program counts as
+   * matching.
+   */
+  readonly runsUnseen: boolean
   readonly readOnly: boolean
 }
 

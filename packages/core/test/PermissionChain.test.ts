@@ -15,7 +15,7 @@ import {
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -34,8 +34,15 @@ const simpleShell: ShellAnalysis.Service = {
   isReadOnly: (command) => Effect.succeed(/^(ls|cat|pwd)\b/.test(command)),
   analyze: (command) =>
     Effect.succeed(Option.some({
-      commands: [{ text: command, argv: command.trim().split(/\s+/), assignments: [], redirects: [], ...ShellAnalysis.unknownPaths }],
+      commands: [{
+        text: command,
+        argv: command.trim().split(/\s+/),
+        assignments: [],
+        redirects: [],
+        ...ShellAnalysis.unknownPaths
+      }],
       hasDynamicParts: false,
+      runsUnseen: false,
       readOnly: /^(ls|cat|pwd)\b/.test(command)
     }))
 }
@@ -58,7 +65,15 @@ const scriptedPrompt = (answers: ReadonlyArray<Answer>, log: Array<string>) => {
   }
 }
 
-const contextOf = (cwd: string, setup: { readonly mode?: PermissionContext.PermissionMode; readonly allow?: ReadonlyArray<string>; readonly ask?: ReadonlyArray<string>; readonly deny?: ReadonlyArray<string> } = {}) => {
+const contextOf = (
+  cwd: string,
+  setup: {
+    readonly mode?: PermissionContext.PermissionMode
+    readonly allow?: ReadonlyArray<string>
+    readonly ask?: ReadonlyArray<string>
+    readonly deny?: ReadonlyArray<string>
+  } = {}
+) => {
   const rules = (["allow", "ask", "deny"] as const).flatMap((behavior) =>
     (setup[behavior] ?? []).map((raw) => PermissionContext.parseRule(raw, behavior, "test", cwd)!)
   )
@@ -201,7 +216,9 @@ layer(TestLayer)("PermissionChain: asking the user (SPEC §4.5)", (it) => {
       const loaded = yield* Settings.load({ cwd: project, home: HOME, stateDir: path.join(project, "none") })
       expect(loaded.issues).toEqual([])
       const fresh = yield* PermissionChain.make({ home: HOME })
-      const next = yield* fresh.decide(request(Bash, { command: "git status" }, ToolUseContext.make({ cwd: project, permissions: loaded.permissions })))
+      const next = yield* fresh.decide(
+        request(Bash, { command: "git status" }, ToolUseContext.make({ cwd: project, permissions: loaded.permissions }))
+      )
       expect(next).toMatchObject({ behavior: "allow", source: "rule" })
     }))
 
@@ -317,7 +334,9 @@ layer(TestLayer)("PermissionChain: nobody to ask", (it) => {
     Effect.gen(function*() {
       const chain = yield* PermissionChain.make({ home: HOME })
       const log: Array<string> = []
-      const decision = yield* chain.decide(request(Bash, { command: "npm ci" }, contextOf("/work/p", { mode: "dontAsk" }))).pipe(
+      const decision = yield* chain.decide(
+        request(Bash, { command: "npm ci" }, contextOf("/work/p", { mode: "dontAsk" }))
+      ).pipe(
         withPrompt([], log)
       )
       expect(decision).toMatchObject({ behavior: "deny", source: "mode" })
@@ -339,7 +358,9 @@ layer(TestLayer)("PermissionChain: modes, classifier, hooks and the tool's own c
   it.effect("plan mode denies with a message that plan mode is on", () =>
     Effect.gen(function*() {
       const chain = yield* PermissionChain.make({ home: HOME })
-      const decision = yield* chain.decide(request(Write, { file_path: "a.txt" }, contextOf("/work/p", { mode: "plan", allow: ["Write"] })))
+      const decision = yield* chain.decide(
+        request(Write, { file_path: "a.txt" }, contextOf("/work/p", { mode: "plan", allow: ["Write"] }))
+      )
       expect(decision).toMatchObject({ behavior: "deny", source: "mode" })
       if (decision.behavior === "deny") expect(decision.message).toMatch(/^Plan mode is on/)
       const readOnly = yield* chain.decide(request(Glob, { pattern: "*" }, contextOf("/work/p", { mode: "plan" })))
@@ -369,7 +390,9 @@ layer(TestLayer)("PermissionChain: modes, classifier, hooks and the tool's own c
     Effect.gen(function*() {
       const chain = yield* PermissionChain.make({ home: HOME })
       const log: Array<string> = []
-      const decision = yield* chain.decide(request(Bash, { command: "git push" }, contextOf("/work/p", { mode: "auto", ask: ["Bash(git push *)"] }))).pipe(
+      const decision = yield* chain.decide(
+        request(Bash, { command: "git push" }, contextOf("/work/p", { mode: "auto", ask: ["Bash(git push *)"] }))
+      ).pipe(
         classifier("allow", log),
         withPrompt([{ answer: "yes" }], log)
       )
@@ -382,7 +405,9 @@ layer(TestLayer)("PermissionChain: modes, classifier, hooks and the tool's own c
     Effect.gen(function*() {
       const chain = yield* PermissionChain.make({ home: HOME })
       const log: Array<string> = []
-      const decision = yield* chain.decide(request(Bash, { command: "npm test" }, contextOf("/work/p", { mode: "auto" }))).pipe(
+      const decision = yield* chain.decide(
+        request(Bash, { command: "npm test" }, contextOf("/work/p", { mode: "auto" }))
+      ).pipe(
         withPrompt([{ answer: "yes" }], log)
       )
       expect(decision).toMatchObject({ behavior: "allow", source: "user" })
@@ -392,17 +417,26 @@ layer(TestLayer)("PermissionChain: modes, classifier, hooks and the tool's own c
     Effect.gen(function*() {
       const chain = yield* PermissionChain.make({ home: HOME })
       const updatedInput = { input: { command: "npm test -- --ci" }, source: "PreToolUse hook" }
-      const viaHook = yield* chain.decide(request(Bash, { command: "npm test" }, contextOf("/work/p"), [], { decision: "allow", updatedInput }))
+      const viaHook = yield* chain.decide(
+        request(Bash, { command: "npm test" }, contextOf("/work/p"), [], { decision: "allow", updatedInput })
+      )
       expect(viaHook).toEqual({ behavior: "allow", source: "hook", reason: undefined, updatedInput })
       // Without the hook's allow, the rules judge the replacement and keep it.
-      const viaRule = yield* chain.decide(request(Bash, { command: "ls" }, contextOf("/work/p", { allow: ["Bash(npm test *)"] }), [], { updatedInput }))
+      const viaRule = yield* chain.decide(
+        request(Bash, { command: "ls" }, contextOf("/work/p", { allow: ["Bash(npm test *)"] }), [], { updatedInput })
+      )
       expect(viaRule).toMatchObject({ behavior: "allow", source: "rule", updatedInput })
     }))
 
   it.effect("a hook's reason is the denial message", () =>
     Effect.gen(function*() {
       const chain = yield* PermissionChain.make({ home: HOME })
-      const decision = yield* chain.decide(request(Read, { file_path: "a" }, contextOf("/work/p"), [], { decision: "deny", reason: "no reading on Fridays" }))
+      const decision = yield* chain.decide(
+        request(Read, { file_path: "a" }, contextOf("/work/p"), [], {
+          decision: "deny",
+          reason: "no reading on Fridays"
+        })
+      )
       expect(decision).toEqual({ behavior: "deny", source: "hook", message: "no reading on Fridays" })
     }))
 
@@ -417,7 +451,13 @@ layer(TestLayer)("PermissionChain: modes, classifier, hooks and the tool's own c
   it.effect("the tool's own check: deny denies even with an allow rule", () =>
     Effect.gen(function*() {
       const chain = yield* PermissionChain.make({ home: HOME })
-      const decision = yield* chain.decide(request(checked({ behavior: "deny", message: "prod is frozen" }), { target: "prod" }, contextOf("/work/p", { allow: ["Deploy"] })))
+      const decision = yield* chain.decide(
+        request(
+          checked({ behavior: "deny", message: "prod is frozen" }),
+          { target: "prod" },
+          contextOf("/work/p", { allow: ["Deploy"] })
+        )
+      )
       expect(decision).toEqual({ behavior: "deny", source: "tool", message: "prod is frozen" })
     }))
 
@@ -426,12 +466,15 @@ layer(TestLayer)("PermissionChain: modes, classifier, hooks and the tool's own c
       const chain = yield* PermissionChain.make({ home: HOME })
       const tool = checked({ behavior: "ask", message: "deploying to prod" })
       const log: Array<string> = []
-      const asked = yield* chain.decide(request(tool, { target: "prod" }, contextOf("/work/p", { allow: ["Deploy"] }))).pipe(
-        withPrompt([{ answer: "yes" }], log)
-      )
+      const asked = yield* chain.decide(request(tool, { target: "prod" }, contextOf("/work/p", { allow: ["Deploy"] })))
+        .pipe(
+          withPrompt([{ answer: "yes" }], log)
+        )
       expect(asked).toMatchObject({ behavior: "allow", source: "user" })
       expect(log).toEqual(["prompt: deploying to prod"])
-      const bypassed = yield* chain.decide(request(tool, { target: "prod" }, contextOf("/work/p", { mode: "bypassPermissions" })))
+      const bypassed = yield* chain.decide(
+        request(tool, { target: "prod" }, contextOf("/work/p", { mode: "bypassPermissions" }))
+      )
       expect(bypassed).toMatchObject({ behavior: "allow", source: "mode" })
     }))
 
@@ -445,7 +488,9 @@ layer(TestLayer)("PermissionChain: modes, classifier, hooks and the tool's own c
   it("the blanket-deny predicate covers the Read and Edit families and MCP servers", () => {
     const context = contextOf("/work/p", { deny: ["Read", "mcp__github", "Bash(rm *)", "Write"] }).permissions
     const hidden = PermissionChain.blanketDenyPredicate(context)
-    expect(["Read", "Grep", "Glob", "Edit", "MultiEdit", "NotebookEdit", "Write", "mcp__github__get_issue"].filter(hidden)).toEqual(
+    expect(
+      ["Read", "Grep", "Glob", "Edit", "MultiEdit", "NotebookEdit", "Write", "mcp__github__get_issue"].filter(hidden)
+    ).toEqual(
       ["Read", "Grep", "Glob", "Edit", "MultiEdit", "NotebookEdit", "Write", "mcp__github__get_issue"]
     )
     expect(["Bash", "WebFetch", "mcp__gitlab__get_issue"].filter(hidden)).toEqual([])
@@ -461,12 +506,19 @@ layer(Layer.mergeAll(TestLayer, Results.layerMemory))("PermissionChain in the en
       const policy = yield* PermissionChain.make({ home: HOME })
       const env = yield* environment([Bash], { cwd: "/work/p" })
       const events = Chunk.toArray(
-        yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("toolu_9", "Bash", { command: "npm publish" }), env)).pipe(
+        yield* Stream.runCollect(
+          Execution.runToolUse(Messages.toolUse("toolu_9", "Bash", { command: "npm publish" }), env)
+        ).pipe(
           Effect.provideService(Permissions.PermissionPolicy, policy),
           withPrompt([{ answer: "no" }], [])
         )
       )
-      expect(events.map((event) => event._tag)).toEqual(["Started", "PermissionRequested", "PermissionDecided", "Result"])
+      expect(events.map((event) => event._tag)).toEqual([
+        "Started",
+        "PermissionRequested",
+        "PermissionDecided",
+        "Result"
+      ])
       const result = events.find(DispatchEvent.isResult)!
       expect(result.status).toBe("denied")
       expect(result.block.content).toBe(Results.REJECTED_BY_USER)

@@ -6,7 +6,11 @@
  *   collected, interleaved, into the result. The full text is returned; the
  *   engine persists anything over `maxResultSizeChars` (30 000) as a large
  *   result with a head-and-tail preview (SPEC §4.10).
- * - A non-zero exit is an error result: `Exit code N` and the output.
+ * - A non-zero exit is an error result: `Exit code N` and the output — unless
+ *   the code is an answer (`grep` 1: no matches, `diff`/`cmp` 1: files
+ *   differ, `test` 1: false; the line's last command decides, as `$?`):
+ *   then the result is a success that says so (`exit 1: no matches`) and
+ *   cancels no sibling (issue 20, item 4).
  * - On timeout (default 2 minutes, at most 10) or when the call is
  *   interrupted, the whole group gets SIGTERM and, after a grace period,
  *   SIGKILL — a child that traps TERM cannot outlive the call. A timeout is an
@@ -82,8 +86,7 @@ export const BashInput = Schema.Struct({
   ),
   run_in_background: Schema.optional(
     Schema.Boolean.annotations({
-      description:
-        "Set to true to run this command in the background. Use TaskOutput to read the output later."
+      description: "Set to true to run this command in the background. Use TaskOutput to read the output later."
     })
   ),
   dangerouslyDisableSandbox: Schema.optional(
@@ -108,7 +111,12 @@ export type BashInput = typeof BashInput.Type
  * @category models
  */
 export type BashOutput =
-  | { readonly _tag: "Completed"; readonly output: string }
+  | {
+    readonly _tag: "Completed"
+    readonly output: string
+    /** A non-zero exit status that is an answer, and what it means (`{ code: 1, meaning: "no matches" }`). */
+    readonly answer?: { readonly code: number; readonly meaning: string } | undefined
+  }
   | { readonly _tag: "Background"; readonly taskId: string }
 
 /**
@@ -208,7 +216,12 @@ const runForeground = (
     if (exit.value._tag === "Signaled") {
       return yield* Effect.fail(failure(`Command terminated by ${exit.value.signal}`, output()))
     }
-    if (exit.value.code !== 0) return yield* Effect.fail(failure(`Exit code ${exit.value.code}`, output()))
+    if (exit.value.code !== 0) {
+      const code = exit.value.code
+      const meaning = yield* ShellCommand.exitAnswer(input.command, code)
+      if (Option.isNone(meaning)) return yield* Effect.fail(failure(`Exit code ${code}`, output()))
+      return { _tag: "Completed", output: output(), answer: { code, meaning: meaning.value } } as const
+    }
     return { _tag: "Completed", output: output() } as const
   })
 
@@ -265,6 +278,8 @@ export const Bash = Tool.make<
   mapResult: (output) =>
     output._tag === "Background"
       ? `Command running in background with ID: ${output.taskId}`
+      : output.answer !== undefined
+      ? [output.output, `exit ${output.answer.code}: ${output.answer.meaning}`].filter((s) => s.length > 0).join("\n")
       : output.output.length > 0
       ? output.output
       : "(no output)"
@@ -278,8 +293,8 @@ export const Bash = Tool.make<
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<never, never, Tool.ToolPool | CommandExecutor.CommandExecutor | BackgroundShells> =
-  Tool.layer(Bash).pipe(Layer.provide(ShellCommand.layer))
+export const layer: Layer.Layer<never, never, Tool.ToolPool | CommandExecutor.CommandExecutor | BackgroundShells> = Tool
+  .layer(Bash).pipe(Layer.provide(ShellCommand.layer))
 
 /**
  * @since 0.1.0

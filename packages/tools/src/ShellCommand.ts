@@ -12,7 +12,7 @@
  *   backticks and process substitution — so a deny rule sees `rm` in
  *   `git status $(rm x)`. Nothing is stripped (`timeout 5`, `VAR=1` stay).
  * - `isReadOnly` is true only when every simple command is on the read-only
- *   list with safe arguments (see `internal/shellReadOnlyCommands.ts`) and
+ *   list with safe arguments (see `internal/programs/table.ts`) and
  *   the line has no output redirection to a file (`/dev/null` and descriptor
  *   duplication such as `2>&1` are fine), no command or process
  *   substitution, no expansion or glob in command position, no assignment
@@ -27,6 +27,7 @@ import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ExitCodes from "./internal/programs/exitCodes.js"
 import * as Analyzer from "./internal/shellAnalyzer.js"
 import * as Parser from "./internal/shellParser.js"
 
@@ -73,6 +74,23 @@ export const split = (command: string): Effect.Effect<ReadonlyArray<string>> =>
       )
     )
   )
+
+/**
+ * What a non-zero exit status of `command` means when it is an answer rather
+ * than a failure (issue 20, item 4): `"no matches"` for `grep`/`rg`/`ag`/`git
+ * grep` exiting 1, `"files differ"` for `diff`/`cmp`, `"false"` for
+ * `test`/`[`/`[[`. The program that decides is the one bash's `$?` comes
+ * from: the line's last command. `None` for anything else.
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const exitAnswer = (command: string, code: number): Effect.Effect<Option.Option<string>> =>
+  Parser.withTree(command, (tree) => {
+    if (tree.rootNode.hasError) return Option.none<string>()
+    const program = ExitCodes.decidingProgram(tree.rootNode)
+    return Option.fromNullable(program === undefined ? undefined : ExitCodes.answerFor(program, code))
+  }).pipe(Effect.orElseSucceed(() => Option.none<string>()))
 
 /**
  * The tree-sitter implementation of core's `ShellAnalysis` port.

@@ -47,7 +47,9 @@ describe("Bash footprint (issue 15)", () => {
       expect(yield* of("echo hi | tee out")).toEqual({ writes: [`${dir}/out`] })
       expect(yield* of("truncate -s 0 f")).toEqual({ writes: [`${dir}/f`] })
       expect(yield* of("sed -i s/a/b/ f")).toEqual({ writes: [`${dir}/f`] })
-      expect((yield* of("ln -s a b")).writes).toEqual([`${dir}/b/**`])
+      // Making a link changes what other paths mean: a barrier (issue 20).
+      expect(yield* of("ln -s a b")).toEqual(Footprint.writesEverything)
+      expect(yield* of("cp -s a b")).toEqual(Footprint.writesEverything)
       expect(yield* of(`mkdir ${dir}/where`)).toEqual({ writes: [`${dir}/where`] })
     }).pipe(Effect.provide(Tools)))
 
@@ -69,13 +71,18 @@ describe("Bash footprint (issue 15)", () => {
   it.scoped("read-only programs read their file arguments; recursive ones and bare ls/find/rg a subtree", () =>
     Effect.gen(function*() {
       const { dir, of } = yield* setup
+      // `test`, `[ ]` and `[[ ]]` read the files their operators name (issue 20).
+      expect(yield* of("[[ -f x ]]")).toEqual({ reads: [`${dir}/x`] })
+      expect(yield* of("[ a -nt b ] && test -d c")).toEqual({ reads: [`${dir}/a`, `${dir}/b`, `${dir}/c`] })
       expect(yield* of("cat a")).toEqual({ reads: [`${dir}/a`] })
       expect(yield* of("cat < a")).toEqual({ reads: [`${dir}/a`] })
       expect(yield* of("grep x a sub/b")).toEqual({ reads: [`${dir}/a`, `${dir}/sub/b`] })
       expect(yield* of("grep -r x sub")).toEqual({ reads: [`${dir}/sub/**`] })
-      for (const command of ["ls", "find", "rg x", "grep -r x"]) {
+      for (const command of ["ls", "find", "grep -r x"]) {
         expect(yield* of(command)).toEqual({ reads: [`${dir}/**`] })
       }
+      // rg also reads the ignore files of every parent directory: not proven, so a barrier (issue 20).
+      expect(yield* of("rg x")).toEqual(Footprint.writesEverything)
       // Reads and writes together: `sort a > b`.
       expect(yield* of("sort a > b")).toEqual({ reads: [`${dir}/a`], writes: [`${dir}/b`] })
     }).pipe(Effect.provide(Tools)))
@@ -119,8 +126,8 @@ describe("Bash footprint (issue 15)", () => {
           "PATH=/tmp ls",
           "X=1; cat a",
           "cat ~/notes",
-          "[[ -f x ]]",
-          "[ -e x ] && echo y",
+          "[[ -f $x ]]",
+          "[ -e \"$x\" ] && echo y",
           "exit $CODE",
           "find . | xargs rm",
           "ls &&& ls"
@@ -147,12 +154,16 @@ describe("Bash footprint (issue 15)", () => {
       yield* fs.symlink(`${dir}/work/real`, `${dir}/work/link`)
       yield* fs.symlink(`${dir}/work/real/a.txt`, `${dir}/work/alias.txt`)
       const env = yield* Execution.makeEnvironment(yield* makeContext(`${dir}/work`))
+      // The link on the way is read too: what `link/a.txt` means depends on it (`rm link` changes it).
       expect(yield* footprintOf(env, { command: "echo two > link/a.txt" })).toEqual({
+        reads: [`${dir}/work/link`],
         writes: [`${dir}/work/real/a.txt`]
       })
       expect(yield* footprintOf(env, { command: "cat ../work/link/a.txt" })).toEqual({
-        reads: [`${dir}/work/real/a.txt`]
+        reads: [`${dir}/work/real/a.txt`, `${dir}/work/link`]
       })
+      const rmLink = yield* footprintOf(env, { command: "rm link" })
+      expect(Footprint.conflict(rmLink, yield* footprintOf(env, { command: "mkdir -p link/sub" }))).not.toBeUndefined()
       // A command on the link itself touches the link's entry as well as its target.
       expect(yield* footprintOf(env, { command: "rm alias.txt" })).toEqual({
         writes: [`${dir}/work/real/a.txt`, `${dir}/work/alias.txt`]

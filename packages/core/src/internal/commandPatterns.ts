@@ -107,8 +107,30 @@ const wrappers: Record<string, (argv: ReadonlyArray<string>) => number | undefin
   // Programs that run the rest of their arguments as a command after options of their own (some
   // with a value first: `flock FILE cmd`, `chroot DIR cmd`): for deny rules every tail is tried.
   ...Object.fromEntries(
-    ["coproc", "setsid", "flock", "unshare", "chrt", "ionice", "taskset", "nsenter", "prlimit", "sudo", "doas", "chroot", "watch",
-      "runuser", "su", "systemd-run", "firejail", "catchsegv", "strace", "ltrace", "valgrind", "faketime"]
+    [
+      "coproc",
+      "setsid",
+      "flock",
+      "unshare",
+      "chrt",
+      "ionice",
+      "taskset",
+      "nsenter",
+      "prlimit",
+      "sudo",
+      "doas",
+      "chroot",
+      "watch",
+      "runuser",
+      "su",
+      "systemd-run",
+      "firejail",
+      "catchsegv",
+      "strace",
+      "ltrace",
+      "valgrind",
+      "faketime"
+    ]
       .map((name) => [name, (): number | undefined => undefined])
   )
 }
@@ -139,6 +161,11 @@ export interface CommandForms {
   readonly denyForms: ReadonlyArray<string>
   /** Forms an allow rule is matched against (any match counts; all denote the same program call). */
   readonly allowForms: ReadonlyArray<string>
+  /**
+   * A leading or wrapper assignment (`PATH=… cmd`, `env HOME=… git …`) outside the harmless list:
+   * it may change which program runs or what it loads.
+   */
+  readonly dangerousAssignment: boolean
 }
 
 /**
@@ -174,7 +201,8 @@ export const commandForms = (
     }
     // `env A=1 cmd` sets variables too; a wrapped command may be followed by more assignments.
     if (words.slice(1, next).some(isDangerousAssignment)) dangerous = true
-    let rest = words.slice(next)
+    // `nice -n 5 -- rm`, `stdbuf -o0 -- rm`, `time -- rm`: `--` ends the wrapper's options (issue 19, class 9).
+    let rest = words[next] === "--" ? words.slice(next + 1) : words.slice(next)
     while (rest.length > 0 && isAssignment(rest[0]!)) {
       if (isDangerousAssignment(rest[0]!)) dangerous = true
       rest = rest.slice(1)
@@ -191,7 +219,12 @@ export const commandForms = (
   }
   denyForms.delete("")
   allowForms.delete("")
-  return { argv: words, denyForms: Array.from(denyForms), allowForms: Array.from(allowForms) }
+  return {
+    argv: words,
+    denyForms: Array.from(denyForms),
+    allowForms: Array.from(allowForms),
+    dangerousAssignment: dangerous
+  }
 }
 
 /**
@@ -205,4 +238,3 @@ export const naiveWords = (text: string): ReadonlyArray<string> =>
     .split(/\s+/)
     .map((word) => word.replace(/["']/g, ""))
     .filter((word) => word.length > 0)
-

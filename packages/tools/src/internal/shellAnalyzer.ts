@@ -24,63 +24,10 @@
  */
 import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import type { Node, Tree } from "web-tree-sitter"
-import { describeInvocation, type Word } from "./shellReadOnlyCommands.js"
-
-interface CommandRecord {
-  readonly text: string
-  readonly words: ReadonlyArray<Word>
-  readonly assignments: ReadonlyArray<string>
-  readonly redirects: ReadonlyArray<ShellAnalysis.Redirect>
-  readonly readOnly: boolean
-  readonly readPaths: ReadonlyArray<ShellAnalysis.PathUse>
-  readonly writePaths: ReadonlyArray<ShellAnalysis.PathUse>
-  readonly pathsKnown: boolean
-  readonly unresolvedPaths: boolean
-  readonly unresolvedWords: ReadonlyArray<string>
-  readonly onlyWritesPaths: boolean
-}
-
-interface RedirectRecord {
-  /** Set for output redirections to a file. */
-  readonly redirect: ShellAnalysis.Redirect | undefined
-  readonly safe: boolean
-  /** The file it reads (`< f`) or writes (`> f`), when it names one. */
-  readonly read?: ShellAnalysis.PathUse
-  readonly write?: ShellAnalysis.PathUse
-  /** Its target is static. */
-  readonly known: boolean
-  /** The target as written, when it is not static. */
-  readonly unresolved?: string
-}
-
-/** A command record for something that is not a program invocation the table knows. */
-const opaque = (
-  text: string,
-  words: ReadonlyArray<Word>,
-  assignments: ReadonlyArray<string>,
-  redirects: ReadonlyArray<RedirectRecord>,
-  pathsKnown: boolean,
-  readOnly = false
-): CommandRecord => ({
-  text,
-  words,
-  assignments,
-  redirects: redirects.flatMap((record) => (record.redirect === undefined ? [] : [record.redirect])),
-  readOnly,
-  ...redirectPaths(redirects),
-  pathsKnown: pathsKnown && redirects.every((record) => record.known),
-  unresolvedPaths: !redirects.every((record) => record.known),
-  unresolvedWords: unresolvedTargets(redirects),
-  onlyWritesPaths: false
-})
-
-const unresolvedTargets = (redirects: ReadonlyArray<RedirectRecord>): ReadonlyArray<string> =>
-  redirects.flatMap((record) => (record.unresolved === undefined ? [] : [record.unresolved]))
-
-const redirectPaths = (redirects: ReadonlyArray<RedirectRecord>) => ({
-  readPaths: redirects.flatMap((record) => (record.read === undefined ? [] : [record.read])),
-  writePaths: redirects.flatMap((record) => (record.write === undefined ? [] : [record.write]))
-})
+import { describeInvocation, type Word } from "./programs/table.js"
+import * as TestOperands from "./programs/testOperands.js"
+import { opaque, type RedirectRecord, redirectPaths, unresolvedTargets } from "./shellRecords.js"
+import { joinWords, LOWERCASE_NAME, PLAIN_NAME, WordWalker } from "./shellWordWalker.js"
 
 /**
  * Builtins that evaluate some operands as arithmetic or subscripts, where
@@ -88,142 +35,96 @@ const redirectPaths = (redirects: ReadonlyArray<RedirectRecord>) => ({
  * and backtick texts are reported as commands, so that deny rules see them.
  */
 const EVALUATING_BUILTINS = new Set([
-  "test", "[", "let", "declare", "typeset", "local", "export", "readonly", "printf", "read", "unset", "mapfile",
-  "readarray", "shift", "return", "exit", "break", "continue", "wait"
+  "test",
+  "[",
+  "let",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "printf",
+  "read",
+  "unset",
+  "mapfile",
+  "readarray",
+  "shift",
+  "return",
+  "exit",
+  "break",
+  "continue",
+  "wait"
 ])
 
-/** The `$( … )` and backtick bodies in a text, outermost first. */
-export const embeddedCommands = (text: string): ReadonlyArray<string> => {
-  const out: Array<string> = []
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === "$" && text[i + 1] === "(" && text[i + 2] !== "(") {
-      let depth = 1
-      let j = i + 2
-      for (; j < text.length && depth > 0; j++) {
-        if (text[j] === "(") depth++
-        else if (text[j] === ")") depth--
-      }
-      const inner = text.slice(i + 2, depth === 0 ? j - 1 : j)
-      out.push(inner, ...embeddedCommands(inner))
-      i = j - 1
-    } else if (text[i] === "`") {
-      const end = text.indexOf("`", i + 1)
-      const inner = text.slice(i + 1, end === -1 ? text.length : end)
-      out.push(inner, ...embeddedCommands(inner))
-      i = end === -1 ? text.length : end
-    }
-  }
-  return out.map((inner) => inner.trim()).filter((inner) => inner.length > 0)
-}
-
-const naiveWords = (text: string): ReadonlyArray<Word> =>
-  text.split(/\s+/).filter((word) => word.length > 0).map((value) => ({ value: value.replace(/['"]/g, ""), dynamic: true }))
-
-const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"])
-const LITERAL_NUMBER = /^[+-]?[0-9]+$/
-const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
-
 const STATEMENTS = new Set([
-  "program", "list", "pipeline", "compound_statement", "subshell", "do_group", "if_statement", "elif_clause",
-  "else_clause", "while_statement", "for_statement", "c_style_for_statement", "case_statement", "case_item",
-  "negated_command", "redirected_statement", "command", "test_command", "variable_assignment",
-  "variable_assignments", "declaration_command", "unset_command", "function_definition", "comment"
+  "program",
+  "list",
+  "pipeline",
+  "compound_statement",
+  "subshell",
+  "do_group",
+  "if_statement",
+  "elif_clause",
+  "else_clause",
+  "while_statement",
+  "for_statement",
+  "c_style_for_statement",
+  "case_statement",
+  "case_item",
+  "negated_command",
+  "redirected_statement",
+  "command",
+  "test_command",
+  "variable_assignment",
+  "variable_assignments",
+  "declaration_command",
+  "unset_command",
+  "function_definition",
+  "comment"
 ])
 
 /** Expansions that `word` checks, wherever they are nested. */
-const CHECKED_EXPANSIONS = new Set(["command_substitution", "process_substitution", "expansion", "arithmetic_expansion"])
+const CHECKED_EXPANSIONS = new Set([
+  "command_substitution",
+  "process_substitution",
+  "expansion",
+  "arithmetic_expansion"
+])
 
 const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"])
 
 /** Output targets that are not files. */
 const HARMLESS_TARGETS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"])
 
-/** Assignments by `for`/`read` to lowercase names cannot clobber the exported environment. */
-const LOWERCASE_NAME = /^[a-z_][a-z0-9_]*$/
-
-/** Arithmetic on literals only: with a name in it, `$(( ))` can assign or evaluate `a[$(cmd)]`. */
-const LITERAL_ARITHMETIC = /^\$\(\([\s\d+\-*/%()<>=!&|^~?:,]*\)\)$/
+/** Builtins after which relative paths, and the repository git finds, are somewhere else. */
+const DIRECTORY_CHANGES = new Set(["cd", "pushd", "popd"])
 
 /**
- * `${…}` forms that only read a variable. Indirection (`${!x}`), transforms
- * (`${x@P}` expands a prompt string, which runs substitutions), non-literal
- * subscripts and offsets (evaluated as arithmetic, where `a[$(cmd)]` runs
- * `cmd`) and assignments (`${x:=y}`) are left out.
+ * The `{NAME}` words written right before a redirection operator (`{fd}>file`,
+ * `true {HOME}>/dev/null`): bash assigns NAME a new descriptor number. The
+ * tree has them as ordinary words, so they are found in the source: a
+ * `{NAME}` that starts a word and ends where a redirection starts.
  */
-const SAFE_EXPANSION = new RegExp(
-  String.raw`^\$\{#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?:[0-9]+|@|\*)\])?` +
-    String.raw`(?:\}|:[0-9]+(?::[0-9]+)?\}|(?::?[-+?]|##?|%%?|\/[/#%]?|\^\^?|,,?)[\s\S]*\})$`
-)
-
-const UNQUOTED_GLOB = /[*?]|\[.*\]|\{[^}]*(,|\.\.)[^}]*\}/
-
-const unquote = (text: string): { readonly value: string; readonly pattern: string } => {
-  let value = ""
-  // The word with escaped characters blanked, to look for glob characters.
-  let pattern = ""
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (c === "\\" && i + 1 < text.length) {
-      const next = text[++i]!
-      if (next !== "\n") {
-        value += next
-        pattern += "_"
-      }
-      continue
-    }
-    value += c
-    pattern += c
-  }
-  return { value, pattern }
-}
-
-/** The value of a `$'…'` word: bash's backslash escapes decoded (`\x2d`, `\055`, `\u2028`, `\cA`, …). */
-export const decodeAnsiC = (body: string): string => {
-  const simple: Readonly<Record<string, string>> = {
-    a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\",
-    "'": "'", "\"": "\"", "?": "?"
-  }
-  let out = ""
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!
-    if (c !== "\\" || i + 1 >= body.length) {
-      out += c
-      continue
-    }
-    const next = body[++i]!
-    const hex = (max: number) => {
-      let digits = ""
-      while (digits.length < max && /[0-9a-fA-F]/.test(body[i + 1] ?? "")) digits += body[++i]
-      return digits
-    }
-    if (next in simple) out += simple[next]
-    else if (next === "x") {
-      const digits = hex(2)
-      out += digits.length > 0 ? String.fromCharCode(parseInt(digits, 16)) : "\\x"
-    } else if (next === "u" || next === "U") {
-      const digits = hex(next === "u" ? 4 : 8)
-      out += digits.length > 0 ? String.fromCodePoint(Math.min(parseInt(digits, 16), 0x10ffff)) : `\\${next}`
-    } else if (/[0-7]/.test(next)) {
-      let digits = next
-      while (digits.length < 3 && /[0-7]/.test(body[i + 1] ?? "")) digits += body[++i]
-      out += String.fromCharCode(parseInt(digits, 8) & 0xff)
-    } else if (next === "c" && i + 1 < body.length) out += String.fromCharCode(body[++i]!.charCodeAt(0) & 0x1f)
-    else out += `\\${next}`
+const namedDescriptorWords = (source: string, root: Node): ReadonlyMap<number, string> => {
+  const out = new Map<number, string>()
+  for (const redirect of root.descendantsOfType("file_redirect")) {
+    const before = source.slice(Math.max(0, redirect.startIndex - 260), redirect.startIndex)
+    const match = /(?:^|[\s;&|()])\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(before)
+    if (match !== null) out.set(redirect.startIndex - match[1]!.length - 2, match[1]!)
   }
   return out
 }
 
-const unescapeDoubleQuoted = (text: string): string =>
-  text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c))
+class Walker extends WordWalker {
+  /** A `cd`, `pushd` or `popd` was walked: a later git may run in another repository (issue 19, class 4). */
+  changedDirectory = false
+  /** Start offsets of the `{NAME}` words of named-descriptor redirections (`{fd}>file`), with NAME. */
+  readonly namedDescriptors: ReadonlyMap<number, string>
 
-class Walker {
-  readonly commands: Array<CommandRecord> = []
-  /** Command/process substitution or an unprovable command name. */
-  dynamic = false
-  /** Something that is never read-only, wherever it is. */
-  unsafe = false
-
-  constructor(readonly source: string) {}
+  constructor(source: string, root: Node) {
+    super(source)
+    this.namedDescriptors = namedDescriptorWords(source, root)
+  }
 
   statement(node: Node, inherited: ReadonlyArray<RedirectRecord>): void {
     switch (node.type) {
@@ -234,12 +135,14 @@ class Walker {
       case "redirected_statement":
         return this.redirectedStatement(node, inherited)
       case "compound_statement":
-        // `(( … ))` is an arithmetic command: it can assign.
-        if (node.firstChild?.type !== "{") this.unsafe = true
+        // `(( … ))` is an arithmetic command: it evaluates names and can assign.
+        if (node.firstChild?.type !== "{") this.evaluated()
         return this.container(node, inherited)
       case "for_statement": {
+        // `for HOME in …` sets HOME for the loop's commands.
         const variable = node.childForFieldName("variable")
         if (variable === null || !LOWERCASE_NAME.test(variable.text)) this.unsafe = true
+        if (variable !== null) this.assigns(variable.text)
         return this.container(node, inherited)
       }
       case "test_command":
@@ -249,8 +152,10 @@ class Walker {
       case "declaration_command":
       case "unset_command":
         return this.stateChange(node, inherited)
-      case "function_definition":
       case "c_style_for_statement":
+        this.evaluated()
+        return this.container(node, inherited)
+      case "function_definition":
         this.unsafe = true
         return this.container(node, inherited)
       case "program":
@@ -344,18 +249,31 @@ class Walker {
           this.generic(child)
           break
         default: {
+          const descriptor = this.namedDescriptors.get(child.startIndex)
+          if (descriptor !== undefined) {
+            // `{NAME}>file` assigns NAME a new descriptor number (issue 19, class 3).
+            assignments.push(`${descriptor}=10`)
+            this.assigns(descriptor)
+            break
+          }
           const word = this.word(child)
-          if (joinNext) {
-            const last = words.pop()!
-            words.push({ value: last.value + word.value, dynamic: last.dynamic || word.dynamic })
-          } else words.push(word)
+          if (joinNext) words.push(joinWords(words.pop()!, word))
+          else words.push(word)
         }
       }
     }
     for (const extra of extraArguments) words.push(this.word(extra))
 
     const [name, ...args] = words
-    const invocation = name === undefined || name.dynamic ? undefined : describeInvocation(name.value, args)
+    let invocation = name === undefined || name.dynamic ? undefined : describeInvocation(name.value, args)
+    if (name !== undefined && !name.dynamic) {
+      if (DIRECTORY_CHANGES.has(name.value)) this.changedDirectory = true
+      // After a `cd`, git may run in a repository the project supplies (its config runs programs).
+      if (name.value === "git" && this.changedDirectory && invocation !== undefined) {
+        invocation = { ...invocation, readOnly: false, pathsKnown: false }
+      }
+      this.builtinEvaluates(name.value, args)
+    }
     // The program itself; the line's verdict also weighs the redirections (`redirects`, `writePaths`).
     const readOnly = structural &&
       assignments.every(ShellAnalysis.isHarmlessAssignment) &&
@@ -493,7 +411,13 @@ class Walker {
     const harmless = !word.dynamic && HARMLESS_TARGETS.has(word.value)
     const paths = word.dynamic || harmless ? {} : operator === "<>" ? { read: use, write: use } : { write: use }
     return {
-      record: { redirect, safe: harmless, known: !word.dynamic, ...paths, ...(word.dynamic ? { unresolved: word.value } : {}) },
+      record: {
+        redirect,
+        safe: harmless,
+        known: !word.dynamic,
+        ...paths,
+        ...(word.dynamic ? { unresolved: word.value } : {})
+      },
       extra
     }
   }
@@ -553,7 +477,11 @@ class Walker {
   testCommand(node: Node, inherited: ReadonlyArray<RedirectRecord>): void {
     // `[[ ]]` evaluates arithmetic for -eq and friends, so an expansion in it can run code.
     const expands = node.descendantsOfType([
-      "simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"
+      "simple_expansion",
+      "expansion",
+      "command_substitution",
+      "process_substitution",
+      "arithmetic_expansion"
     ]).length > 0
     // The operands of -eq and friends are arithmetic, and `-v`'s a subscripted name: bash runs
     // `$(cmd)` inside `a[…]` even from a quoted word, and names are evaluated recursively.
@@ -561,48 +489,103 @@ class Walker {
     for (const expression of node.descendantsOfType(["binary_expression", "unary_expression"])) {
       const operator = expression.childForFieldName("operator")?.text ?? ""
       const operands = expression.namedChildren.filter((child) => child.type !== "test_operator")
-      if (ARITHMETIC_TEST_OPERATORS.has(operator)) {
-        if (!operands.every((child) => child.type === "number" || LITERAL_NUMBER.test(child.text))) evaluates = true
-      } else if (operator === "-v" || operator === "-R") {
-        if (!operands.every((child) => child.type === "word" && PLAIN_NAME.test(child.text))) evaluates = true
+      if (TestOperands.ARITHMETIC_OPERATORS.has(operator)) {
+        const literal = (child: Node) => child.type === "number" || !TestOperands.evaluatesOperand(operator, child.text)
+        if (!operands.every(literal)) evaluates = true
+      } else if (TestOperands.NAME_OPERATORS.has(operator)) {
+        const plain = (child: Node) => child.type === "word" && !TestOperands.evaluatesOperand(operator, child.text)
+        if (!operands.every(plain)) evaluates = true
       }
     }
-    if (evaluates) this.embedded(node.text)
+    if (evaluates) {
+      this.embedded(node.text)
+      this.evaluated()
+    }
     this.generic(node)
-    this.commands.push(opaque(
+    const record = opaque(
       node.text,
-      [{ value: "[[", dynamic: false }, ...node.namedChildren.map((child) => ({ value: child.text, dynamic: expands }))],
+      [
+        { value: "[[", dynamic: false },
+        ...node.namedChildren.map((child) => ({ value: child.text, dynamic: expands }))
+      ],
       [],
       inherited,
       true,
       !expands && !evaluates && inherited.every((record) => record.safe)
-    ))
+    )
+    // The files its operators name are read (their metadata), so the footprint is that (issue 20).
+    const files = this.testFiles(node)
+    this.commands.push({
+      ...record,
+      readPaths: [...files.reads, ...record.readPaths],
+      pathsKnown: record.pathsKnown && files.known,
+      unresolvedPaths: record.unresolvedPaths || !files.known,
+      unresolvedWords: [...files.unresolved, ...record.unresolvedWords]
+    })
   }
 
-  /** Report the commands a text would run if bash evaluated it as arithmetic. */
-  embedded(text: string): void {
-    for (const inner of embeddedCommands(text)) {
-      this.dynamic = true
-      // A substitution the tree has (unquoted, double-quoted) was walked already.
-      if (this.commands.some((command) => command.text.trim() === inner)) continue
-      this.commands.push(opaque(inner, naiveWords(inner), [], [], false))
+  /** The operands of `[ ]`/`[[ ]]`'s file operators (`-f x`, `a -nt b`). */
+  testFiles(node: Node): {
+    readonly reads: ReadonlyArray<ShellAnalysis.PathUse>
+    readonly known: boolean
+    readonly unresolved: ReadonlyArray<string>
+  } {
+    const reads: Array<ShellAnalysis.PathUse> = []
+    const unresolved: Array<string> = []
+    const add = (operand: Node | undefined) => {
+      if (operand === undefined) return
+      const word = operand.type === "word" || operand.type === "raw_string" ? this.word(operand) : undefined
+      if (word === undefined || word.dynamic) unresolved.push(operand.text)
+      else reads.push({ path: word.value, subtree: false, content: false })
     }
+    for (const expression of node.descendantsOfType(["binary_expression", "unary_expression"])) {
+      const operator = expression.childForFieldName("operator")?.text ?? ""
+      const operands = expression.namedChildren.filter((child) => child.type !== "test_operator")
+      if (TestOperands.FILE_OPERATORS.has(operator) && expression.type === "unary_expression") add(operands[0])
+      else if (TestOperands.FILE_COMPARISONS.has(operator)) operands.forEach(add)
+    }
+    return { reads, known: unresolved.length === 0, unresolved }
   }
 
   /** Assignments and declarations: they change the shell's state. */
   stateChange(node: Node, inherited: ReadonlyArray<RedirectRecord>): void {
     const assignments: Array<string> = []
     const words: Array<Word> = []
-    if (node.type === "variable_assignment") {
-      assignments.push(node.text)
-      this.generic(node)
-    } else {
+    const assigned = (assignment: Node) => {
+      assignments.push(assignment.text)
+      const name = assignment.childForFieldName("name") ?? assignment.firstNamedChild
+      // `BASH_CMDS[ls]=/bin/rm`: the array's name.
+      const variable = name?.type === "subscript" ? name.childForFieldName("name") ?? name.firstNamedChild : name
+      if (variable !== null && variable !== undefined) this.assigns(variable.text)
+      this.generic(assignment)
+    }
+    if (node.type === "variable_assignment") assigned(node)
+    else {
       for (const child of node.children) {
-        if (child.type === "variable_assignment") {
-          assignments.push(child.text)
-          this.generic(child)
+        if (child.type === "variable_assignment") assigned(child)
+        else if (child.type === "variable_assignments") {
+          for (const inner of child.namedChildren) if (inner.type === "variable_assignment") assigned(inner)
         } else if (!child.isNamed) words.push({ value: child.text, dynamic: false })
         else words.push(this.word(child))
+      }
+    }
+    const [keyword, ...rest] = words
+    if (node.type === "unset_command") {
+      // `unset PATH`, `unset GIT_CONFIG_COUNT`; a subscript in a name is evaluated.
+      for (const word of rest) {
+        if (word.dynamic || /[[\]]/.test(word.value)) this.evaluated()
+        else if (!word.value.startsWith("-")) this.assigns(word.value)
+      }
+    } else if (node.type === "declaration_command") {
+      // `declare -i`/`-n` evaluate values as arithmetic or names; a word not known until run time may be either.
+      const flags = rest.filter((word) => !word.dynamic && /^[-+][a-zA-Z]+$/.test(word.value)).map((w) => w.value)
+      if (rest.some((word) => word.dynamic) || flags.some((flag) => /[in]/.test(flag))) {
+        if (rest.some((word) => word.dynamic) || assignments.some((a) => !/^[^=]*=[+-]?[0-9]*$/.test(a))) {
+          this.evaluated()
+        }
+      }
+      if (keyword?.value === "export") {
+        for (const word of rest) if (!word.dynamic && PLAIN_NAME.test(word.value)) this.assigns(word.value)
       }
     }
     this.commands.push(opaque(node.text, words, assignments, inherited, true))
@@ -610,80 +593,31 @@ class Walker {
     this.embedded(node.text)
   }
 
-  word(node: Node): Word {
-    const text = node.text
-    switch (node.type) {
-      case "word": {
-        const { pattern, value } = unquote(text)
-        return { value, dynamic: UNQUOTED_GLOB.test(pattern) }
+  /**
+   * What an evaluating builtin does with words known only at run time (issue
+   * 19, class 2): `let` evaluates its arguments; `test`/`[` may evaluate an
+   * operand; `read`, `mapfile` and `printf -v` assign names whose subscripts
+   * are evaluated, and assign (rebind) uppercase names.
+   */
+  builtinEvaluates(name: string, args: ReadonlyArray<Word>): void {
+    if (name === "let") this.evaluated()
+    else if (name === "test" || name === "[") {
+      if (TestOperands.evaluatesAtRunTime(name === "[" ? args.slice(0, -1) : args)) this.evaluated()
+    } else if (name === "printf") {
+      // `-v NAME` is printf's only option, and only first.
+      const first = args[0]
+      if (first !== undefined && (first.dynamic || /^-v/.test(first.value))) {
+        const target = first.dynamic || first.value === "-v" ? args[1] : { value: first.value.slice(2), dynamic: false }
+        this.assignedName(first.dynamic ? first : target ?? first)
       }
-      case "number":
-        return { value: text, dynamic: false }
-      case "raw_string":
-        return { value: text.slice(1, -1), dynamic: false }
-      case "string": {
-        let value = ""
-        let dynamic = false
-        for (const child of node.children) {
-          if (!child.isNamed) {
-            if (child.type !== "\"") value += child.text
-          } else if (child.type === "string_content") value += unescapeDoubleQuoted(child.text)
-          else {
-            value += this.word(child).value
-            dynamic = true
-          }
-        }
-        return { value, dynamic }
+    } else if (name === "read" || name === "mapfile" || name === "readarray") {
+      for (let i = 0; i < args.length; i++) {
+        const arg = args[i]!
+        if (arg.dynamic) this.evaluated()
+        else if (/^-[a-zA-Z]*[dpntuNOsCcTu]$/.test(arg.value)) i++
+        else if (!arg.value.startsWith("-")) this.assignedName(arg)
       }
-      case "concatenation": {
-        let value = ""
-        let pattern = ""
-        let dynamic = false
-        for (const child of node.children) {
-          if (!child.isNamed) {
-            this.unsafe = true
-            dynamic = true
-            value += child.text
-            continue
-          }
-          const part = this.word(child)
-          value += part.value
-          dynamic ||= part.dynamic
-          pattern += child.type === "word" ? unquote(child.text).pattern : "_"
-        }
-        return { value, dynamic: dynamic || UNQUOTED_GLOB.test(pattern) }
-      }
-      case "simple_expansion":
-        return { value: text, dynamic: true }
-      case "expansion":
-        if (!SAFE_EXPANSION.test(text)) this.unsafe = true
-        this.generic(node)
-        return { value: text, dynamic: true }
-      case "command_substitution":
-      case "process_substitution":
-        this.dynamic = true
-        this.generic(node)
-        return { value: text, dynamic: true }
-      case "arithmetic_expansion":
-        if (!LITERAL_ARITHMETIC.test(text)) this.unsafe = true
-        this.generic(node)
-        return { value: text, dynamic: true }
-      case "ansi_c_string":
-        return { value: decodeAnsiC(text.slice(2, -1)), dynamic: false }
-      case "brace_expression":
-      case "extglob_pattern":
-        return { value: text, dynamic: true }
-      default:
-        this.unsafe = true
-        this.generic(node)
-        return { value: text, dynamic: true }
     }
-  }
-
-  /** Whether two words are separate words for bash, too (not joined by a line continuation). */
-  separated(previous: Node, next: Node): boolean {
-    const gap = this.source.slice(previous.endIndex, next.startIndex).replace(/\\\r?\n/g, "")
-    return /^[ \t]/.test(gap)
   }
 
   textWithoutRedirects(node: Node, extraArguments: ReadonlyArray<Node>): string {
@@ -711,7 +645,7 @@ class Walker {
 export const analyze = (tree: Tree, source: string): ShellAnalysis.Analysis | undefined => {
   const root = tree.rootNode
   if (root.hasError) return undefined
-  const walker = new Walker(source)
+  const walker = new Walker(source, root)
   walker.statement(root, [])
   const commands = walker.commands
   return {
@@ -729,6 +663,7 @@ export const analyze = (tree: Tree, source: string): ShellAnalysis.Analysis | un
       onlyWritesPaths: command.onlyWritesPaths
     })),
     hasDynamicParts: walker.dynamic,
+    runsUnseen: walker.evaluates || walker.rebinds,
     readOnly: !walker.unsafe && !walker.dynamic && commands.length > 0 && commands.every((command) => command.readOnly)
   }
 }
@@ -743,7 +678,7 @@ export const split = (
   source: string,
   naiveSplit: (command: string) => ReadonlyArray<string>
 ): ReadonlyArray<string> => {
-  const walker = new Walker(source)
+  const walker = new Walker(source, tree.rootNode)
   walker.statement(tree.rootNode, [])
   const texts = walker.commands.map((command) => command.text.trim()).filter((text) => text.length > 0)
   if (!tree.rootNode.hasError) return texts

@@ -12,17 +12,29 @@
  *   redirection touch nothing;
  * - a compound command is the union of its simple commands.
  *
+ * - git commands read the repository they find from the call's directory —
+ *   the work tree's root and the git directory (and a worktree's common
+ *   directory) — not the directory's subtree, and `status`/`diff`/`describe`
+ *   write the index (issue 20).
+ *
+ * A footprint is trusted only when the program's description says its path
+ * lists are proven complete (issue 20, "fail-closed by construction"): the
+ * default is not, and then the call writes `*`. Creating or changing links is
+ * a barrier (`*`): `ln`, `cp -s`/`-l`, and `mv` of a path that is a link.
+ *
  * Everything else writes `*`: an unknown program, a path the analyser could
  * not resolve (glob, expansion, a file listing names), a `cd`, a command or
  * process substitution, an assignment that may change what a program does
  * (`PATH=…`, `GIT_DIR=…`), a `~` path (quoting decides whether bash expands
- * it, and the analysis has dropped the quotes), a `[[ … ]]` test (it may
- * stat any path), a background command (it outlives the call), and a command
- * line that does not parse.
+ * it, and the analysis has dropped the quotes), a background command (it
+ * outlives the call), and a command line that does not parse. `test`, `[ ]`
+ * and `[[ ]]` read the files their operators name (issue 20).
  *
  * Paths are relative to the call's working directory and made canonical like
  * the file tools' (symlinks resolved), so a Bash write and a Read of the
- * same file through a link conflict.
+ * same file through a link conflict. They are not normalised before that:
+ * `LINK/..` is the parent of the link's target, as the kernel walks it
+ * (issue 19, class 7).
  *
  * @internal
  */
@@ -56,8 +68,6 @@ const isPlainExit = (command: ShellAnalysis.SimpleCommand): boolean =>
 
 const usesOf = (command: ShellAnalysis.SimpleCommand): Uses | undefined => {
   if (command.unresolvedPaths) return undefined
-  // A `[[ … ]]` test is reported with `[[` as its first word; its operands may name any path.
-  if (command.argv[0] === "[[") return undefined
   if (!command.assignments.every(ShellAnalysis.isHarmlessAssignment)) return undefined
   if (!command.pathsKnown && !isPlainExit(command)) return undefined
   const uses = [...command.readPaths, ...command.writePaths]
@@ -99,23 +109,121 @@ const creationRoot = (target: string): Effect.Effect<string, never, FileSystem.F
     }
   })
 
+/** The repository a git command finds from `cwd`: the work tree's root and its git directories. */
+interface Repository {
+  readonly root: string
+  readonly gitDirectories: ReadonlyArray<string>
+}
+
+/**
+ * Walk up from `cwd` as git does: the first directory with a `.git` entry —
+ * a directory, or a file `gitdir: X` (a worktree or submodule, whose
+ * `commondir` names the shared git directory too). `undefined` outside a
+ * repository (git then touches nothing).
+ */
+const findRepository = (cwd: string): Effect.Effect<Repository | undefined, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    let dir = yield* Footprints.canonical(cwd)
+    for (;;) {
+      const dotGit = path.join(dir, ".git")
+      const info = yield* Effect.option(fs.stat(dotGit))
+      if (info._tag === "Some") {
+        if (info.value.type === "Directory") return { root: dir, gitDirectories: [dotGit] }
+        const text = yield* fs.readFileString(dotGit).pipe(Effect.orElseSucceed(() => ""))
+        const named = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1]
+        if (named === undefined) return { root: dir, gitDirectories: [dotGit] }
+        const gitDir = yield* Footprints.canonical(path.resolve(dir, named))
+        const common = yield* fs.readFileString(path.join(gitDir, "commondir")).pipe(Effect.option)
+        const commonDir = common._tag === "Some"
+          ? [yield* Footprints.canonical(path.resolve(gitDir, common.value.trim()))]
+          : []
+        return { root: dir, gitDirectories: [gitDir, ...commonDir] }
+      }
+      const parent = path.dirname(dir)
+      if (parent === dir) return undefined
+      dir = parent
+    }
+  })
+
+/** An anchored path (`ShellAnalysis.PathUse.anchor`) as resources: under the root, or under each git directory. */
+const resolveAnchored = (
+  use: ShellAnalysis.PathUse,
+  context: ToolUseContext.ToolUseContext
+): Effect.Effect<ReadonlyArray<Footprint.Resource>, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const repository = yield* findRepository(context.cwd)
+    if (repository === undefined) return []
+    const bases = use.anchor === "repository" ? [repository.root] : repository.gitDirectories.slice(0, 1)
+    const all = use.anchor === "gitDirectory" && use.path === "." ? repository.gitDirectories : bases
+    return all.map((base) => {
+      const resource = use.path === "." ? base : path.join(base, use.path)
+      return use.subtree ? Footprint.subtree(resource) : resource
+    })
+  })
+
+/** `relative` under `cwd` as the kernel walks it, not normalised (`LINK/..` is the target's parent). */
+const unnormalised = (path: Path.Path, cwd: string, relative: string): string =>
+  path.isAbsolute(relative) ? relative : `${cwd.replace(/\/+$/, "")}/${relative}`
+
 const resolveUse = (
   use: ShellAnalysis.PathUse,
   context: ToolUseContext.ToolUseContext,
   access: "read" | "write"
 ): Effect.Effect<ReadonlyArray<Footprint.Resource>, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
+    if (use.anchor !== undefined) return yield* resolveAnchored(use, context)
     const path = yield* Path.Path
-    const canonical = yield* Footprints.file(use.path, context)
+    const absolute = unnormalised(path, context.cwd, use.path)
+    const canonical = yield* Footprints.canonical(absolute)
     const target = access === "write" ? yield* creationRoot(canonical) : canonical
     // When the last component is a symlink the command may act on the link itself (`rm link`,
     // `ln -sf x link`), so the entry's own place is touched too.
-    const absolute = path.resolve(context.cwd, use.path)
     const entry = path.join(yield* Footprints.canonical(path.dirname(absolute)), path.basename(absolute))
     const resources = entry === canonical || path.basename(absolute) === ".." || path.basename(absolute) === "."
       ? [target]
       : [target, entry]
     return use.subtree ? resources.map(Footprint.subtree) : resources
+  })
+
+/**
+ * The symbolic links a path goes through before its last component (`mkdir -p link-src/a` looks up
+ * `link-src` itself): what the path means depends on them, so they are touched too.
+ */
+const linksOnTheWay = (
+  path: Path.Path,
+  cwd: string,
+  relative: string
+): Effect.Effect<ReadonlyArray<Footprint.Resource>, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const components = relative.split("/")
+    const links: Array<Footprint.Resource> = []
+    for (let i = 1; i < components.length; i++) {
+      const name = components[i - 1]!
+      if (name === "" || name === "." || name === "..") continue
+      const prefix = unnormalised(path, cwd, components.slice(0, i).join("/") || "/")
+      const entry = path.join(yield* Footprints.canonical(path.dirname(prefix)), path.basename(prefix))
+      if (entry !== (yield* Footprints.canonical(prefix))) links.push(entry)
+    }
+    return links
+  })
+
+/** `mv` moves a symbolic link: what other paths mean changes (issue 20: a barrier). */
+const movesLink = (
+  uses: ReadonlyArray<ShellAnalysis.PathUse>,
+  context: ToolUseContext.ToolUseContext
+): Effect.Effect<boolean, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    for (const use of uses) {
+      if (use.moves !== true) continue
+      const link = yield* fs.readLink(unnormalised(path, context.cwd, use.path)).pipe(Effect.option)
+      if (link._tag === "Some") return true
+    }
+    return false
   })
 
 const dedupe = (resources: ReadonlyArray<Footprint.Resource>): ReadonlyArray<Footprint.Resource> => [
@@ -148,13 +256,23 @@ export const footprint = (
         Effect.forEach(list, (use) => resolveUse(use, context, access)),
         (resolved) => dedupe(resolved.flat())
       )
-    const [reads, writes] = yield* Effect.all([
-      resolveAll(uses.flatMap((use) => use.reads), "read"),
-      resolveAll(uses.flatMap((use) => use.writes), "write")
+    // Links on the way of any path are read: what the path means depends on them.
+    const links = Effect.map(
+      Effect.forEach(
+        uses.flatMap((use) => [...use.reads, ...use.writes]).filter((use) => use.anchor === undefined),
+        (use) => Effect.flatMap(Path.Path, (path) => linksOnTheWay(path, context.cwd, use.path))
+      ),
+      (found) => found.flat()
+    )
+    const [reads, writes, barrier] = yield* Effect.all([
+      Effect.zipWith(resolveAll(uses.flatMap((use) => use.reads), "read"), links, (a, b) => dedupe([...a, ...b])),
+      resolveAll(uses.flatMap((use) => use.writes), "write"),
+      movesLink(uses.flatMap((use) => use.writes), context)
     ]).pipe(
       Effect.provideService(FileSystem.FileSystem, fs.value),
       Effect.provideService(Path.Path, path.value)
     )
+    if (barrier) return Footprint.writesEverything
     const result: Footprint.Footprint = {
       ...(reads.length > 0 ? { reads } : {}),
       ...(writes.length > 0 ? { writes } : {})

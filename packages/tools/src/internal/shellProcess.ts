@@ -66,6 +66,24 @@ export class ShellSettings extends Context.Reference<ShellSettings>()("@switchya
   defaultValue: (): Settings => defaultSettings
 }) {}
 
+/**
+ * git configuration every shell command runs with, added through
+ * `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` after whatever
+ * the environment already sets that way (issue 19, class 4):
+ * `safe.bareRepository=explicit`, so git does not use a bare repository it
+ * discovers by walking into it (`cd vendor/x.git && git status` would run
+ * that repository's `core.fsmonitor`); one named with `--git-dir` still works.
+ */
+export const gitSafety = (environment: Readonly<Record<string, string | undefined>>): Record<string, string> => {
+  const given = Number(environment["GIT_CONFIG_COUNT"] ?? "0")
+  const count = Number.isInteger(given) && given >= 0 ? given : 0
+  return {
+    GIT_CONFIG_COUNT: String(count + 1),
+    [`GIT_CONFIG_KEY_${count}`]: "safe.bareRepository",
+    [`GIT_CONFIG_VALUE_${count}`]: "explicit"
+  }
+}
+
 /** How the shell process ended. */
 export type ShellExit =
   | { readonly _tag: "Exited"; readonly code: number }
@@ -124,6 +142,8 @@ export const start = (
       ? Command.make(settings.shell, "-c", command)
       : Command.make(wrapped.command, ...wrapped.args).pipe(Command.env(wrapped.env))).pipe(
         Command.workingDirectory(cwd),
+        // Repositories the project supplies do not configure git (issue 19 class 4); bwrap passes it through.
+        Command.env(gitSafety(globalThis.process.env)),
         // Commands that read stdin get end-of-file instead of waiting forever.
         Command.stdin(Stream.empty),
         Command.start

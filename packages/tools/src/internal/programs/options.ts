@@ -25,6 +25,16 @@
  * invocation not read-only: a real program would either reject it (harmless)
  * or do something this table does not describe.
  *
+ * A word whose expansion is not one known literal (a glob, a brace or
+ * parameter expansion, a `for`/`read` value, what `xargs` appends) is "any
+ * word, options included" (issue 19, class 1): before `--` it may become any
+ * option the real program has, and, unquoted, several words. So it is read
+ * like an operand only when the grammar is `complete` (it lists every option
+ * of the program, checked against `--help` by the test suite) and no option
+ * writes or runs anything; otherwise the parse fails. What a word can become
+ * is narrowed by how it is written: `src/*.ts` cannot become an option (it
+ * starts with a literal `s`), `"$f"` is one word.
+ *
  * @internal
  */
 
@@ -33,7 +43,23 @@ export interface Word {
   readonly value: string
   /** The value depends on the environment or the filesystem (expansion, glob, brace expansion). */
   readonly dynamic: boolean
+  /**
+   * A dynamic word may expand to something starting with `-` (an option). Absent: it may.
+   * False only when its expansion starts with a literal character other than `-` (`src/*.ts`, `"./$f"`).
+   */
+  readonly option?: boolean
+  /**
+   * A dynamic word may expand to no word or several (an unquoted glob or expansion, `"$@"`).
+   * Absent: it may. False for a quoted expansion (`"$f"`), which is exactly one word.
+   */
+  readonly several?: boolean
 }
+
+/** Whether a word may turn out to be an option (or start one) once bash has expanded it. */
+export const mayBeOption = (word: Word): boolean => word.dynamic ? word.option !== false : word.value.startsWith("-")
+
+/** Whether a word may turn out to be no word or several once bash has expanded it. */
+export const mayBeSeveral = (word: Word): boolean => word.dynamic && word.several !== false
 
 /** What an option is. */
 export type OptionKind = "flag" | "value" | "attached" | "read" | "names" | "script" | "scriptFile" | "recursive" | "forbidden"
@@ -59,8 +85,15 @@ export interface Grammar {
   readonly numericShort: boolean
   /** Some option writes or runs: an unprovable word before `--` may become it. */
   readonly hasForbidden: boolean
+  /**
+   * Every option the program accepts is in the grammar, and none writes or runs anything: an
+   * unprovable word before `--` can only be an option this table describes as harmless.
+   */
+  readonly harmless: boolean
   /** An option that takes a value may end a cluster (`-an5`); false for parsers that give it the next word anyway. */
   readonly valuesInClusters: boolean
+  /** The grammar lists every option of the program (`--help` is checked against it in the tests). */
+  readonly complete: boolean
 }
 
 const parseEntries = (spec: string): Map<string, OptionKind> => {
@@ -79,21 +112,31 @@ const parseEntries = (spec: string): Map<string, OptionKind> => {
 export const grammar = (
   short: string,
   long: string = "",
-  options: { readonly stopAtOperand?: boolean; readonly numericShort?: boolean; readonly valuesInClusters?: boolean } =
-    {}
+  options: {
+    readonly stopAtOperand?: boolean
+    readonly numericShort?: boolean
+    readonly valuesInClusters?: boolean
+    /** The grammar lists every option of the program (the test suite checks it against `--help`). */
+    readonly complete?: boolean
+    /** Options the program's description handles that write (`sed -i`): not harmless. */
+    readonly writes?: ReadonlyArray<string>
+  } = {}
 ): Grammar => {
   const shortMap = parseEntries(short)
   const longMap = parseEntries(long)
   for (const key of shortMap.keys()) {
     if (key.length !== 1) throw new Error(`short option entry '${key}' must be one letter`)
   }
+  const hasForbidden = [...shortMap.values(), ...longMap.values()].includes("forbidden")
   return {
     short: shortMap,
     long: longMap,
     stopAtOperand: options.stopAtOperand ?? false,
     numericShort: options.numericShort ?? false,
     valuesInClusters: options.valuesInClusters ?? true,
-    hasForbidden: [...shortMap.values(), ...longMap.values()].includes("forbidden")
+    hasForbidden,
+    complete: options.complete ?? false,
+    harmless: (options.complete ?? false) && !hasForbidden && (options.writes ?? []).length === 0
   }
 }
 
@@ -128,10 +171,17 @@ const takesValue = (kind: OptionKind) =>
 
 /**
  * Parse words with a grammar. A forbidden option fails the parse; so does an
- * unknown one, and an unprovable word before `--` when the grammar has an
- * option that writes or runs (a glob could expand to it).
+ * unknown one, and an unprovable word before `--` that may become an option
+ * unless the grammar is `harmless` (then it is read like an operand). With
+ * `stopAtOperand`, only a word that is surely one operand ends the options:
+ * an unquoted expansion may expand to nothing.
  */
-export const parse = (g: Grammar, args: ReadonlyArray<Word>): ParsedArguments => {
+export const parse = (
+  g: Grammar,
+  args: ReadonlyArray<Word>,
+  /** Read every unprovable word as an operand (for writers, which are never read-only anyway). */
+  mode: { readonly dynamicOperands?: boolean } = {}
+): ParsedArguments => {
   const options: Array<OptionUse> = []
   const operands: Array<Word> = []
   let endOfOptions = false
@@ -142,9 +192,10 @@ export const parse = (g: Grammar, args: ReadonlyArray<Word>): ParsedArguments =>
       continue
     }
     if (arg.dynamic) {
-      if (g.hasForbidden) return FAILED
-      // It may become an option; with no dangerous option it is read like an operand.
+      // It may become any option the program has; only a harmless grammar reads it like an operand.
+      if (mayBeOption(arg) && !g.harmless && mode.dynamicOperands !== true) return FAILED
       operands.push(arg)
+      if (g.stopAtOperand && !mayBeOption(arg) && !mayBeSeveral(arg)) endOfOptions = true
       continue
     }
     const value = arg.value

@@ -1,0 +1,380 @@
+/**
+ * What a Bash command line touches, for the path rules (issue 9): the
+ * directories its relative paths may be relative to (the cwd and every `cd`
+ * target), every absolute form of each path it reads or writes (as written
+ * and as resolved), and the literal directories an unresolved path word stays
+ * below. Each touched path carries its origin — an argument with its use, or
+ * a redirection target — so that messages are rendered from data.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as PermissionRules from "../PermissionRules.js"
+import type { CommandPart } from "./bashParts.js"
+import * as CommandPatterns from "./commandPatterns.js"
+import * as PathRules from "./pathRules.js"
+import type * as RuleIndex from "./ruleIndex.js"
+
+/**
+ * The filesystem commands `acceptEdits` allows when all their paths are
+ * inside the working directories.
+ */
+export const acceptEditsCommands: ReadonlySet<string> = new Set(["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"])
+
+/** How a command takes path arguments: every positional, all but the first (a pattern or script), or `find`'s roots. */
+type PathShape = "all" | "afterFirst" | "find"
+
+const pathShapes: Record<string, PathShape> = {}
+for (
+  const name of [
+    "cd",
+    "pushd",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "wc",
+    "stat",
+    "file",
+    "du",
+    "tree",
+    "diff",
+    "cmp",
+    "nl",
+    "od",
+    "hexdump",
+    "xxd",
+    "strings",
+    "readlink",
+    "realpath",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "sort",
+    "uniq",
+    "cut",
+    "tac",
+    "rev",
+    "column",
+    "mkdir",
+    "touch",
+    "rm",
+    "rmdir",
+    "mv",
+    "cp",
+    "ln",
+    "chmod",
+    "chown"
+  ]
+) pathShapes[name] = "all"
+for (const name of ["grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "jq"]) pathShapes[name] = "afterFirst"
+pathShapes["find"] = "find"
+
+/** The path arguments of a command, or `undefined` when it is not known to take paths. */
+export const pathArguments = (argv: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  const name = argv[0]
+  if (name === undefined) return undefined
+  const shape = pathShapes[name]
+  if (shape === undefined) return undefined
+  const out: Array<string> = []
+  let positional = 0
+  // A pattern given by option (`grep -e x`, `sed -e s/a/b/`) leaves every positional a path.
+  const scriptByOption = argv.some((word) => /^(-[ef]|--(regexp|file|expression)(=.*)?)$/.test(word))
+  let findRoots = true
+  for (const word of argv.slice(1)) {
+    if (word === "--") continue
+    if (word.startsWith("-")) {
+      findRoots = false
+      const eq = word.indexOf("=")
+      if (word.startsWith("--") && eq > 0) out.push(word.slice(eq + 1))
+      continue
+    }
+    if (shape === "find") {
+      if (findRoots && word !== "(" && word !== "!") out.push(word)
+      continue
+    }
+    positional += 1
+    if (shape === "afterFirst" && positional === 1 && !scriptByOption) continue
+    out.push(word)
+  }
+  return out
+}
+
+/**
+ * `word` relative to `dir`, joined as the kernel will walk it: not normalised,
+ * because `LINK/..` is the parent of the link's target, not the directory the
+ * link is in (issue 19, class 7). The permission environment's `resolvePath`
+ * resolves it component by component.
+ */
+export const joinUnnormalised = (env: PermissionRules.Environment, dir: string, word: string): string =>
+  env.path.isAbsolute(word) ? word : dir.endsWith(env.path.sep) ? dir + word : dir + env.path.sep + word
+
+/** Whether a path has a `..` component (after a link it may lead anywhere). */
+const climbs = (path: string): boolean => path.split("/").includes("..")
+
+export interface ResolutionBases {
+  /** Directories relative paths may be relative to: the cwd and every `cd` target. */
+  readonly dirs: ReadonlyArray<string>
+  /** A `cd` to somewhere we cannot know (`cd -`, `cd $X`). */
+  readonly unknown: boolean
+}
+
+export const resolutionBases = (
+  commands: ReadonlyArray<ReadonlyArray<string>>,
+  env: PermissionRules.Environment
+): ResolutionBases => {
+  let dirs = [env.cwd]
+  let unknown = false
+  for (const argv of commands) {
+    if (argv[0] !== "cd" && argv[0] !== "pushd") continue
+    const target = argv.slice(1).find((word) => !word.startsWith("-"))
+    if (target === undefined) dirs = Array.from(new Set([...dirs, env.home]))
+    else if (/[$`]/.test(target) || target === "-" || isOtherUsersHome(target)) unknown = true
+    else {
+      const expanded = PathRules.expandHome(target, env.home, env.path)
+      dirs = Array.from(new Set([...dirs, ...dirs.map((dir) => joinUnnormalised(env, dir, expanded))]))
+    }
+    if (dirs.length > 16) unknown = true
+  }
+  if (argvHas(commands, "popd")) unknown = true
+  return { dirs, unknown }
+}
+
+const argvHas = (commands: ReadonlyArray<ReadonlyArray<string>>, name: string) =>
+  commands.some((argv) => argv[0] === name)
+
+/** Every absolute path an argument may denote, or `undefined` when it cannot be known. */
+export const resolveArgument = (
+  word: string,
+  resolution: ResolutionBases,
+  env: PermissionRules.Environment
+): ReadonlyArray<string> | undefined => {
+  if (/[$`]/.test(word) || isOtherUsersHome(word)) return undefined
+  const expanded = PathRules.expandHome(word, env.home, env.path)
+  // `/proc/self/cwd` is the command's own directory, not Switchyard's; another process's
+  // directory, root or descriptors could be anywhere.
+  const own = /^\/proc\/+(?:self|thread-self)\/+cwd(?:\/+(.*))?$/.exec(expanded)
+  if (own !== null) {
+    if (resolution.unknown) return undefined
+    return resolution.dirs.map((dir) => joinUnnormalised(env, dir, own[1] ?? "."))
+  }
+  const standardStream = /^\/proc\/+(?:self|thread-self)\/+fd\/+[0-2]$/.test(expanded)
+  if (/^\/proc\/+[^/]+\/+(?:task\/|cwd|root|fd|map_files)/.test(expanded) && !standardStream) {
+    return /^\/proc\/+(?:self|thread-self)\/+root(?:\/|$)/.test(expanded) ? [expanded] : undefined
+  }
+  if (env.path.isAbsolute(expanded)) return [expanded]
+  if (resolution.unknown) return undefined
+  return resolution.dirs.map((dir) => joinUnnormalised(env, dir, expanded))
+}
+
+/** `~user/x`: a home we do not know. */
+const isOtherUsersHome = (word: string): boolean => word.startsWith("~") && word !== "~" && !word.startsWith("~/")
+
+/** A path bash itself turns into a socket in a redirection. */
+export const bashSocket = /^\/dev\/+(?:tcp|udp)\//
+
+/** The rule's directory: everything it matches is at or below it. */
+export const ruleBase = (compiled: RuleIndex.CompiledRule, env: PermissionRules.Environment): string | undefined => {
+  const pattern = compiled.path
+  if (pattern === undefined) return undefined
+  let base = pattern.anchor === "absolute"
+    ? env.path.sep
+    : pattern.anchor === "home"
+    ? env.home
+    : pattern.anchor === "root"
+    ? compiled.rule.root ?? env.cwd
+    : env.cwd
+  for (let i = 0; i < pattern.up; i++) base = env.path.dirname(base)
+  return env.path.join(base, ...pattern.prefix)
+}
+
+export const within = (env: PermissionRules.Environment, dir: string, candidate: string): boolean =>
+  candidate === dir || candidate.startsWith(dir.endsWith(env.path.sep) ? dir : dir + env.path.sep)
+
+/**
+ * A path word the analyser could not resolve that still cannot leave the
+ * directory it is relative to: a relative glob or brace pattern without `..`
+ * (`src/*.ts`, `{a,b}.txt`), not an expansion, `~` or an absolute path.
+ */
+export const staysInside = (word: string): boolean =>
+  word.length > 0 && !/^[~/<]/.test(word) && !/[$`]/.test(word) && !word.split("/").includes("..")
+
+/**
+ * The directories an unresolved path word stays below: its segments before
+ * the first glob, brace or expansion character, against every base;
+ * `undefined` when that could be anywhere (an expansion up front, `~user`,
+ * `..` after a pattern, a list of names).
+ */
+export const literalDirectories = (
+  word: string,
+  resolution: ResolutionBases,
+  env: PermissionRules.Environment
+): ReadonlyArray<string> | undefined => {
+  if (word.startsWith("<")) return undefined
+  const segments = word.split("/")
+  const first = segments.findIndex((segment) => /[*?[\]{}$`]/.test(segment))
+  const literal = first === -1 ? segments : segments.slice(0, first)
+  if (first !== -1 && segments.slice(first).includes("..")) return undefined
+  const dirs = literal.length === 0 || (literal.length === 1 && literal[0] === "")
+    ? word.startsWith("/") ? [env.path.sep] : resolution.unknown ? undefined : resolution.dirs
+    : resolveArgument(literal.join("/") || "/", resolution, env)
+  // `LINK/../x*`: after a link, `..` may lead anywhere (issue 19, class 7).
+  return dirs === undefined || dirs.some(climbs) ? undefined : dirs
+}
+
+/** Where a touched path comes from: an argument of a part, or the target of one of its redirections. */
+export interface Origin {
+  readonly kind: "argument" | "redirect"
+  /** The part as written, spaces normalised. */
+  readonly part: string
+}
+
+/** A path a part touches, resolved. */
+export interface Touched {
+  readonly origin: Origin
+  /** The path as written. */
+  readonly path: string
+  /** Every absolute form (lexical and real) of every base it may be relative to; `undefined` when unknown. */
+  readonly forms: ReadonlyArray<string> | undefined
+  readonly write: boolean
+  /** Its whole tree's contents are read (`grep -r`, `rg`, `git grep`). */
+  readonly treeContent: boolean
+}
+
+/** What a rule match names as its subject: `read of .env by `cat .env``. */
+export const subjectOf = (touched: Touched): string =>
+  `${touched.write ? "write" : "read"} of ${touched.path} by \`${touched.origin.part}\``
+
+/** Every absolute form (as written and resolved) of a path word, or `undefined` when it cannot be known. */
+export const absoluteForms = (
+  word: string,
+  resolution: ResolutionBases,
+  env: PermissionRules.Environment
+): Effect.Effect<ReadonlyArray<string> | undefined> =>
+  Effect.gen(function*() {
+    const bases = resolveArgument(word, resolution, env)
+    if (bases === undefined) return undefined
+    const forms: Array<string> = []
+    for (const absolute of bases) {
+      const resolved = yield* resolveAsTheKernel(absolute, env)
+      forms.push(resolved.lexical, ...resolved.real)
+    }
+    return Array.from(new Set(forms))
+  })
+
+/**
+ * Resolve an unnormalised absolute path as the kernel walks it (issue 19,
+ * class 7): each `..` climbs from the real path of what precedes it, so
+ * `LINK/../x` is beside the link's target. The environment's `resolvePath`
+ * resolves each piece without `..`; its `lexical` form is the path as
+ * written, normalised.
+ */
+export const resolveAsTheKernel = (
+  absolute: string,
+  env: PermissionRules.Environment
+): Effect.Effect<PermissionRules.ResolvedPath> =>
+  Effect.gen(function*() {
+    const segments = absolute.split(env.path.sep)
+    const climb = segments.lastIndexOf("..")
+    if (climb === -1) return yield* env.resolvePath(absolute)
+    let real = env.path.sep
+    let start = 1
+    for (let i = 1; i <= climb; i++) {
+      if (segments[i] !== "..") continue
+      const before = segments.slice(start, i).filter((segment) => segment.length > 0 && segment !== ".")
+      if (before.length > 0) real = (yield* env.resolvePath(env.path.join(real, ...before))).real[0] ?? real
+      real = env.path.dirname(real)
+      start = i + 1
+    }
+    const rest = segments.slice(climb + 1).filter((segment) => segment.length > 0)
+    const resolved = yield* env.resolvePath(rest.length === 0 ? real : env.path.join(real, ...rest))
+    return { lexical: env.path.resolve(absolute), real: resolved.real }
+  })
+
+/**
+ * The paths a part touches: the analyser's reads and writes (a write to one
+ * of the part's redirection targets is that redirection), or, for a part the
+ * analyser did not describe (a nested script), the path arguments of the
+ * commands known to take paths and its redirection targets.
+ */
+export const touchedBy = (
+  part: CommandPart,
+  resolution: ResolutionBases,
+  env: PermissionRules.Environment
+): Effect.Effect<ReadonlyArray<Touched>> =>
+  Effect.gen(function*() {
+    const out: Array<Touched> = []
+    const name = part.forms.argv[0] ?? ""
+    const text = CommandPatterns.normalizeSpaces(part.text)
+    const simple = part.simple
+    const targets = new Set(part.redirects.map((redirect) => redirect.target))
+    const uses = simple === undefined ||
+        (!simple.pathsKnown && simple.readPaths.length === 0 && simple.writePaths.length === 0)
+      ? (pathArguments(part.forms.argv) ?? []).map((path) => ({
+        path,
+        write: acceptEditsCommands.has(name),
+        subtree: false,
+        content: true,
+        redirect: false
+      }))
+      : [
+        // Paths anchored at the repository are for footprints; the rules judge the paths as written.
+        ...simple.readPaths.filter((use) => use.anchor === undefined).map((use) => ({
+          ...use,
+          write: false,
+          redirect: false
+        })),
+        ...simple.writePaths.filter((use) => use.anchor === undefined).map((use) => ({
+          ...use,
+          write: true,
+          redirect: targets.has(use.path)
+        }))
+      ]
+    for (const use of uses) {
+      out.push({
+        origin: { kind: use.redirect ? "redirect" : "argument", part: text },
+        path: use.path,
+        forms: yield* absoluteForms(use.path, resolution, env),
+        write: use.write,
+        treeContent: !use.write && use.subtree && use.content
+      })
+    }
+    // Redirect targets of parts the analyser did not describe (nested scripts).
+    if (simple === undefined) {
+      for (const redirect of part.redirects) {
+        out.push({
+          origin: { kind: "redirect", part: text },
+          path: redirect.target,
+          forms: yield* absoluteForms(redirect.target, resolution, env),
+          write: true,
+          treeContent: false
+        })
+      }
+    }
+    return out
+  })
+
+/** The directories a recursive read of these forms enters a rule's base in (`ruleBase` inside one of them). */
+export const ruleInside = (
+  rules: ReadonlyArray<RuleIndex.CompiledRule>,
+  dirs: ReadonlyArray<string>,
+  env: PermissionRules.Environment
+) =>
+  rules.find((compiled) => {
+    const base = ruleBase(compiled, env)
+    return base !== undefined && dirs.some((dir) => within(env, dir, base))
+  })?.rule
+
+/** Whether every form of every touched path is inside the working directories (and, if asked, not protected). */
+export const insideAll = (
+  list: ReadonlyArray<Touched>,
+  env: PermissionRules.Environment,
+  unprotected: boolean
+): boolean =>
+  list.every((touched) =>
+    touched.forms !== undefined &&
+    touched.forms.every((path) => PathRules.isInside(env, path) && (!unprotected || !PathRules.isProtected(env, path)))
+  )
