@@ -4,7 +4,10 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@switchyard\/(core|tools|durable|cli)$/, replacement: path.join(__dirname, "packages/$1/src/index.ts") },
+      {
+        find: /^@switchyard\/(core|tools|durable|cli)$/,
+        replacement: path.join(__dirname, "packages/$1/src/index.ts")
+      },
       {
         find: /^@switchyard\/(core|tools|durable|cli)\/(?!internal\/)(.*)$/,
         replacement: path.join(__dirname, "packages/$1/src/$2.ts")

@@ -26,7 +26,10 @@ export const run = async () => {
   // A project with a settings file: the stored `tools` pages do not apply, the front runs `tools list` itself.
   const project = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-bench-cli-"))
   fs.mkdirSync(path.join(project, ".claude"))
-  fs.writeFileSync(path.join(project, ".claude", "settings.json"), JSON.stringify({ permissions: { deny: ["WebFetch"] } }))
+  fs.writeFileSync(
+    path.join(project, ".claude", "settings.json"),
+    JSON.stringify({ permissions: { deny: ["WebFetch"] } })
+  )
   const t = await compare({
     node: spawn(["-e", "0"]),
     help: spawn([bin, "--help"]),
@@ -42,11 +45,41 @@ export const run = async () => {
   recordStats(SUITE, "switchyard --help", t.help, "ms", `${ratio(t.help, t.node)} bare node (goal ≤ 2.5×)`)
   recordStats(SUITE, "switchyard tools list", t.list, "ms", `${ratio(t.list, t.node)} bare node (goal ≤ 3×)`)
   recordStats(SUITE, "switchyard tools schema Read", t.schema, "ms", `${ratio(t.schema, t.node)} bare node`)
-  recordStats(SUITE, "tools list in a project with settings (run, no parser)", t.listProject, "ms", `${ratio(t.listProject, t.node)} bare node`)
-  recordStats(SUITE, "--help, bundled full parser (no front)", t.helpFull, "ms", `${ratio(t.helpFull, t.node)} bare node`)
-  recordStats(SUITE, "tools list, bundled full parser (no front)", t.listFull, "ms", `${ratio(t.listFull, t.node)} bare node`)
-  recordStats(SUITE, "--help, unbundled tsc output", t.helpTsc, "ms", `${ratio(t.helpTsc, t.node)} bare node; the bundle is ${ratio(t.helpTsc, t.help)} faster`)
-  recordStats(SUITE, "tools list, unbundled tsc output", t.listTsc, "ms", `${ratio(t.listTsc, t.node)} bare node; the bundle is ${ratio(t.listTsc, t.list)} faster`)
+  recordStats(
+    SUITE,
+    "tools list in a project with settings (run, no parser)",
+    t.listProject,
+    "ms",
+    `${ratio(t.listProject, t.node)} bare node`
+  )
+  recordStats(
+    SUITE,
+    "--help, bundled full parser (no front)",
+    t.helpFull,
+    "ms",
+    `${ratio(t.helpFull, t.node)} bare node`
+  )
+  recordStats(
+    SUITE,
+    "tools list, bundled full parser (no front)",
+    t.listFull,
+    "ms",
+    `${ratio(t.listFull, t.node)} bare node`
+  )
+  recordStats(
+    SUITE,
+    "--help, unbundled tsc output",
+    t.helpTsc,
+    "ms",
+    `${ratio(t.helpTsc, t.node)} bare node; the bundle is ${ratio(t.helpTsc, t.help)} faster`
+  )
+  recordStats(
+    SUITE,
+    "tools list, unbundled tsc output",
+    t.listTsc,
+    "ms",
+    `${ratio(t.listTsc, t.node)} bare node; the bundle is ${ratio(t.listTsc, t.list)} faster`
+  )
   note(
     SUITE,
     "The binary is an esbuild bundle (packages/cli/build.mjs) with lazy chunks; `fast-check` is replaced by an empty module. " +

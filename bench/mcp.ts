@@ -19,7 +19,18 @@ const root = path.join(import.meta.dirname, "..")
 const EVERYTHING = path.join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 const FILESYSTEM = path.join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 
-const objects = ["issue", "pull_request", "branch", "release", "comment", "label", "milestone", "webhook", "team", "user"]
+const objects = [
+  "issue",
+  "pull_request",
+  "branch",
+  "release",
+  "comment",
+  "label",
+  "milestone",
+  "webhook",
+  "team",
+  "user"
+]
 const verbs = ["create", "list", "get", "update", "delete", "archive", "search", "export", "import", "sync"]
 
 /** `count` MCP tools with realistic schemas, spread over services of 10 objects × 10 verbs. */
@@ -29,7 +40,8 @@ const generate = (count: number): ReadonlyArray<Tool.Any> =>
     const object = objects[Math.floor(i / 10) % 10]!
     const verb = verbs[i % 10]!
     return Tool.make(`mcp__${service}__${verb}_${object}`, {
-      description: `${verb} a ${object.replace("_", " ")} in ${service}. Returns the ${object} as JSON; fails when the ` +
+      description:
+        `${verb} a ${object.replace("_", " ")} in ${service}. Returns the ${object} as JSON; fails when the ` +
         `caller lacks access to the ${service} workspace or the ${object} does not exist.`,
       input: Schema.Struct({
         workspace: Schema.String.annotations({ description: `The ${service} workspace` }),
@@ -73,8 +85,18 @@ export const run = async () => {
   const lines = Deferral.systemPrompt("", deferred, []) ?? ""
   const upFront = requestTokens(deferred.filter((t) => !Tool.isDeferred(t))) + Math.ceil(lines.length / 4)
   record(SUITE, "300 MCP tools, all definitions loaded (tokens)", String(full))
-  record(SUITE, "300 MCP tools deferred: ToolSearch + one line each (tokens)", String(upFront), `${fmt((full / upFront), 1)}× smaller`)
-  record(SUITE, "300 MCP tools deferred: request with defer_loading (tokens)", String(requestTokens(deferred)), "definitions still sent, not loaded into context")
+  record(
+    SUITE,
+    "300 MCP tools deferred: ToolSearch + one line each (tokens)",
+    String(upFront),
+    `${fmt(full / upFront, 1)}× smaller`
+  )
+  record(
+    SUITE,
+    "300 MCP tools deferred: request with defer_loading (tokens)",
+    String(requestTokens(deferred)),
+    "definitions still sent, not loaded into context"
+  )
 
   for (const count of [1_000, 10_000]) {
     const queries = ["service3 create issue", "list pull requests", "archive webhook", "select:mcp__service1__get_team"]
@@ -92,12 +114,21 @@ export const run = async () => {
     record(SUITE, `ToolSearch over ${count} tools: later queries (ms per query)`, fmt(warm / queries.length))
   }
 
-  const servers = [stdio("everything", [EVERYTHING]), stdio("filesystem", [FILESYSTEM, root]), stdio("everything2", [EVERYTHING])]
+  const servers = [
+    stdio("everything", [EVERYTHING]),
+    stdio("filesystem", [FILESYSTEM, root]),
+    stdio("everything2", [EVERYTHING])
+  ]
   const parallel = await timeEffect(connectAll(servers), { samples: 3, warmup: 1 })
   const serial = await timeEffect(Effect.forEach(servers, (server) => connectAll([server]), { discard: true }), {
     samples: 3,
     warmup: 0
   })
   record(SUITE, "connect 3 stdio servers in parallel (ms, incl. shutdown)", fmt(parallel, 0))
-  record(SUITE, "connect 3 stdio servers one by one (ms, incl. shutdown)", fmt(serial, 0), `${fmt(serial / parallel, 1)}× the parallel time`)
+  record(
+    SUITE,
+    "connect 3 stdio servers one by one (ms, incl. shutdown)",
+    fmt(serial, 0),
+    `${fmt(serial / parallel, 1)}× the parallel time`
+  )
 }

@@ -57,7 +57,15 @@ const child = async (n: number) => {
 const compiled = async (): Promise<string> => {
   // Inside the repository, so that the packages resolve from node_modules.
   const out = path.join(import.meta.dirname, "..", "node_modules", ".cache", "switchyard-bench", "memory.mjs")
-  await esbuild.build({ entryPoints: [import.meta.filename], bundle: true, packages: "external", format: "esm", platform: "node", outfile: out, logLevel: "warning" })
+  await esbuild.build({
+    entryPoints: [import.meta.filename],
+    bundle: true,
+    packages: "external",
+    format: "esm",
+    platform: "node",
+    outfile: out,
+    logLevel: "warning"
+  })
   return out
 }
 
@@ -84,7 +92,13 @@ export const run = async () => {
   const idleStats = stats(idle)
   const fullStats = stats(full)
   recordStats(SUITE, "peak RSS, child that dispatches nothing (same imports)", idleStats, "MB")
-  recordStats(SUITE, "peak RSS, 10 000 calls × 100 KB results (all spilled)", fullStats, "MB", `goal < 250 MB; ${(fullStats.median - idleStats.median).toFixed(0)} MB over the idle child`)
+  recordStats(
+    SUITE,
+    "peak RSS, 10 000 calls × 100 KB results (all spilled)",
+    fullStats,
+    "MB",
+    `goal < 250 MB; ${(fullStats.median - idleStats.median).toFixed(0)} MB over the idle child`
+  )
 
   // Spilling: the store's persist against writing the same text with fs, interleaved, 200 files per sample. The
   // store writes a temp file and renames it (a reader never sees half a file), so plain fs doing the same is a
@@ -123,10 +137,26 @@ export const run = async () => {
   fs.rmSync(directory, { recursive: true, force: true })
   const perFile = 1000 / perSample
   recordStats(SUITE, "write a 100 KB result: fs.promises.writeFile", scale(t.plain, perFile), "µs")
-  recordStats(SUITE, "write a 100 KB result: fs.promises.writeFile to a temp file + rename", scale(t.renamed, perFile), "µs", `${ratio(t.renamed, t.plain)} plain writeFile (the same atomicity as the store)`)
-  recordStats(SUITE, "spill a 100 KB result: Results.layerDirectory persist", scale(t.store, perFile), "µs", `${ratio(t.store, t.plain)} plain writeFile (goal ≤ 1.3×), ${ratio(t.store, t.renamed)} writeFile + rename; a temp file and a rename, so a reader never sees half a file`)
-  note(SUITE, "Peak RSS is the child's `process.resourceUsage().maxRSS` (the child is this suite compiled to JavaScript, on the built packages). Spilling is timed 200 files per sample on a tmpfs (/dev/shm, else the temp directory), so that disk writeback does not decide the ratio; every side writes the same bytes, one file at a time. The store does what plain `writeFile` + `rename` does (a temp file, then the rename that makes it appear whole) with `node:fs` callbacks and a reused encode buffer, so its cost over plain `writeFile` is the rename (and the temp file's own name), about what plain `writeFile` + `rename` pays.")
+  recordStats(
+    SUITE,
+    "write a 100 KB result: fs.promises.writeFile to a temp file + rename",
+    scale(t.renamed, perFile),
+    "µs",
+    `${ratio(t.renamed, t.plain)} plain writeFile (the same atomicity as the store)`
+  )
+  recordStats(
+    SUITE,
+    "spill a 100 KB result: Results.layerDirectory persist",
+    scale(t.store, perFile),
+    "µs",
+    `${ratio(t.store, t.plain)} plain writeFile (goal ≤ 1.3×), ${
+      ratio(t.store, t.renamed)
+    } writeFile + rename; a temp file and a rename, so a reader never sees half a file`
+  )
+  note(
+    SUITE,
+    "Peak RSS is the child's `process.resourceUsage().maxRSS` (the child is this suite compiled to JavaScript, on the built packages). Spilling is timed 200 files per sample on a tmpfs (/dev/shm, else the temp directory), so that disk writeback does not decide the ratio; every side writes the same bytes, one file at a time. The store does what plain `writeFile` + `rename` does (a temp file, then the rename that makes it appear whole) with `node:fs` callbacks and a reused encode buffer, so its cost over plain `writeFile` is the rename (and the temp file's own name), about what plain `writeFile` + `rename` pays."
+  )
 }
 
 if (process.argv[2] === "--child") await child(Number(process.argv[3]))
-

@@ -26,8 +26,7 @@ export type Handlers = Record<string, (n: number) => Promise<unknown>>
 
 // ---- @effect/ai ------------------------------------------------------------------------------
 
-const effectTool = (name: string) =>
-  AiTool.make(name, { parameters: { n: Schema.Number }, success: Schema.Unknown })
+const effectTool = (name: string) => AiTool.make(name, { parameters: { n: Schema.Number }, success: Schema.Unknown })
 
 /** `LanguageModel.generateText` resolving every call of one response; `resolve: false` decodes the response only. */
 export const effectAi = (
@@ -37,7 +36,9 @@ export const effectAi = (
 ) => {
   const toolkit = AiToolkit.make(...names.map(effectTool))
   const layer = toolkit.toLayer(
-    Object.fromEntries(names.map((name) => [name, ({ n }: { readonly n: number }) => Effect.promise(() => handlers[name]!(n))])) as never
+    Object.fromEntries(
+      names.map((name) => [name, ({ n }: { readonly n: number }) => Effect.promise(() => handlers[name]!(n))])
+    ) as never
   )
   return (calls: ReadonlyArray<Call>): Effect.Effect<unknown> =>
     Effect.gen(function*() {
@@ -45,7 +46,11 @@ export const effectAi = (
         generateText: () =>
           Effect.succeed([
             ...calls.map((call) => ({ type: "tool-call" as const, id: call.id, name: call.name, params: call.input })),
-            { type: "finish" as const, reason: "tool-calls" as const, usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }
+            {
+              type: "finish" as const,
+              reason: "tool-calls" as const,
+              usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
+            }
           ]),
         streamText: () => Stream.die("not used")
       })
@@ -66,7 +71,8 @@ const usage = {
 }
 
 /** `generateText` with a mock model returning every call in one response; `execute: false` leaves the calls unrun. */
-export const aiSdk = (names: ReadonlyArray<string>, handlers: Handlers, options: { readonly execute?: boolean } = {}) =>
+export const aiSdk =
+  (names: ReadonlyArray<string>, handlers: Handlers, options: { readonly execute?: boolean } = {}) =>
   (calls: ReadonlyArray<Call>) => {
     const model = new MockLanguageModelV3({
       doGenerate: async () => ({
@@ -86,7 +92,11 @@ export const aiSdk = (names: ReadonlyArray<string>, handlers: Handlers, options:
       name,
       options.execute === false
         ? aiTool({ description: name, inputSchema: z.object({ n: z.number() }) })
-        : aiTool({ description: name, inputSchema: z.object({ n: z.number() }), execute: ({ n }) => handlers[name]!(n) })
+        : aiTool({
+          description: name,
+          inputSchema: z.object({ n: z.number() }),
+          execute: ({ n }) => handlers[name]!(n)
+        })
     ])) as never
     return generateText({ model, tools, prompt: "go" })
   }

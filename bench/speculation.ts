@@ -7,7 +7,15 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { OverlayFileSystem, QueryLoop, Registry, ReplayModel, Results, Speculation, ToolUseContext } from "@switchyard/core"
+import {
+  OverlayFileSystem,
+  QueryLoop,
+  Registry,
+  ReplayModel,
+  Results,
+  Speculation,
+  ToolUseContext
+} from "@switchyard/core"
 import * as Builtins from "@switchyard/tools/Builtins"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
@@ -27,7 +35,9 @@ const makeTree = () => {
   const root = tempDir("bench-overlay-")
   for (let d = 0; d < 10; d++) {
     fs.mkdirSync(path.join(root, `dir${d}`))
-    for (let f = 0; f < FILES / 10; f++) fs.writeFileSync(path.join(root, `dir${d}`, `file${f}.txt`), `content ${d} ${f}\n`.repeat(20))
+    for (let f = 0; f < FILES / 10; f++) {
+      fs.writeFileSync(path.join(root, `dir${d}`, `file${f}.txt`), `content ${d} ${f}\n`.repeat(20))
+    }
   }
   return root
 }
@@ -49,7 +59,14 @@ const transcript: ReplayModel.Transcript = {
     {
       blocks: [
         { block: { type: "text", text: "Adding the entry." }, delayMs: 400 },
-        { block: { type: "tool_use", id: "t2", name: "Write", input: { file_path: "shopping.txt", content: "- buy milk\n" } } }
+        {
+          block: {
+            type: "tool_use",
+            id: "t2",
+            name: "Write",
+            input: { file_path: "shopping.txt", content: "- buy milk\n" }
+          }
+        }
       ]
     },
     { blocks: [{ block: { type: "text", text: "Done: shopping.txt lists the milk." }, delayMs: 400 }] }
@@ -93,57 +110,99 @@ export const run = async () => {
     const data = new TextEncoder().encode("changed\n")
     const writes = {
       plain: yield* Effect.promise(() => timeEffect(each(copyPaths, (p) => plain.writeFile(p, data)), { samples: 5 })),
-      overlay: yield* Effect.promise(() => timeEffect(each(paths, (p) => written.fileSystem.writeFile(p, data)), { samples: 5 }))
+      overlay: yield* Effect.promise(() =>
+        timeEffect(each(paths, (p) => written.fileSystem.writeFile(p, data)), { samples: 5 })
+      )
     }
     return { reads, stats, writes }
   })).pipe(Effect.provide(NodeContext.layer))
   const { reads, stats, writes } = await Effect.runPromise(measure)
   record(SUITE, `readFile ×${FILES}, unwritten paths: plain Node FileSystem`, `${fmt(reads.plain)} ms`)
-  record(SUITE, `readFile ×${FILES}, unwritten paths: empty overlay`, `${fmt(reads.empty)} ms`, `${fmt(reads.empty / reads.plain)}× (goal ≤ 1.2)`)
-  record(SUITE, `readFile ×${FILES}, unwritten paths: overlay with writes`, `${fmt(reads.written)} ms`, `${fmt(reads.written / reads.plain)}×`)
-  record(SUITE, `stat ×${FILES}: plain / empty overlay / overlay with writes`, `${fmt(stats.plain)} / ${fmt(stats.empty)} / ${fmt(stats.written)} ms`, `${fmt(stats.empty / stats.plain)}× / ${fmt(stats.written / stats.plain)}×`)
-  record(SUITE, `writeFile ×${FILES}: plain / overlay (copy-on-write)`, `${fmt(writes.plain)} / ${fmt(writes.overlay)} ms`, `${fmt(writes.overlay / writes.plain)}×`)
+  record(
+    SUITE,
+    `readFile ×${FILES}, unwritten paths: empty overlay`,
+    `${fmt(reads.empty)} ms`,
+    `${fmt(reads.empty / reads.plain)}× (goal ≤ 1.2)`
+  )
+  record(
+    SUITE,
+    `readFile ×${FILES}, unwritten paths: overlay with writes`,
+    `${fmt(reads.written)} ms`,
+    `${fmt(reads.written / reads.plain)}×`
+  )
+  record(
+    SUITE,
+    `stat ×${FILES}: plain / empty overlay / overlay with writes`,
+    `${fmt(stats.plain)} / ${fmt(stats.empty)} / ${fmt(stats.written)} ms`,
+    `${fmt(stats.empty / stats.plain)}× / ${fmt(stats.written / stats.plain)}×`
+  )
+  record(
+    SUITE,
+    `writeFile ×${FILES}: plain / overlay (copy-on-write)`,
+    `${fmt(writes.plain)} / ${fmt(writes.overlay)} ms`,
+    `${fmt(writes.overlay / writes.plain)}×`
+  )
 
   // Accept of 1 000 changed files: each through a temp file and a rename.
   const acceptTree = tempDir("bench-accept-")
   for (let i = 0; i < 1000; i++) fs.writeFileSync(path.join(acceptTree, `f${i}.txt`), "before\n")
-  const acceptMs = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const overlay = yield* OverlayFileSystem.make({ cwd: acceptTree, directory: path.join(state, "accept") })
-    for (let i = 0; i < 1000; i++) yield* overlay.fileSystem.writeFileString(path.join(acceptTree, `f${i}.txt`), "after\n")
-    const start = performance.now()
-    const result = yield* overlay.apply
-    const ms = performance.now() - start
-    if (result.applied.length !== 1000) throw new Error(`accept applied ${result.applied.length} files`)
-    return ms
-  })).pipe(Effect.provide(NodeContext.layer)))
+  const acceptMs = await Effect.runPromise(
+    Effect.scoped(Effect.gen(function*() {
+      const overlay = yield* OverlayFileSystem.make({ cwd: acceptTree, directory: path.join(state, "accept") })
+      for (let i = 0; i < 1000; i++) {
+        yield* overlay.fileSystem.writeFileString(path.join(acceptTree, `f${i}.txt`), "after\n")
+      }
+      const start = performance.now()
+      const result = yield* overlay.apply
+      const ms = performance.now() - start
+      if (result.applied.length !== 1000) {
+        throw new Error(`accept applied ${result.applied.length} files`)
+      }
+      return ms
+    })).pipe(Effect.provide(NodeContext.layer))
+  )
   record(SUITE, "accept of 1 000 changed files", `${fmt(acceptMs)} ms`, `${fmt(acceptMs / 1000, 3)} ms per file`)
 
   // The headline: accept → result, for a replayed 3-turn task (400 ms of model time per turn).
-  const context = (cwd: string) => ToolUseContext.make({ cwd, permissions: { mode: "acceptEdits", rules: [], additionalDirectories: [] } })
-  const without = await Effect.runPromise(Effect.gen(function*() {
-    const cwd = project()
-    const start = performance.now()
-    yield* QueryLoop.run("Add the milk to the shopping list", context(cwd), {}).pipe(Stream.runDrain)
-    return performance.now() - start
-  }).pipe(Effect.provide(Layer.mergeAll(toolsLayer, ReplayModel.layer(transcript)).pipe(Layer.provideMerge(environment)))))
-  const withSpeculation = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const cwd = project()
-    const speculation = yield* Speculation.start("Add the milk to the shopping list", context(cwd), {
-      tools: toolsLayer,
-      directory: path.join(state, "headline")
-    })
-    // The user reads the suggestion while it runs; then accepts.
-    yield* speculation.await
-    const start = performance.now()
-    const accepted = yield* speculation.accept
-    return { ms: performance.now() - start, saved: accepted.timeSavedMs }
-  })).pipe(Effect.provide(Layer.merge(ReplayModel.layer(transcript), environment))))
-  record(SUITE, "accept → result, 3-turn replayed task, without speculation", `${fmt(without, 0)} ms`, "the loop runs after the user accepts")
+  const context = (cwd: string) =>
+    ToolUseContext.make({ cwd, permissions: { mode: "acceptEdits", rules: [], additionalDirectories: [] } })
+  const without = await Effect.runPromise(
+    Effect.gen(function*() {
+      const cwd = project()
+      const start = performance.now()
+      yield* QueryLoop.run("Add the milk to the shopping list", context(cwd), {}).pipe(Stream.runDrain)
+      return performance.now() - start
+    }).pipe(
+      Effect.provide(Layer.mergeAll(toolsLayer, ReplayModel.layer(transcript)).pipe(Layer.provideMerge(environment)))
+    )
+  )
+  const withSpeculation = await Effect.runPromise(
+    Effect.scoped(Effect.gen(function*() {
+      const cwd = project()
+      const speculation = yield* Speculation.start("Add the milk to the shopping list", context(cwd), {
+        tools: toolsLayer,
+        directory: path.join(state, "headline")
+      })
+      // The user reads the suggestion while it runs; then accepts.
+      yield* speculation.await
+      const start = performance.now()
+      const accepted = yield* speculation.accept
+      return { ms: performance.now() - start, saved: accepted.timeSavedMs }
+    })).pipe(Effect.provide(Layer.merge(ReplayModel.layer(transcript), environment)))
+  )
+  record(
+    SUITE,
+    "accept → result, 3-turn replayed task, without speculation",
+    `${fmt(without, 0)} ms`,
+    "the loop runs after the user accepts"
+  )
   record(
     SUITE,
     "accept → result, 3-turn replayed task, with speculation",
     `${fmt(withSpeculation.ms, 1)} ms`,
-    `time saved ${withSpeculation.saved} ms (${fmt(without / Math.max(withSpeculation.ms, 0.001), 0)}× faster to the result)`
+    `time saved ${withSpeculation.saved} ms (${
+      fmt(without / Math.max(withSpeculation.ms, 0.001), 0)
+    }× faster to the result)`
   )
   for (const dir of [root, state, acceptTree]) fs.rmSync(dir, { recursive: true, force: true })
 }

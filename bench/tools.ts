@@ -46,14 +46,25 @@ export const run = async () => {
   console.log(`\n## ${SUITE}`)
   const hasRg = spawnSync("rg", ["--version"]).status === 0
   const queries = [
-    { label: "Grep files_with_matches 'createRequire'", input: { pattern: "createRequire", path: tree }, rg: ["-l", "createRequire", tree] },
-    { label: "Grep content -n 'Semaphore' glob *.d.ts", input: { pattern: "Semaphore", path: tree, glob: "*.d.ts", output_mode: "content", "-n": true }, rg: ["-n", "-g", "*.d.ts", "Semaphore", tree] }
+    {
+      label: "Grep files_with_matches 'createRequire'",
+      input: { pattern: "createRequire", path: tree },
+      rg: ["-l", "createRequire", tree]
+    },
+    {
+      label: "Grep content -n 'Semaphore' glob *.d.ts",
+      input: { pattern: "Semaphore", path: tree, glob: "*.d.ts", output_mode: "content", "-n": true },
+      rg: ["-n", "-g", "*.d.ts", "Semaphore", tree]
+    }
   ]
   for (const q of queries) {
     const builtin = await timeEffect(runOne(Grep.Grep, q.input, "builtin"), { samples: 3, warmup: 1 })
     if (hasRg) {
       const viaRg = await timeEffect(runOne(Grep.Grep, q.input, "ripgrep"), { samples: 3, warmup: 1 })
-      const raw = await timePromise(async () => void spawnSync("rg", ["--no-config", ...q.rg], { maxBuffer: 1 << 28 }), { samples: 3, warmup: 1 })
+      const raw = await timePromise(
+        async () => void spawnSync("rg", ["--no-config", ...q.rg], { maxBuffer: 1 << 28 }),
+        { samples: 3, warmup: 1 }
+      )
       record(SUITE, `${q.label}: raw rg (ms)`, fmt(raw, 1))
       record(SUITE, `${q.label}: Grep via rg (ms)`, fmt(viaRg, 1), `${fmt(viaRg / raw, 2)}× raw rg`)
       record(SUITE, `${q.label}: Grep built-in engine (ms)`, fmt(builtin, 1), `${fmt(builtin / raw, 1)}× raw rg`)
@@ -63,14 +74,32 @@ export const run = async () => {
   }
   if (hasRg) {
     const g = await compare({
-      rgFiles: async () => void spawnSync("rg", ["--files", "--no-ignore", "-g", "*.d.ts", tree], { maxBuffer: 1 << 28 }),
+      rgFiles: async () =>
+        void spawnSync("rg", ["--files", "--no-ignore", "-g", "*.d.ts", tree], { maxBuffer: 1 << 28 }),
       viaRipgrep: promised(runOne(Glob.Glob, { pattern: "**/*.d.ts", path: tree }, undefined, "auto")),
       walk: promised(runOne(Glob.Glob, { pattern: "**/*.d.ts", path: tree }, undefined, "walk"))
     }, { rounds: 11, warmup: 2 })
     recordStats(SUITE, "Glob '**/*.d.ts' in node_modules: rg --files -g '*.d.ts'", g.rgFiles, "ms")
-    recordStats(SUITE, "Glob '**/*.d.ts' in node_modules: Glob tool, rg engine", g.viaRipgrep, "ms", `${ratio(g.viaRipgrep, g.rgFiles)} rg --files (goal ≤ 1.5×; includes the full tool pipeline and a stat of every match for the mtime sort, done while rg still lists)`)
-    recordStats(SUITE, "Glob '**/*.d.ts' in node_modules: Glob tool, FileSystem walk", g.walk, "ms", `${ratio(g.walk, g.rgFiles, 1)} rg --files (the engine for overlays and machines without rg)`)
-    note(SUITE, "Glob's rg engine runs `rg --files --no-ignore --hidden --follow` (with `--glob` when the pattern allows), matches each listed path as it arrives by tinyglobby's rule (the walk's), and stats each match for the newest-first sort while rg is still listing. What it does beyond `rg --files` is that stat per match (rg itself lists from directory entries) and the tool's pipeline; the FileSystem walk, for overlays and machines without rg, stats every entry through the platform service.")
+    recordStats(
+      SUITE,
+      "Glob '**/*.d.ts' in node_modules: Glob tool, rg engine",
+      g.viaRipgrep,
+      "ms",
+      `${
+        ratio(g.viaRipgrep, g.rgFiles)
+      } rg --files (goal ≤ 1.5×; includes the full tool pipeline and a stat of every match for the mtime sort, done while rg still lists)`
+    )
+    recordStats(
+      SUITE,
+      "Glob '**/*.d.ts' in node_modules: Glob tool, FileSystem walk",
+      g.walk,
+      "ms",
+      `${ratio(g.walk, g.rgFiles, 1)} rg --files (the engine for overlays and machines without rg)`
+    )
+    note(
+      SUITE,
+      "Glob's rg engine runs `rg --files --no-ignore --hidden --follow` (with `--glob` when the pattern allows), matches each listed path as it arrives by tinyglobby's rule (the walk's), and stats each match for the newest-first sort while rg is still listing. What it does beyond `rg --files` is that stat per match (rg itself lists from directory entries) and the tool's pipeline; the FileSystem walk, for overlays and machines without rg, stats every entry through the platform service."
+    )
   } else {
     const walkMs = await timeEffect(runOne(Glob.Glob, { pattern: "**/*.d.ts", path: tree }), { samples: 3, warmup: 1 })
     record(SUITE, "Glob '**/*.d.ts' in node_modules: Glob tool (ms)", fmt(walkMs, 1), "rg not installed")
@@ -86,7 +115,12 @@ export const run = async () => {
   }, { samples: 5 })
   const viaTool = await timeEffect(runOne(Read.Read, { file_path: big }), { samples: 5 })
   record(SUITE, "Read of a 10 MB file: readFile + split (ms)", fmt(raw, 1))
-  record(SUITE, "Read of a 10 MB file: Read tool, full pipeline (ms)", fmt(viaTool, 1), `${fmt(viaTool / raw, 2)}× the bare read (includes the sha256 for the file-state cache)`)
+  record(
+    SUITE,
+    "Read of a 10 MB file: Read tool, full pipeline (ms)",
+    fmt(viaTool, 1),
+    `${fmt(viaTool / raw, 2)}× the bare read (includes the sha256 for the file-state cache)`
+  )
   fs.rmSync(dir, { recursive: true, force: true })
   void execFileSync
 }

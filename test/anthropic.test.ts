@@ -2,7 +2,8 @@
  * The Anthropic adapter, running the real `@anthropic-ai/sdk` against a local
  * server that speaks the Messages API streaming protocol.
  */
-import { Messages, Model, ReplayModel, Tool } from "@switchyard/core"
+import type { ReplayModel } from "@switchyard/core"
+import { Messages, Model, Tool } from "@switchyard/core"
 import * as AnthropicModel from "@switchyard/core/anthropic"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -282,7 +283,10 @@ describe("Anthropic adapter (SPEC §4.11)", () => {
     it.scopedLive("an error event before any other event is retried like an HTTP error", () =>
       Effect.gen(function*() {
         const { model, server } = yield* setup()
-        server.enqueue(Server.events([Server.errorEvent("overloaded_error", "Overloaded")]), Server.message(textAndTool))
+        server.enqueue(
+          Server.events([Server.errorEvent("overloaded_error", "Overloaded")]),
+          Server.message(textAndTool)
+        )
         const events = yield* collect(model.stream(prompt("go")))
         expect(events.at(-1)).toEqual({ type: "message_stop" })
         expect(server.requests).toHaveLength(2)

@@ -67,8 +67,26 @@ const leaks = (text: string) => SECRETS.filter((secret) => text.includes(secret)
 /** git spellings that print a denied file's content: subcommand × revision or tree-ish. */
 const gitReads = FastCheck.oneof(
   FastCheck.tuple(
-    FastCheck.constantFrom("git show", "git diff", "git log -p", "git log --patch", "git log -U1", "git whatchanged -p", "git grep -h secret"),
-    FastCheck.constantFrom("", " HEAD", " HEAD~0", " main", " v1.0", " HEAD@{0}", " 'HEAD^{commit}'", " HEAD:", " HEAD:secrets")
+    FastCheck.constantFrom(
+      "git show",
+      "git diff",
+      "git log -p",
+      "git log --patch",
+      "git log -U1",
+      "git whatchanged -p",
+      "git grep -h secret"
+    ),
+    FastCheck.constantFrom(
+      "",
+      " HEAD",
+      " HEAD~0",
+      " main",
+      " v1.0",
+      " HEAD@{0}",
+      " 'HEAD^{commit}'",
+      " HEAD:",
+      " HEAD:secrets"
+    )
   ).map(([command, revision]) => `${command}${revision}`),
   FastCheck.constantFrom(
     "git show :0:secrets/key.txt",
@@ -113,13 +131,25 @@ layer(TestLayer)("attack: Bash reads of denied paths, judged by what the command
           for (const command of attacks) {
             const { decision, outcome } = yield* decide({ cwd: fixture, mode, deny: DENY }, Bash, { command })
             if (outcome !== "allow") continue
-            expect(leaks(run(command)), `${mode}: ${command} was allowed (${"reason" in decision ? decision.reason : ""})`).toEqual([])
+            expect(
+              leaks(run(command)),
+              `${mode}: ${command} was allowed (${"reason" in decision ? decision.reason : ""})`
+            ).toEqual([])
           }
         }))
 
       it.effect("the oracle sees what is allowed: reads that name no denied path run and print", () =>
         Effect.gen(function*() {
-          for (const command of ["git show HEAD:src/a.ts", "git grep -h visible -- src", "git diff -- src", "git log --oneline", "awk 1 src/a.ts", "jq -n 1"]) {
+          for (
+            const command of [
+              "git show HEAD:src/a.ts",
+              "git grep -h visible -- src",
+              "git diff -- src",
+              "git log --oneline",
+              "awk 1 src/a.ts",
+              "jq -n 1"
+            ]
+          ) {
             const { outcome } = yield* decide({ cwd: fixture, mode, deny: DENY }, Bash, { command })
             expect(outcome, command).toBe("allow")
           }
@@ -177,14 +207,25 @@ layer(TestLayer)("attack: /dev/tcp redirections are network clients, judged by a
 layer(TestLayer)("attack: a hard link is a second name no path rule sees", (it) => {
   it.effect("in bypassPermissions, no hard link to a denied file is made: reading the new name finds no secret", () =>
     Effect.gen(function*() {
-      for (const command of ["ln secrets/key.txt src/hard-1", "ln -f -- .env src/hard-2", "ln -t src secrets/data.json", "cp -l secrets/key.txt src/hard-3"]) {
+      for (
+        const command of [
+          "ln secrets/key.txt src/hard-1",
+          "ln -f -- .env src/hard-2",
+          "ln -t src secrets/data.json",
+          "cp -l secrets/key.txt src/hard-3"
+        ]
+      ) {
         const { outcome } = yield* decide({ cwd: fixture, mode: "bypassPermissions", deny: DENY }, Bash, { command })
         if (outcome === "allow") run(command)
       }
-      const made = ["src/hard-1", "src/hard-2", "src/data.json", "src/hard-3"].filter((name) => fs.existsSync(path.join(fixture, name)))
+      const made = ["src/hard-1", "src/hard-2", "src/data.json", "src/hard-3"].filter((name) =>
+        fs.existsSync(path.join(fixture, name))
+      )
       expect(made.flatMap((name) => leaks(fs.readFileSync(path.join(fixture, name), "utf8")))).toEqual([])
       // A link to an allowed file is made: the oracle sees what is allowed.
-      const { outcome } = yield* decide({ cwd: fixture, mode: "bypassPermissions", deny: DENY }, Bash, { command: "ln src/a.ts src/a-hard.ts" })
+      const { outcome } = yield* decide({ cwd: fixture, mode: "bypassPermissions", deny: DENY }, Bash, {
+        command: "ln src/a.ts src/a-hard.ts"
+      })
       expect(outcome).toBe("allow")
     }))
 })

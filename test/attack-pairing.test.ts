@@ -29,7 +29,9 @@ const envFor = (server: Server.MessagesServer) => ({
 })
 
 type Block = { readonly type: string; readonly id?: string; readonly tool_use_id?: string }
-type Body = { readonly messages: ReadonlyArray<{ readonly role: string; readonly content: string | ReadonlyArray<Block> }> }
+type Body = {
+  readonly messages: ReadonlyArray<{ readonly role: string; readonly content: string | ReadonlyArray<Block> }>
+}
 
 const start = (id: string) => [
   Server.event({
@@ -55,7 +57,11 @@ const toolBlock = (index: number, id: string, name: string, fragments: ReadonlyA
   Server.event({ type: "content_block_stop", index })
 ]
 const end = (reason: string) => [
-  Server.event({ type: "message_delta", delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: 5 } }),
+  Server.event({
+    type: "message_delta",
+    delta: { stop_reason: reason, stop_sequence: null },
+    usage: { output_tokens: 5 }
+  }),
   Server.event({ type: "message_stop" })
 ]
 const finalText = (text: string) =>
@@ -77,14 +83,20 @@ const pairingProblems = (body: Body): ReadonlyArray<string> => {
   }
   for (let i = 0; i < messages.length; i++) {
     const uses = blocks(i).filter((b) => b.type === "tool_use").map((b) => b.id!)
-    const results = messages[i]!.role === "user" ? blocks(i).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id!) : []
+    const results = messages[i]!.role === "user"
+      ? blocks(i).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id!)
+      : []
     if (messages[i]!.role === "user") {
       const previous = i > 0 ? blocks(i - 1).filter((b) => b.type === "tool_use").map((b) => b.id!) : []
-      for (const id of results) if (!previous.includes(id)) problems.push(`result for ${id} answers no tool_use of message ${i - 1}`)
+      for (const id of results) {
+        if (!previous.includes(id)) problems.push(`result for ${id} answers no tool_use of message ${i - 1}`)
+      }
     }
     if (uses.length === 0) continue
     if (new Set(uses).size !== uses.length) problems.push(`message ${i} repeats a tool_use id: ${uses.join(",")}`)
-    const next = i + 1 < messages.length ? blocks(i + 1).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id!) : undefined
+    const next = i + 1 < messages.length
+      ? blocks(i + 1).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id!)
+      : undefined
     if (next === undefined) continue
     for (const id of new Set(uses)) {
       const count = next.filter((x) => x === id).length
@@ -96,7 +108,19 @@ const pairingProblems = (body: Body): ReadonlyArray<string> => {
 
 const run = (server: Server.MessagesServer, dir: string) =>
   Effect.promise(() =>
-    runCli(["run", "-p", "go", "--cwd", dir, "--output-format", "stream-json", "--model", "claude-test", "--permission-mode", "bypassPermissions"], {
+    runCli([
+      "run",
+      "-p",
+      "go",
+      "--cwd",
+      dir,
+      "--output-format",
+      "stream-json",
+      "--model",
+      "claude-test",
+      "--permission-mode",
+      "bypassPermissions"
+    ], {
       env: envFor(server),
       timeoutMs: 60_000
     })
@@ -122,7 +146,11 @@ describe("attack: exactly one tool_result per tool_use through the CLI", () => {
       const body = server.requests[1]!.body as Body
       expect(pairingProblems(body)).toEqual([])
       const last = body.messages.at(-1)!.content as ReadonlyArray<Block & { content?: unknown; is_error?: boolean }>
-      expect(last.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id)).toEqual(["toolu_bad", "toolu_unknown", "toolu_ok"])
+      expect(last.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id)).toEqual([
+        "toolu_bad",
+        "toolu_unknown",
+        "toolu_ok"
+      ])
       expect(JSON.stringify(last.find((b) => b.tool_use_id === "toolu_bad"))).toContain("not valid JSON")
       expect(JSON.stringify(last.find((b) => b.tool_use_id === "toolu_ok"))).toContain("alpha")
     }))
@@ -163,14 +191,24 @@ describe("attack: exactly one tool_result per tool_use through the CLI", () => {
         Server.broken([
           ...start("msg_1"),
           ...toolBlock(0, "toolu_done", "Read", ["{\"file_path\": \"a.txt\"}"]),
-          Server.event({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_cut", name: "Bash", input: {} } }),
-          Server.event({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "{\"command\": \"touch cut.txt" } })
+          Server.event({
+            type: "content_block_start",
+            index: 1,
+            content_block: { type: "tool_use", id: "toolu_cut", name: "Bash", input: {} }
+          }),
+          Server.event({
+            type: "content_block_delta",
+            index: 1,
+            delta: { type: "input_json_delta", partial_json: "{\"command\": \"touch cut.txt" }
+          })
         ]),
         finalText("Recovered."),
         finalText("Recovered again.")
       )
       const result = yield* run(server, dir)
-      for (const request of server.requests.slice(1)) expect(pairingProblems(request.body as Body), result.stderr).toEqual([])
+      for (const request of server.requests.slice(1)) {
+        expect(pairingProblems(request.body as Body), result.stderr).toEqual([])
+      }
       // The cut call never ran.
       expect(fs.existsSync(path.join(dir, "cut.txt"))).toBe(false)
     }))

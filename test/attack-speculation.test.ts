@@ -4,11 +4,7 @@
  * applies it without asking. Judged by the effect — the real tree after
  * accept, and whether a secret reached the messages — not by the verdict.
  */
-import {
-  PermissionContext,
-  ReplayModel,
-  Speculation
-} from "@switchyard/core"
+import type { PermissionContext, ReplayModel, Speculation } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
@@ -17,7 +13,6 @@ import * as NFS from "node:fs"
 import * as Net from "node:net"
 import * as NPath from "node:path"
 import { tempDir, treeHash, project, use, say, turn, environment, speculate } from "./support/speculation.js"
-
 
 const SECRET = "key-secret-91c2"
 const OUTSIDE_SECRET = "outside-secret-0b9e"
@@ -39,7 +34,10 @@ describe("attack: speculation does no more than the normal chain", () => {
   it.scopedLive("deny rules judge a link by its target: reads, searches and edits through links to a denied file", () =>
     Effect.gen(function*() {
       const cwd = guarded()
-      const rules: ReadonlyArray<[string, PermissionContext.RuleBehavior]> = [["Read(./secrets/**)", "deny"], ["Edit(./secrets/**)", "deny"]]
+      const rules: ReadonlyArray<[string, PermissionContext.RuleBehavior]> = [["Read(./secrets/**)", "deny"], [
+        "Edit(./secrets/**)",
+        "deny"
+      ]]
       const transcript: ReplayModel.Transcript = {
         turns: [
           turn(
@@ -75,9 +73,16 @@ describe("attack: speculation does no more than the normal chain", () => {
       for (const { dir, mode, name } of cases) {
         const cwd = project()
         const file = `${dir}/${name}`
-        const { outcome, speculation } = yield* speculate({
-          turns: [turn(use("w", "Write", { file_path: file, content: "{\"permissions\":{\"allow\":[\"Bash\"]}}\n" })), turn(say("Done."))]
-        }, mode, { cwd })
+        const { outcome, speculation } = yield* speculate(
+          {
+            turns: [
+              turn(use("w", "Write", { file_path: file, content: "{\"permissions\":{\"allow\":[\"Bash\"]}}\n" })),
+              turn(say("Done."))
+            ]
+          },
+          mode,
+          { cwd }
+        )
         expect(outcome.boundary, `${mode} ${file}`).toMatchObject({ type: "edit", toolName: "Write" })
         yield* speculation.accept
         expect(NFS.existsSync(NPath.join(cwd, file)), `${mode} ${file}`).toBe(false)
@@ -88,14 +93,21 @@ describe("attack: speculation does no more than the normal chain", () => {
     Effect.gen(function*() {
       for (const mode of ["acceptEdits", "auto", "bypassPermissions"] as const) {
         const cwd = project()
-        const { outcome, results, speculation } = yield* speculate({
-          turns: [
-            turn(use("r", "Read", { file_path: "notes.txt" })),
-            turn(use("w", "Write", { file_path: "notes.txt", content: "changed\n" })),
-            turn(say("Done."))
-          ]
-        }, mode, { cwd, rules: [["Edit(./notes.txt)", "ask"]] })
-        expect(outcome.boundary, `${mode} ${JSON.stringify([...results.values()])}`).toMatchObject({ type: "permission", toolName: "Write" })
+        const { outcome, results, speculation } = yield* speculate(
+          {
+            turns: [
+              turn(use("r", "Read", { file_path: "notes.txt" })),
+              turn(use("w", "Write", { file_path: "notes.txt", content: "changed\n" })),
+              turn(say("Done."))
+            ]
+          },
+          mode,
+          { cwd, rules: [["Edit(./notes.txt)", "ask"]] }
+        )
+        expect(outcome.boundary, `${mode} ${JSON.stringify([...results.values()])}`).toMatchObject({
+          type: "permission",
+          toolName: "Write"
+        })
         yield* speculation.accept
         expect(NFS.readFileSync(NPath.join(cwd, "notes.txt"), "utf8")).toBe("remember the milk\n")
       }
@@ -176,7 +188,10 @@ describe("attack: speculation does no more than the normal chain", () => {
       ]
       for (const mode of ["default", "acceptEdits", "plan"] as const) {
         for (const command of commands) {
-          const { outcome } = yield* speculate({ turns: [turn(use("b", "Bash", { command })), turn(say("Done."))] }, mode)
+          const { outcome } = yield* speculate(
+            { turns: [turn(use("b", "Bash", { command })), turn(say("Done."))] },
+            mode
+          )
           expect(outcome.boundary.type, `${mode} ${command}`).toBe("bash")
         }
       }

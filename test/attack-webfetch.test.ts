@@ -19,8 +19,22 @@ const project = (settings: unknown) => {
 }
 
 const fetchAll = async (dir: string, urls: ReadonlyArray<string>) => {
-  const calls = urls.map((url, i) => ({ type: "tool_use", id: `f${i}`, name: "WebFetch", input: { url, prompt: "summarise" } }))
-  const result = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "stream-json", "--permission-mode", "bypassPermissions"], {
+  const calls = urls.map((url, i) => ({
+    type: "tool_use",
+    id: `f${i}`,
+    name: "WebFetch",
+    input: { url, prompt: "summarise" }
+  }))
+  const result = await runCli([
+    "dispatch",
+    "-",
+    "--cwd",
+    dir,
+    "--output-format",
+    "stream-json",
+    "--permission-mode",
+    "bypassPermissions"
+  ], {
     input: JSON.stringify(calls),
     env: { SWITCHYARD_HOME: path.join(dir, ".home") },
     timeoutMs: 90_000

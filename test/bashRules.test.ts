@@ -87,14 +87,24 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     { mode: "bypassPermissions", deny: ["Bash(rm *)"], command: "bash <<< 'rm -rf build'", expect: "ask" },
     { mode: "bypassPermissions", deny: ["Bash(rm *)"], command: "echo 'rm -rf build' | sh", expect: "ask" },
     { mode: "bypassPermissions", deny: ["Read(./secrets/**)"], command: "echo x | tee secrets/a", expect: "deny" },
-    { mode: "bypassPermissions", deny: ["Read(./secrets/**)"], command: "dd if=/dev/zero of=secrets/a count=1", expect: "deny" },
+    {
+      mode: "bypassPermissions",
+      deny: ["Read(./secrets/**)"],
+      command: "dd if=/dev/zero of=secrets/a count=1",
+      expect: "deny"
+    },
     { mode: "bypassPermissions", deny: ["Read(./secrets/**)"], command: "truncate -s 0 secrets/a", expect: "deny" },
     { mode: "bypassPermissions", deny: ["Read(./secrets/**)"], command: "ln -sf /dev/null secrets/a", expect: "deny" },
     // No rule that could match: bypass runs it.
     { mode: "bypassPermissions", command: "CMD=ls; $CMD", expect: "allow" }
   ]],
   ["precedence and the blanket rule", [
-    { allow: ["Bash"], deny: ["Read(./secrets/**)"], command: "for i in $(seq 1 3); do echo $i; done", expect: "allow" },
+    {
+      allow: ["Bash"],
+      deny: ["Read(./secrets/**)"],
+      command: "for i in $(seq 1 3); do echo $i; done",
+      expect: "allow"
+    },
     { allow: ["Bash(*)"], command: "echo $(date) $HOME", expect: "allow" },
     { allow: ["Bash"], command: "while read -r f; do wc -l \"$f\"; done < list.txt", expect: "allow" },
     { allow: ["Bash"], deny: ["Bash(rm *)"], command: "echo $(rm -rf x)", expect: "deny" },
@@ -155,19 +165,23 @@ const alwaysThenAgain = (command: string) =>
   })
 
 layer(TestLayer)("Bash suggestions (issue 13)", (it) => {
-  it.effect("for every command of the corpus, the rule \"always\" saves allows the same call next time", () =>
-    Effect.gen(function*() {
-      const wrong: Array<string> = []
-      for (const command of [...readOnlyCommands, ...mutatingCommands]) {
-        const { first, second, suggested } = yield* alwaysThenAgain(command)
-        if (first.behavior !== "allow") wrong.push(`${command}: "always" did not allow it`)
-        // A call that asked and got rules must now be allowed by them; one allowed at once asked nobody.
-        if (suggested.length > 0 && suggested[0]!.length > 0 && second.behavior !== "allow") {
-          wrong.push(`${JSON.stringify(command)}: saved ${suggested[0]!.join(", ")} but was asked again`)
+  it.effect(
+    "for every command of the corpus, the rule \"always\" saves allows the same call next time",
+    () =>
+      Effect.gen(function*() {
+        const wrong: Array<string> = []
+        for (const command of [...readOnlyCommands, ...mutatingCommands]) {
+          const { first, second, suggested } = yield* alwaysThenAgain(command)
+          if (first.behavior !== "allow") wrong.push(`${command}: "always" did not allow it`)
+          // A call that asked and got rules must now be allowed by them; one allowed at once asked nobody.
+          if (suggested.length > 0 && suggested[0]!.length > 0 && second.behavior !== "allow") {
+            wrong.push(`${JSON.stringify(command)}: saved ${suggested[0]!.join(", ")} but was asked again`)
+          }
         }
-      }
-      expect(wrong).toEqual([])
-    }), 120_000)
+        expect(wrong).toEqual([])
+      }),
+    120_000
+  )
 
   it.effect("a fail-closed ask suggests no rule", () =>
     Effect.gen(function*() {

@@ -19,7 +19,9 @@ const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 /** A `switchyard` on PATH that runs the built binary, as `npm link` would. */
 const shimDirectory = (() => {
   const dir = temp("switchyard-shim-")
-  fs.writeFileSync(path.join(dir, "switchyard"), `#!/bin/sh\nexec '${process.execPath}' '${bin}' "$@"\n`, { mode: 0o755 })
+  fs.writeFileSync(path.join(dir, "switchyard"), `#!/bin/sh\nexec '${process.execPath}' '${bin}' "$@"\n`, {
+    mode: 0o755
+  })
   return dir
 })()
 
@@ -39,7 +41,12 @@ const script = async (shell: string) => {
 }
 
 /** COMPREPLY for a command line whose last word is being completed, from bash itself. */
-const bashComplete = (file: string, words: ReadonlyArray<string>, cwd = root, env: Record<string, string> = {}): Array<string> => {
+const bashComplete = (
+  file: string,
+  words: ReadonlyArray<string>,
+  cwd = root,
+  env: Record<string, string> = {}
+): Array<string> => {
   const program = [
     `source ${JSON.stringify(file)}`,
     "complete -p switchyard >/dev/null || exit 3",
@@ -49,14 +56,22 @@ const bashComplete = (file: string, words: ReadonlyArray<string>, cwd = root, en
     "_switchyard",
     "printf '%s\\n' \"${COMPREPLY[@]}\""
   ].join("\n")
-  const result = spawnSync("bash", ["--norc", "--noprofile", "-c", program], { cwd, env: { ...shellEnv, ...env }, encoding: "utf8" })
+  const result = spawnSync("bash", ["--norc", "--noprofile", "-c", program], {
+    cwd,
+    env: { ...shellEnv, ...env },
+    encoding: "utf8"
+  })
   expect(result.status, result.stderr).toBe(0)
   return result.stdout.split("\n").filter((l) => l !== "")
 }
 
 /** What fish offers for a command line, by `complete -C`. */
 const fishComplete = (file: string, line: string, cwd = root, env: Record<string, string> = {}): Array<string> => {
-  const result = spawnSync("fish", ["--no-config", "-c", `source ${JSON.stringify(file)}; complete -C ${JSON.stringify(line)}`], {
+  const result = spawnSync("fish", [
+    "--no-config",
+    "-c",
+    `source ${JSON.stringify(file)}; complete -C ${JSON.stringify(line)}`
+  ], {
     cwd,
     env: { ...shellEnv, ...env },
     encoding: "utf8"
@@ -92,7 +107,17 @@ const recordedSessions = () => {
   return { home, project }
 }
 
-const commandPaths = [["run"], ["dispatch"], ["tools", "list"], ["tools", "search"], ["tools", "schema"], ["replay"], ["mcp", "list"], ["speculate"], ["demo"]]
+const commandPaths = [
+  ["run"],
+  ["dispatch"],
+  ["tools", "list"],
+  ["tools", "search"],
+  ["tools", "schema"],
+  ["replay"],
+  ["mcp", "list"],
+  ["speculate"],
+  ["demo"]
+]
 
 describe("shell completions", () => {
   it("completions SHELL and --completions SHELL print the same script; a bad shell is one usage line", async () => {
@@ -116,7 +141,9 @@ describe("shell completions", () => {
   describe("bash", () => {
     it("is registered with complete, and completes commands, subcommands and option names", async () => {
       const { file } = await script("bash")
-      const registered = spawnSync("bash", ["--norc", "-c", `source ${JSON.stringify(file)}; complete -p switchyard`], { encoding: "utf8" })
+      const registered = spawnSync("bash", ["--norc", "-c", `source ${JSON.stringify(file)}; complete -p switchyard`], {
+        encoding: "utf8"
+      })
       expect(registered.stdout.trim()).toBe("complete -F _switchyard switchyard")
       expect(bashComplete(file, ["switchyard", ""])).toEqual(
         expect.arrayContaining(["run", "dispatch", "tools", "replay", "mcp", "speculate", "demo", "completions"])
@@ -124,7 +151,12 @@ describe("shell completions", () => {
       expect(bashComplete(file, ["switchyard", "tools", ""])).toEqual(["list", "search", "schema"])
       expect(bashComplete(file, ["switchyard", "--pri"])).toEqual(["--print"])
       expect(bashComplete(file, ["switchyard", "dispatch", "--out"])).toEqual(["--output-format"])
-      expect(bashComplete(file, ["switchyard", "demo", "--"]).sort()).toEqual(["--help", "--keep", "--output-format", "--verbose"])
+      expect(bashComplete(file, ["switchyard", "demo", "--"]).sort()).toEqual([
+        "--help",
+        "--keep",
+        "--output-format",
+        "--verbose"
+      ])
     })
 
     it("offers exactly the options each command's --help lists (the table is the one source)", async () => {
@@ -143,7 +175,9 @@ describe("shell completions", () => {
       expect(bashComplete(file, ["switchyard", "speculate", "--output-format", ""])).toEqual(["text", "json"])
       // --opt=VALUE: bash splits the word at "=", or keeps it whole
       expect(bashComplete(file, ["switchyard", "dispatch", "--output-format", "=", "j"])).toEqual(["json"])
-      expect(bashComplete(file, ["switchyard", "dispatch", "--output-format=st"])).toEqual(["--output-format=stream-json"])
+      expect(bashComplete(file, ["switchyard", "dispatch", "--output-format=st"])).toEqual([
+        "--output-format=stream-json"
+      ])
       expect(bashComplete(file, ["switchyard", "--permission-mode", ""])).toEqual([
         "default",
         "acceptEdits",
@@ -219,8 +253,13 @@ describe("shell completions", () => {
       expect(names).not.toContain("WebFetch")
       expect(fishComplete(file, "switchyard --cwd /tmp tools schema Gr")).toEqual(["Grep"])
       const { home, project: withSessions } = recordedSessions()
-      expect(fishComplete(file, "switchyard -r ", withSessions, { SWITCHYARD_HOME: home }).sort()).toEqual(["alpha-older", "zulu-newer"])
-      expect(fishComplete(file, "switchyard run --resume z", withSessions, { SWITCHYARD_HOME: home })).toEqual(["zulu-newer"])
+      expect(fishComplete(file, "switchyard -r ", withSessions, { SWITCHYARD_HOME: home }).sort()).toEqual([
+        "alpha-older",
+        "zulu-newer"
+      ])
+      expect(fishComplete(file, "switchyard run --resume z", withSessions, { SWITCHYARD_HOME: home })).toEqual([
+        "zulu-newer"
+      ])
     })
   })
 
@@ -237,9 +276,13 @@ describe("shell completions", () => {
       )
       const { home, project } = recordedSessions()
       fs.mkdirSync(path.join(project, ".claude"))
-      fs.writeFileSync(path.join(project, ".claude", "settings.json"), JSON.stringify({ permissions: { deny: ["WebFetch"] } }))
+      fs.writeFileSync(
+        path.join(project, ".claude", "settings.json"),
+        JSON.stringify({ permissions: { deny: ["WebFetch"] } })
+      )
       const socket = `switchyard-zsh-${process.pid}`
-      const tmux = (...args: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" })
+      const tmux = (...args: ReadonlyArray<string>) =>
+        execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" })
       const env = Object.entries({ ZDOTDIR: zdotdir, PATH: shellEnv.PATH, SWITCHYARD_HOME: home, NO_COLOR: "1" })
         .map(([k, v]) => `${k}='${v}'`)
         .join(" ")

@@ -46,7 +46,9 @@ describe("memory files (issue 24, 2)", () => {
       })
       const cwd = path.join(root, "repo", "pkg")
       server.enqueue(
-        Server.message({ blocks: [{ block: { type: "tool_use", id: "toolu_r", name: "Read", input: { file_path: "a.txt" } } }] }),
+        Server.message({
+          blocks: [{ block: { type: "tool_use", id: "toolu_r", name: "Read", input: { file_path: "a.txt" } } }]
+        }),
         text("Done.")
       )
       const result = yield* Effect.promise(() =>
@@ -98,7 +100,10 @@ describe("memory files (issue 24, 2)", () => {
       expect(firstUser(server, 1).content[0]!.text).toBe(reminder)
       const sessionId = JSON.parse(result.stdout).session_id as string
       const projects = path.join(root, "home", "projects")
-      const transcript = fs.readFileSync(path.join(projects, fs.readdirSync(projects)[0]!, `${sessionId}.jsonl`), "utf8")
+      const transcript = fs.readFileSync(
+        path.join(projects, fs.readdirSync(projects)[0]!, `${sessionId}.jsonl`),
+        "utf8"
+      )
       expect(transcript).toContain("what now?")
       expect(transcript).not.toContain("system-reminder")
     }))

@@ -6,13 +6,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as CommandLine from "@switchyard/cli/CommandLine"
-import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import { runCli } from "./support/cli.js"
 
 const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
   [["dispath"], "unknown command `dispath`; did you mean `dispatch`?"],
-  [["dispatch", "--outptu-format", "json"], "unknown option --outptu-format for `switchyard dispatch`; did you mean --output-format?"],
+  [
+    ["dispatch", "--outptu-format", "json"],
+    "unknown option --outptu-format for `switchyard dispatch`; did you mean --output-format?"
+  ],
   [["run", "--max-turns", "abc", "hello"], "--max-turns needs a whole number of at least 1, not 'abc'"],
   [["--frobnicate", "hi"], "unknown option --frobnicate for `switchyard run`"],
   [["dispatch", "--output-format", "xml"], "--output-format must be one of text, json, stream-json, not 'xml'"],
@@ -78,10 +80,23 @@ describe("usage errors: one line, exit 2", () => {
 
 describe("Claude Code's parsing (issue 24)", () => {
   it("a list option takes the words after it up to the next option or --; the prompt goes before it", () => {
-    expect(CommandLine.parse(["node", "sy", "-p", "q", "--allowedTools", "Bash(git log *)", "Read", "--verbose"])).toEqual({
-      _tag: "Run",
-      argv: ["node", "sy", "run", "--print", "--allowed-tools", "Bash(git log *)", "--allowed-tools", "Read", "--verbose", "--", "q"]
-    })
+    expect(CommandLine.parse(["node", "sy", "-p", "q", "--allowedTools", "Bash(git log *)", "Read", "--verbose"]))
+      .toEqual({
+        _tag: "Run",
+        argv: [
+          "node",
+          "sy",
+          "run",
+          "--print",
+          "--allowed-tools",
+          "Bash(git log *)",
+          "--allowed-tools",
+          "Read",
+          "--verbose",
+          "--",
+          "q"
+        ]
+      })
     expect(CommandLine.parse(["node", "sy", "--add-dir", "a", "b", "--", "the prompt"])).toEqual({
       _tag: "Run",
       argv: ["node", "sy", "run", "--add-dir", "a", "--add-dir", "b", "--", "the prompt"]
@@ -112,22 +127,26 @@ describe("Claude Code's parsing (issue 24)", () => {
 })
 
 describe("--help", () => {
-  it("every command's help is the table's, with usage lines naming the command and every option described", async () => {
-    const paths = CommandLine.commands.map((c) => c.path)
-    for (const path of [[], ...paths]) {
-      const result = await runCli([...path, "--help"], { timeoutMs: 60_000 })
-      expect(result.code).toBe(0)
-      expect(result.stdout).toBe(CommandLine.help(path))
-    }
-    const run = CommandLine.help(["run"])
-    expect(run).toMatch(/^Usage: switchyard run \[options\] \[PROMPT\]$/m)
-    for (const option of CommandLine.findCommand(["run"])!.options) {
-      expect(run).toContain(`--${option.name}`)
-      expect(option.description.length).toBeGreaterThan(15)
-    }
-    expect(run).toMatch(/--settings FILE +An extra settings file[^\n]*\n?[^\n]*\(repeatable\)/)
-    expect(run).toMatch(/-r, --resume \[ID\]/)
-    expect(CommandLine.help(["tools", "schema"])).toMatch(/NAME +The tool's name or alias \(required\)/)
-    expect(CommandLine.help([])).toMatch(/^Usage: switchyard \[options\] \[PROMPT\]/)
-  }, 300_000)
+  it(
+    "every command's help is the table's, with usage lines naming the command and every option described",
+    async () => {
+      const paths = CommandLine.commands.map((c) => c.path)
+      for (const path of [[], ...paths]) {
+        const result = await runCli([...path, "--help"], { timeoutMs: 60_000 })
+        expect(result.code).toBe(0)
+        expect(result.stdout).toBe(CommandLine.help(path))
+      }
+      const run = CommandLine.help(["run"])
+      expect(run).toMatch(/^Usage: switchyard run \[options\] \[PROMPT\]$/m)
+      for (const option of CommandLine.findCommand(["run"])!.options) {
+        expect(run).toContain(`--${option.name}`)
+        expect(option.description.length).toBeGreaterThan(15)
+      }
+      expect(run).toMatch(/--settings FILE +An extra settings file[^\n]*\n?[^\n]*\(repeatable\)/)
+      expect(run).toMatch(/-r, --resume \[ID\]/)
+      expect(CommandLine.help(["tools", "schema"])).toMatch(/NAME +The tool's name or alias \(required\)/)
+      expect(CommandLine.help([])).toMatch(/^Usage: switchyard \[options\] \[PROMPT\]/)
+    },
+    300_000
+  )
 })

@@ -36,7 +36,9 @@ describe("switchyard CLI", () => {
 
     it("--version and a command's --help", async () => {
       const version = await runCli(["--version"])
-      expect(version.stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, "packages/cli/package.json"), "utf8")).version)
+      expect(version.stdout.trim()).toBe(
+        JSON.parse(fs.readFileSync(path.join(root, "packages/cli/package.json"), "utf8")).version
+      )
       const help = await runCli(["dispatch", "--help"])
       expect(help.code).toBe(0)
       expect(help.stdout).toContain("--output-format")
@@ -59,7 +61,9 @@ describe("switchyard CLI", () => {
       const result = await runCli(["tools", "list"])
       expect(result.code).toBe(0)
       const names = result.lines.map((l) => l.split(/\s+/)[0])
-      expect(names).toEqual(expect.arrayContaining(["Agent", "Bash", "Read", "Edit", "Write", "Glob", "Grep", "TaskStop"]))
+      expect(names).toEqual(
+        expect.arrayContaining(["Agent", "Bash", "Read", "Edit", "Write", "Glob", "Grep", "TaskStop"])
+      )
       expect(result.stdout).toContain("alias: KillShell")
     })
 
@@ -80,7 +84,7 @@ describe("switchyard CLI", () => {
       expect(JSON.stringify(definition)).not.toMatch(/\$ref|\$defs|\$schema/)
       // No titles from Effect's refinements (`nonNegative`, `int`): the bounds say it.
       const read = JSON.parse((await runCli(["tools", "schema", "Read"])).stdout)
-      expect(JSON.stringify(read)).not.toContain('"title"')
+      expect(JSON.stringify(read)).not.toContain("\"title\"")
       expect(read.input_schema.properties.offset.minimum).toBeTypeOf("number")
     })
 
@@ -96,8 +100,14 @@ describe("switchyard CLI", () => {
   describe("dispatch", () => {
     it("stream-json: the fixed line format, greedy schedule and exit 0", async () => {
       const dir = tempProject({ "a.txt": "alpha\n", "b.txt": "beta\n" })
-      const calls = [use("r1", "Read", { file_path: "a.txt" }), use("r2", "Read", { file_path: "b.txt" }), use("g", "Glob", { pattern: "*.txt" })]
-      const result = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "stream-json"], { input: JSON.stringify(calls) })
+      const calls = [
+        use("r1", "Read", { file_path: "a.txt" }),
+        use("r2", "Read", { file_path: "b.txt" }),
+        use("g", "Glob", { pattern: "*.txt" })
+      ]
+      const result = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "stream-json"], {
+        input: JSON.stringify(calls)
+      })
       expect(result.code).toBe(0)
       const lines = jsonLines(result)
       for (const line of lines) {
@@ -134,7 +144,16 @@ describe("switchyard CLI", () => {
       const file = path.join(dir, "calls.json")
       fs.writeFileSync(file, JSON.stringify(message))
       // The chapter's rule: footprint scheduling would let the unrelated `sleep` run on.
-      const result = await runCli(["dispatch", file, "--cwd", dir, "--output-format", "stream-json", "--scheduling", "greedy"])
+      const result = await runCli([
+        "dispatch",
+        file,
+        "--cwd",
+        dir,
+        "--output-format",
+        "stream-json",
+        "--scheduling",
+        "greedy"
+      ])
       expect(result.code).toBe(1)
       const results = jsonLines(result).filter((l) => l["type"] === "result")
       expect(results.map((r) => [r["tool_use_id"], r["status"]])).toEqual(
@@ -157,7 +176,9 @@ describe("switchyard CLI", () => {
       expect(denied.stdout).toMatch(/⊘ Edit .* denied/)
       expect(denied.stdout).toContain("--allowed-tools")
       expect(fs.readFileSync(path.join(dir, "f.txt"), "utf8")).toBe("one\n")
-      const allowed = await runCli(["dispatch", "-", "--cwd", dir, "--permission-mode", "acceptEdits"], { input: calls })
+      const allowed = await runCli(["dispatch", "-", "--cwd", dir, "--permission-mode", "acceptEdits"], {
+        input: calls
+      })
       expect(allowed.code).toBe(0)
       expect(fs.readFileSync(path.join(dir, "f.txt"), "utf8")).toBe("two\n")
     })
@@ -174,45 +195,106 @@ describe("switchyard CLI", () => {
       })
     })
 
-    it("the text report: sizes, denials in full, --verbose contents; json in call order; permission sources", async () => {
-      const dir = tempProject({ "long.txt": "one\ntwo\nthree\n", "short.txt": "x\n" })
-      const calls = JSON.stringify([
-        use("slow", "Bash", { command: "sleep 1; echo slow" }),
-        use("long", "Read", { file_path: "long.txt" }),
-        use("rm", "Bash", { command: "rm short.txt" })
-      ])
-      const text = await runCli(["dispatch", "-", "--cwd", dir], { input: calls })
-      expect(text.code).toBe(1)
-      expect(text.stdout).toMatch(/✓ Read .*\n {4}.*1\tone \(\+2 lines\)/)
-      const denial = /⊘ Bash +rm[^\n]*\n {4}([\s\S]*)$/.exec(text.stdout)?.[1] ?? ""
-      expect(denial).toContain("--allowed-tools")
-      expect(denial).not.toContain("…")
-      const verbose = await runCli(["dispatch", "-", "--cwd", dir, "--verbose"], { input: calls })
-      expect(verbose.stdout).toMatch(/1\tone\n {4}.*2\ttwo\n {4}.*3\tthree/)
-      const json = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "json", "--allowed-tools", "Bash(sleep *)"], {
-        input: calls
-      })
-      expect((JSON.parse(json.stdout) as ReadonlyArray<{ tool_use_id: string }>).map((r) => r.tool_use_id)).toEqual(["slow", "long", "rm"])
-      const stream = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "stream-json", "--allowed-tools", "Bash(sleep *)"], {
-        input: calls
-      })
-      const decided = jsonLines(stream).filter((l) => l["type"] === "permission_decided")
-      expect(decided.find((l) => l["tool_use_id"] === "long")).toMatchObject({ behavior: "allow", source: "mode" })
-      expect(decided.find((l) => l["tool_use_id"] === "slow")).toMatchObject({ behavior: "allow", source: "rule" })
-    }, 120_000)
+    it(
+      "the text report: sizes, denials in full, --verbose contents; json in call order; permission sources",
+      async () => {
+        const dir = tempProject({ "long.txt": "one\ntwo\nthree\n", "short.txt": "x\n" })
+        const calls = JSON.stringify([
+          use("slow", "Bash", { command: "sleep 1; echo slow" }),
+          use("long", "Read", { file_path: "long.txt" }),
+          use("rm", "Bash", { command: "rm short.txt" })
+        ])
+        const text = await runCli(["dispatch", "-", "--cwd", dir], { input: calls })
+        expect(text.code).toBe(1)
+        expect(text.stdout).toMatch(/✓ Read .*\n {4}.*1\tone \(\+2 lines\)/)
+        const denial = /⊘ Bash +rm[^\n]*\n {4}([\s\S]*)$/.exec(text.stdout)?.[1] ?? ""
+        expect(denial).toContain("--allowed-tools")
+        expect(denial).not.toContain("…")
+        const verbose = await runCli(["dispatch", "-", "--cwd", dir, "--verbose"], { input: calls })
+        expect(verbose.stdout).toMatch(/1\tone\n {4}.*2\ttwo\n {4}.*3\tthree/)
+        const json = await runCli([
+          "dispatch",
+          "-",
+          "--cwd",
+          dir,
+          "--output-format",
+          "json",
+          "--allowed-tools",
+          "Bash(sleep *)"
+        ], {
+          input: calls
+        })
+        expect((JSON.parse(json.stdout) as ReadonlyArray<{ tool_use_id: string }>).map((r) => r.tool_use_id)).toEqual([
+          "slow",
+          "long",
+          "rm"
+        ])
+        const stream = await runCli([
+          "dispatch",
+          "-",
+          "--cwd",
+          dir,
+          "--output-format",
+          "stream-json",
+          "--allowed-tools",
+          "Bash(sleep *)"
+        ], {
+          input: calls
+        })
+        const decided = jsonLines(stream).filter((l) => l["type"] === "permission_decided")
+        expect(decided.find((l) => l["tool_use_id"] === "long")).toMatchObject({ behavior: "allow", source: "mode" })
+        expect(decided.find((l) => l["tool_use_id"] === "slow")).toMatchObject({ behavior: "allow", source: "rule" })
+      },
+      120_000
+    )
 
     describe("bad input: one line, exit 2", () => {
       const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, string | undefined, string]> = [
         ["invalid JSON", ["dispatch", "-"], "[{not json", "not valid JSON"],
         ["empty stdin", ["dispatch", "-"], "", "not valid JSON"],
-        ["not an array of tool_use blocks", ["dispatch", "-"], JSON.stringify({ hello: 1 }), "expected a JSON array of tool_use blocks"],
-        ["a block missing its id", ["dispatch", "-"], JSON.stringify([{ type: "tool_use", name: "Read", input: {} }]), "id"],
-        ["no tool_use at all", ["dispatch", "-"], JSON.stringify({ role: "assistant", content: [{ type: "text", text: "hi" }] }), "no tool_use blocks"],
-        ["duplicate ids", ["dispatch", "-"], JSON.stringify([use("a", "Read", {}), use("a", "Read", {})]), "duplicate tool_use id a"],
+        [
+          "not an array of tool_use blocks",
+          ["dispatch", "-"],
+          JSON.stringify({ hello: 1 }),
+          "expected a JSON array of tool_use blocks"
+        ],
+        [
+          "a block missing its id",
+          ["dispatch", "-"],
+          JSON.stringify([{ type: "tool_use", name: "Read", input: {} }]),
+          "id"
+        ],
+        [
+          "no tool_use at all",
+          ["dispatch", "-"],
+          JSON.stringify({ role: "assistant", content: [{ type: "text", text: "hi" }] }),
+          "no tool_use blocks"
+        ],
+        [
+          "duplicate ids",
+          ["dispatch", "-"],
+          JSON.stringify([use("a", "Read", {}), use("a", "Read", {})]),
+          "duplicate tool_use id a"
+        ],
         ["a missing file", ["dispatch", "/nonexistent/calls.json"], undefined, "Cannot read /nonexistent/calls.json"],
-        ["a missing settings file", ["dispatch", "-", "--settings", "/nonexistent/settings.json"], JSON.stringify([use("a", "Read", { file_path: "x" })]), "Settings file not found"],
-        ["an invalid --allowed-tools rule", ["dispatch", "-", "--allowed-tools", "Bash("], JSON.stringify([use("a", "Read", { file_path: "x" })]), "not a permission rule"],
-        ["a --cwd that is not a directory", ["dispatch", "-", "--cwd", "/nonexistent"], JSON.stringify([use("a", "Read", { file_path: "x" })]), "not a directory"]
+        [
+          "a missing settings file",
+          ["dispatch", "-", "--settings", "/nonexistent/settings.json"],
+          JSON.stringify([use("a", "Read", { file_path: "x" })]),
+          "Settings file not found"
+        ],
+        [
+          "an invalid --allowed-tools rule",
+          ["dispatch", "-", "--allowed-tools", "Bash("],
+          JSON.stringify([use("a", "Read", { file_path: "x" })]),
+          "not a permission rule"
+        ],
+        [
+          "a --cwd that is not a directory",
+          ["dispatch", "-", "--cwd", "/nonexistent"],
+          JSON.stringify([use("a", "Read", { file_path: "x" })]),
+          "not a directory"
+        ]
       ]
       for (const [label, args, input, fragment] of cases) {
         it(label, async () => {
@@ -229,7 +311,16 @@ describe("switchyard CLI", () => {
       const dir = tempProject({ "x.txt": "x\n" })
       const settings = path.join(dir, "bad-settings.json")
       fs.writeFileSync(settings, JSON.stringify({ permissions: { deny: ["Read"], defaultMode: 42 } }))
-      const result = await runCli(["dispatch", "-", "--cwd", dir, "--settings", settings, "--output-format", "stream-json"], {
+      const result = await runCli([
+        "dispatch",
+        "-",
+        "--cwd",
+        dir,
+        "--settings",
+        settings,
+        "--output-format",
+        "stream-json"
+      ], {
         input: JSON.stringify([use("a", "Read", { file_path: "x.txt" })])
       })
       expect(result.stderr).toContain(settings)
@@ -250,34 +341,48 @@ describe("switchyard CLI", () => {
     it("replay runs the loop against a transcript with real tools", async () => {
       const dir = tempProject({ "a.txt": "hello from a\n" })
       const transcript = path.join(dir, "t.json")
-      fs.writeFileSync(transcript, JSON.stringify({
-        turns: [
-          { expect: { user_text_includes: "a.txt" }, blocks: [{ block: use("t1", "Read", { file_path: "a.txt" }) }] },
-          {
-            expect: { tool_results: [{ tool_use_id: "t1", content_includes: "hello from a" }] },
-            blocks: [{ block: { type: "text", text: "It says hello." } }]
-          }
-        ]
-      }))
+      fs.writeFileSync(
+        transcript,
+        JSON.stringify({
+          turns: [
+            { expect: { user_text_includes: "a.txt" }, blocks: [{ block: use("t1", "Read", { file_path: "a.txt" }) }] },
+            {
+              expect: { tool_results: [{ tool_use_id: "t1", content_includes: "hello from a" }] },
+              blocks: [{ block: { type: "text", text: "It says hello." } }]
+            }
+          ]
+        })
+      )
       const result = await runCli(["replay", transcript, "--cwd", dir])
       expect(result.code).toBe(0)
       expect(result.stdout).toContain("● Read(a.txt)")
       expect(result.stdout).toContain("It says hello.")
       const json = await runCli(["replay", transcript, "--cwd", dir, "--output-format", "json"])
-      expect(JSON.parse(json.stdout)).toMatchObject({ type: "result", subtype: "success", result: "It says hello.", num_turns: 2 })
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        type: "result",
+        subtype: "success",
+        result: "It says hello.",
+        num_turns: 2
+      })
     })
 
     it("replay: a diverging transcript fails with exit 1; a missing or invalid one is bad input", async () => {
       const dir = tempProject()
       const transcript = path.join(dir, "t.json")
-      fs.writeFileSync(transcript, JSON.stringify({ turns: [{ expect: { user_text_includes: "something else" }, blocks: [] }] }))
+      fs.writeFileSync(
+        transcript,
+        JSON.stringify({ turns: [{ expect: { user_text_includes: "something else" }, blocks: [] }] })
+      )
       const diverged = await runCli(["replay", transcript, "--cwd", dir, "--prompt", "hello"])
       expect(diverged.code).toBe(1)
       expect(diverged.stdout + diverged.stderr).toContain("something else")
       const missing = await runCli(["replay", path.join(dir, "nope.json")])
       expect(missing.code).toBe(2)
       expect(missing.stderr).toContain("Transcript not found")
-      fs.writeFileSync(transcript, JSON.stringify({ turns: [{ blocks: [{ block: { type: "text", text: "x" }, delayMs: -5 }] }] }))
+      fs.writeFileSync(
+        transcript,
+        JSON.stringify({ turns: [{ blocks: [{ block: { type: "text", text: "x" }, delayMs: -5 }] }] })
+      )
       const invalid = await runCli(["replay", transcript])
       expect(invalid.code).toBe(2)
       expect(invalid.stderr).toContain("delayMs")
@@ -287,11 +392,15 @@ describe("switchyard CLI", () => {
       const result = await runCli(["demo", "--keep"], { env: { ANTHROPIC_API_KEY: undefined } })
       expect(result.code).toBe(0)
       expect(result.stdout).toContain("Summary")
-      expect(result.stdout).toMatch(/\[Read\(src\/cart\.js\) ∥ Read\(src\/price\.js\) ∥ Read\(test\/cart\.test\.js\) ∥ Grep\(TODO\)\]/)
+      expect(result.stdout).toMatch(
+        /\[Read\(src\/cart\.js\) ∥ Read\(src\/price\.js\) ∥ Read\(test\/cart\.test\.js\) ∥ Grep\(TODO\)\]/
+      )
       // The slow Bash call and the failing one ran side by side; how many quick calls joined them
       // depends on real durations, so only their shared group is asserted.
       const groups = [...result.stdout.matchAll(/\[([^\]\n]*)\]/g)].map((m) => m[1]!.split(" ∥ "))
-      expect(groups.some((g) => g.includes("Bash(sleep 5 && ls test)") && g.includes("Bash(cat CHANGELOG.md)"))).toBe(true)
+      expect(groups.some((g) => g.includes("Bash(sleep 5 && ls test)") && g.includes("Bash(cat CHANGELOG.md)"))).toBe(
+        true
+      )
       expect(result.stdout).toContain("failed → cancelled")
       expect(result.stdout).toMatch(/saved/)
       // "One after another" counts the cancelled slow call at its full scripted length (sleep 5),
@@ -364,7 +473,11 @@ describe("switchyard CLI", () => {
         expect(result.code).toBe(0)
         expect(result.stdout.trim()).toBe("The note says: remember the milk.")
         expect(server.requests).toHaveLength(2)
-        const second = server.requests[1]!.body as { messages: ReadonlyArray<{ role: string; content: ReadonlyArray<{ type: string; tool_use_id?: string; content?: unknown }> }> }
+        const second = server.requests[1]!.body as {
+          messages: ReadonlyArray<
+            { role: string; content: ReadonlyArray<{ type: string; tool_use_id?: string; content?: unknown }> }
+          >
+        }
         const toolResult = second.messages.at(-1)!.content[0]!
         expect(toolResult).toMatchObject({ type: "tool_result", tool_use_id: "toolu_1" })
         expect(JSON.stringify(toolResult.content)).toContain("remember the milk")

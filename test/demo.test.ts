@@ -20,7 +20,11 @@ const run = (id: string, startedAt: number, endedAt: number, extra: Partial<Time
 
 describe("demo baseline", () => {
   it("savings add a cut-short run's full duration, never less than it ran", () => {
-    const runs = [run("a", 0, 100), run("slow", 0, 40, { status: "cancelled", fullDurationMs: 5000 }), run("b", 0, 40, { status: "error" })]
+    const runs = [
+      run("a", 0, 100),
+      run("slow", 0, 40, { status: "cancelled", fullDurationMs: 5000 }),
+      run("b", 0, 40, { status: "error" })
+    ]
     expect(Timeline.savings(runs).serialMs).toBe(100 + 5000 + 40)
     expect(Timeline.savings(runs).busyMs).toBe(100)
     expect(Timeline.fullDuration(run("x", 0, 300, { fullDurationMs: 100 }))).toBe(300)
@@ -35,6 +39,6 @@ describe("demo baseline", () => {
     expect(Demo.scriptedDurationMs({ name: "Read", input: { command: "sleep 5" } })).toBeUndefined()
     // The bundled session's slow call is the one the summary relies on.
     const session = fs.readFileSync(path.join(Demo.assetsDirectory, "session.json"), "utf8")
-    expect(session).toContain('"command": "sleep 5 && ls test"')
+    expect(session).toContain("\"command\": \"sleep 5 && ls test\"")
   })
 })

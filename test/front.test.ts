@@ -24,13 +24,20 @@ interface ToolPages {
   readonly pages: Record<string, string>
 }
 /** The stored `tools` pages: without and with SWITCHYARD_HOME. */
-const toolPages = (): ReadonlyArray<ToolPages> => JSON.parse(fs.readFileSync(path.join(bundle, "tools.json"), "utf8")).variants
+const toolPages = (): ReadonlyArray<ToolPages> =>
+  JSON.parse(fs.readFileSync(path.join(bundle, "tools.json"), "utf8")).variants
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
 
 /** A fresh working directory, home and state directory (for SWITCHYARD_HOME), removed after `f`. */
-const inFreshDirs = async <A>(f: (dirs: { readonly cwd: string; readonly home: string; readonly state: string }) => Promise<A>): Promise<A> => {
+const inFreshDirs = async <A>(
+  f: (dirs: { readonly cwd: string; readonly home: string; readonly state: string }) => Promise<A>
+): Promise<A> => {
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-front-")))
-  const dirs = { cwd: path.join(scratch, "project"), home: path.join(scratch, "home"), state: path.join(scratch, "state") }
+  const dirs = {
+    cwd: path.join(scratch, "project"),
+    home: path.join(scratch, "home"),
+    state: path.join(scratch, "state")
+  }
   for (const dir of Object.values(dirs)) fs.mkdirSync(dir)
   try {
     return await f(dirs)
@@ -40,15 +47,20 @@ const inFreshDirs = async <A>(f: (dirs: { readonly cwd: string; readonly home: s
 }
 
 /** The environment a variant was rendered with, in these directories. */
-const variantEnv = (variant: ToolPages, dirs: { readonly home: string; readonly state: string }): Record<string, string> =>
+const variantEnv = (
+  variant: ToolPages,
+  dirs: { readonly home: string; readonly state: string }
+): Record<string, string> =>
   variant.set.includes("SWITCHYARD_HOME") ? { HOME: dirs.home, SWITCHYARD_HOME: dirs.state } : { HOME: dirs.home }
 
 // Effect keeps its global values on globalThis under keys named `effect/GlobalValue…`: if one exists at exit, Effect was loaded.
-const reportEffect = `data:text/javascript,${encodeURIComponent(
-  "process.on('exit', () => {" +
-    " const named = (k) => String(typeof k === 'symbol' ? k.description : k);" +
-    " if (Reflect.ownKeys(globalThis).some((k) => named(k).startsWith('effect/'))) process.stderr.write('[effect loaded]') })"
-)}`
+const reportEffect = `data:text/javascript,${
+  encodeURIComponent(
+    "process.on('exit', () => {" +
+      " const named = (k) => String(typeof k === 'symbol' ? k.description : k);" +
+      " if (Reflect.ownKeys(globalThis).some((k) => named(k).startsWith('effect/'))) process.stderr.write('[effect loaded]') })"
+  )
+}`
 
 /** Run the binary (front) or the full parser with exactly this environment (no SWITCHYARD_HOME unless given). */
 const spawnIn = (entry: "front" | "full", args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) => {
@@ -101,7 +113,11 @@ const full = async (args: ReadonlyArray<string>, tty = false) => {
   delete env["FORCE_COLOR"]
   delete env["NO_COLOR"]
   const preload = tty ? ["--import", "data:text/javascript,process.stdout.isTTY=true"] : []
-  const result = spawnSync(process.execPath, [...preload, path.join(bundle, "main.js"), ...args], { encoding: "utf8", env, cwd: root })
+  const result = spawnSync(process.execPath, [...preload, path.join(bundle, "main.js"), ...args], {
+    encoding: "utf8",
+    env,
+    cwd: root
+  })
   return { code: result.status, stdout: result.stdout }
 }
 const fullOut = async (args: ReadonlyArray<string>, tty = false) => (await full(args, tty)).stdout
@@ -156,7 +172,14 @@ describe("the CLI front", () => {
   })
 
   it("leaves everything else to the full parser: options with --help, bad input", async () => {
-    for (const args of [["dispatch", "--verbose", "--help"], ["tools", "list", "--frobnicate"], ["tools", "list", "--json", "x"]]) {
+    for (
+      const args of [["dispatch", "--verbose", "--help"], ["tools", "list", "--frobnicate"], [
+        "tools",
+        "list",
+        "--json",
+        "x"
+      ]]
+    ) {
       const viaFront = await runCli(args)
       const viaFull = await full(args)
       expect(viaFront.code, args.join(" ")).toBe(viaFull.code)
@@ -180,42 +203,61 @@ describe("the CLI front", () => {
     }
   })
 
-  it.effect("stores tools pages equal to what the live tool modules print, for every tool and alias", () =>
-    Effect.promise(() =>
-      inFreshDirs(async (dirs) => {
-        const variants = toolPages()
-        expect(variants.map((variant) => variant.set)).toEqual([[], ["SWITCHYARD_HOME"]])
-        for (const variant of variants) {
-          const env = variantEnv(variant, dirs)
-          const run = (action: ToolsCommand.Action, json = false) => Effect.runPromise(live(action, json, dirs.cwd, env))
-          const listed = JSON.parse(await run({ _tag: "list" }, true)) as ReadonlyArray<{ name: string; aliases: ReadonlyArray<string> }>
-          const names = listed.flatMap((tool) => [tool.name, ...tool.aliases])
-          expect(names).toContain("Read")
-          const stored = variant.pages
-          expect(Object.keys(stored).sort()).toEqual(["tools list", "tools list --json", ...names.map((n) => `tools schema ${n}`)].sort())
-          expect(stored["tools list --json"]!.replace(ANSI, "")).toBe(await run({ _tag: "list" }, true))
-          expect(stored["tools list"]!.replace(ANSI, "")).toBe(await run({ _tag: "list" }))
-          for (const name of names) {
-            expect(stored[`tools schema ${name}`]!.replace(ANSI, ""), name).toBe(await run({ _tag: "schema", name }))
+  it.effect(
+    "stores tools pages equal to what the live tool modules print, for every tool and alias",
+    () =>
+      Effect.promise(() =>
+        inFreshDirs(async (dirs) => {
+          const variants = toolPages()
+          expect(variants.map((variant) => variant.set)).toEqual([[], ["SWITCHYARD_HOME"]])
+          for (const variant of variants) {
+            const env = variantEnv(variant, dirs)
+            const run = (action: ToolsCommand.Action, json = false) =>
+              Effect.runPromise(live(action, json, dirs.cwd, env))
+            const listed = JSON.parse(await run({ _tag: "list" }, true)) as ReadonlyArray<
+              { name: string; aliases: ReadonlyArray<string> }
+            >
+            const names = listed.flatMap((tool) => [tool.name, ...tool.aliases])
+            expect(names).toContain("Read")
+            const stored = variant.pages
+            expect(Object.keys(stored).sort()).toEqual(
+              ["tools list", "tools list --json", ...names.map((n) => `tools schema ${n}`)].sort()
+            )
+            expect(stored["tools list --json"]!.replace(ANSI, "")).toBe(await run({ _tag: "list" }, true))
+            expect(stored["tools list"]!.replace(ANSI, "")).toBe(await run({ _tag: "list" }))
+            for (const name of names) {
+              expect(stored[`tools schema ${name}`]!.replace(ANSI, ""), name).toBe(await run({ _tag: "schema", name }))
+            }
           }
-        }
-      })
-    ), 60_000)
+        })
+      ),
+    60_000
+  )
 
   it("prints the stored tools pages in a fresh directory without loading Effect, as the full parser would", async () => {
     const [plain, withState] = toolPages()
-    expect(plain!.variables).toEqual(expect.arrayContaining(["SWITCHYARD_HOME", "SWITCHYARD_SIMPLE", "ENABLE_TOOL_SEARCH"]))
+    expect(plain!.variables).toEqual(
+      expect.arrayContaining(["SWITCHYARD_HOME", "SWITCHYARD_SIMPLE", "ENABLE_TOOL_SEARCH"])
+    )
     expect(plain!.paths).toEqual(expect.arrayContaining([
       { path: "<cwd>/.claude/settings.json", kind: "absent" },
       { path: "<cwd>/.mcp.json", kind: "absent" },
       { path: "$HOME/.switchyard/settings.json", kind: "absent" }
     ]))
     expect(withState!.variables).not.toContain("SWITCHYARD_HOME")
-    expect(withState!.paths).toEqual(expect.arrayContaining([{ path: "$SWITCHYARD_HOME/settings.json", kind: "absent" }]))
+    expect(withState!.paths).toEqual(
+      expect.arrayContaining([{ path: "$SWITCHYARD_HOME/settings.json", kind: "absent" }])
+    )
     await inFreshDirs(async (dirs) => {
       for (const variant of [plain!, withState!]) {
         const env = variantEnv(variant, dirs)
-        for (const args of [["tools", "list"], ["tools", "list", "--json"], ["tools", "schema", "Read"], ["tools", "schema", "Task"]]) {
+        for (
+          const args of [["tools", "list"], ["tools", "list", "--json"], ["tools", "schema", "Read"], [
+            "tools",
+            "schema",
+            "Task"
+          ]]
+        ) {
           const label = `${args.join(" ")} with ${Object.keys(env).join(", ")}`
           const viaFront = spawnIn("front", args, dirs.cwd, env)
           const viaFull = spawnIn("full", args, dirs.cwd, env)
@@ -229,68 +271,73 @@ describe("the CLI front", () => {
     })
   })
 
-  it("runs tools list and schema through the full parser when a variable, settings file or .mcp.json it reads is there", async () => {
-    const stored = toolPages()[0]!.pages
-    const cases: ReadonlyArray<{
-      readonly name: string
-      readonly args: ReadonlyArray<string>
-      readonly env?: Record<string, string>
-      readonly files?: Record<string, string>
-      readonly check: (stdout: string, stderr: string) => void
-    }> = [
-      {
-        name: "SWITCHYARD_SIMPLE",
-        args: ["tools", "list"],
-        env: { SWITCHYARD_SIMPLE: "1" },
-        check: (out) => expect(out.split("\n").filter(Boolean)).toHaveLength(3)
-      },
-      {
-        name: "project deny rule",
-        args: ["tools", "list", "--json"],
-        files: { "<cwd>/.claude/settings.json": JSON.stringify({ permissions: { deny: ["WebFetch"] } }) },
-        check: (out) => expect(out).not.toContain("WebFetch")
-      },
-      {
-        name: "user deny rule",
-        args: ["tools", "schema", "Bash"],
-        files: { "$HOME/.switchyard/settings.json": JSON.stringify({ permissions: { deny: ["Bash"] } }) },
-        check: (out, err) => {
-          expect(out).toBe("")
-          expect(err).toContain("No such tool available: Bash")
+  it(
+    "runs tools list and schema through the full parser when a variable, settings file or .mcp.json it reads is there",
+    async () => {
+      const stored = toolPages()[0]!.pages
+      const cases: ReadonlyArray<{
+        readonly name: string
+        readonly args: ReadonlyArray<string>
+        readonly env?: Record<string, string>
+        readonly files?: Record<string, string>
+        readonly check: (stdout: string, stderr: string) => void
+      }> = [
+        {
+          name: "SWITCHYARD_SIMPLE",
+          args: ["tools", "list"],
+          env: { SWITCHYARD_SIMPLE: "1" },
+          check: (out) => expect(out.split("\n").filter(Boolean)).toHaveLength(3)
+        },
+        {
+          name: "project deny rule",
+          args: ["tools", "list", "--json"],
+          files: { "<cwd>/.claude/settings.json": JSON.stringify({ permissions: { deny: ["WebFetch"] } }) },
+          check: (out) => expect(out).not.toContain("WebFetch")
+        },
+        {
+          name: "user deny rule",
+          args: ["tools", "schema", "Bash"],
+          files: { "$HOME/.switchyard/settings.json": JSON.stringify({ permissions: { deny: ["Bash"] } }) },
+          check: (out, err) => {
+            expect(out).toBe("")
+            expect(err).toContain("No such tool available: Bash")
+          }
+        },
+        {
+          name: "SWITCHYARD_HOME",
+          args: ["tools", "list"],
+          env: { SWITCHYARD_HOME: "$SWITCHYARD_HOME" },
+          files: { "$SWITCHYARD_HOME/settings.json": JSON.stringify({ permissions: { deny: ["Grep"] } }) },
+          check: (out) => expect(out).not.toContain("Grep")
+        },
+        {
+          name: ".mcp.json",
+          args: ["tools", "list"],
+          files: { "<cwd>/.mcp.json": "{ not json" },
+          check: (_, err) => expect(err).toContain(".mcp.json")
         }
-      },
-      {
-        name: "SWITCHYARD_HOME",
-        args: ["tools", "list"],
-        env: { SWITCHYARD_HOME: "$SWITCHYARD_HOME" },
-        files: { "$SWITCHYARD_HOME/settings.json": JSON.stringify({ permissions: { deny: ["Grep"] } }) },
-        check: (out) => expect(out).not.toContain("Grep")
-      },
-      {
-        name: ".mcp.json",
-        args: ["tools", "list"],
-        files: { "<cwd>/.mcp.json": "{ not json" },
-        check: (_, err) => expect(err).toContain(".mcp.json")
+      ]
+      for (const c of cases) {
+        await inFreshDirs(async ({ cwd, home, state }) => {
+          const expand = (p: string) =>
+            p.replace("<cwd>", cwd).replace("$HOME", home).replace("$SWITCHYARD_HOME", state)
+          for (const [file, text] of Object.entries(c.files ?? {})) {
+            fs.mkdirSync(path.dirname(expand(file)), { recursive: true })
+            fs.writeFileSync(expand(file), text)
+          }
+          const env = { HOME: home, ...Object.fromEntries(Object.entries(c.env ?? {}).map(([k, v]) => [k, expand(v)])) }
+          const viaFront = spawnIn("front", c.args, cwd, env)
+          const viaFull = spawnIn("full", c.args, cwd, env)
+          expect(viaFront.loadedEffect, c.name).toBe(true)
+          expect(viaFront.code, c.name).toBe(viaFull.code)
+          expect(viaFront.stdout, c.name).toBe(viaFull.stdout)
+          expect(viaFront.stderr.split("\n")[0], c.name).toBe(viaFull.stderr.split("\n")[0])
+          // What the stored page would have said is wrong here: in the output or as a missing warning.
+          expect(viaFront.stdout + viaFront.stderr, c.name).not.toBe(stored[c.args.join(" ")]!.replace(ANSI, ""))
+          c.check(viaFront.stdout, viaFront.stderr)
+        })
       }
-    ]
-    for (const c of cases) {
-      await inFreshDirs(async ({ cwd, home, state }) => {
-        const expand = (p: string) => p.replace("<cwd>", cwd).replace("$HOME", home).replace("$SWITCHYARD_HOME", state)
-        for (const [file, text] of Object.entries(c.files ?? {})) {
-          fs.mkdirSync(path.dirname(expand(file)), { recursive: true })
-          fs.writeFileSync(expand(file), text)
-        }
-        const env = { HOME: home, ...Object.fromEntries(Object.entries(c.env ?? {}).map(([k, v]) => [k, expand(v)])) }
-        const viaFront = spawnIn("front", c.args, cwd, env)
-        const viaFull = spawnIn("full", c.args, cwd, env)
-        expect(viaFront.loadedEffect, c.name).toBe(true)
-        expect(viaFront.code, c.name).toBe(viaFull.code)
-        expect(viaFront.stdout, c.name).toBe(viaFull.stdout)
-        expect(viaFront.stderr.split("\n")[0], c.name).toBe(viaFull.stderr.split("\n")[0])
-        // What the stored page would have said is wrong here: in the output or as a missing warning.
-        expect(viaFront.stdout + viaFront.stderr, c.name).not.toBe(stored[c.args.join(" ")]!.replace(ANSI, ""))
-        c.check(viaFront.stdout, viaFront.stderr)
-      })
-    }
-  }, 120_000)
+    },
+    120_000
+  )
 })

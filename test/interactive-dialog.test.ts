@@ -49,7 +49,9 @@ describe("the permission dialog", () => {
     const answer = ui.ask(question(["Bash(rm -rf build)"]))
     await nextTick()
     await nextTick()
-    expect(screen()).toMatch(/1\. Yes\n[\s\S]*2\. Yes, and don't ask again for Bash\(rm -rf build\)\n[\s\S]*3\. No, and tell the model what to do instead/)
+    expect(screen()).toMatch(
+      /1\. Yes\n[\s\S]*2\. Yes, and don't ask again for Bash\(rm -rf build\)\n[\s\S]*3\. No, and tell the model what to do instead/
+    )
     input.write("2")
     expect(await answer).toEqual({ answer: "always", persist: true })
     ui.close()
@@ -109,10 +111,21 @@ describe("transcript durations", () => {
     let text = ""
     const printer = new Render.TranscriptPrinter((t) => (text += t))
     const tool = (event: DispatchEvent.DispatchEvent) => printer.handle(QueryLoop.LoopEvent.Tool({ turn: 1, event }))
-    printer.handle(QueryLoop.LoopEvent.ToolUse({ turn: 1, block: Messages.toolUse("t1", "Bash", { command: "ls" }), at: 0 }))
+    printer.handle(
+      QueryLoop.LoopEvent.ToolUse({ turn: 1, block: Messages.toolUse("t1", "Bash", { command: "ls" }), at: 0 })
+    )
     tool(DispatchEvent.Started({ toolUseId: "t1", name: "Bash", input: {}, at: 0 }))
     tool(DispatchEvent.PermissionRequested({ toolUseId: "t1", name: "Bash", input: {}, message: "ask", at: 100 }))
-    tool(DispatchEvent.PermissionDecided({ toolUseId: "t1", name: "Bash", behavior: "allow", source: "user", reason: "yes", at: 60_100 }))
+    tool(
+      DispatchEvent.PermissionDecided({
+        toolUseId: "t1",
+        name: "Bash",
+        behavior: "allow",
+        source: "user",
+        reason: "yes",
+        at: 60_100
+      })
+    )
     tool(DispatchEvent.Result({
       toolUseId: "t1",
       name: "Bash",

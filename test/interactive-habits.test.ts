@@ -111,130 +111,145 @@ describe.skipIf(!Tmux.hasTmux)("interactive habits (tmux, issue 24 item 5)", () 
       yield* term.waitFor(/It said hello-bang\./)
       const last = body(server, before).messages.at(-1)!
       expect(last.role).toBe("user")
-      expect(JSON.stringify(last.content)).toContain("<bash-input>echo hello-bang > bang.txt; cat bang.txt</bash-input>")
+      expect(JSON.stringify(last.content)).toContain(
+        "<bash-input>echo hello-bang > bang.txt; cat bang.txt</bash-input>"
+      )
       expect(JSON.stringify(last.content)).toContain("<bash-stdout>hello-bang</bash-stdout>")
       term.send("C-d")
       expect(yield* term.exited(20_000)).toBe(true)
     }), 120_000)
 
-  it.scoped("# adds a memory note and /memory edits a file; the next requests carry them; /compact keeps the last turns", () =>
-    Effect.gen(function*() {
-      const server = yield* Server.start()
-      const dir = tempDir()
-      const editor = path.join(dir, "editor.sh")
-      fs.writeFileSync(editor, "#!/bin/sh\necho '- written in the editor' >> \"$1\"\n", { mode: 0o755 })
-      server.enqueue(text("One."), text("Two."), text("Three."), text("SUMMARY: the user counted."), text("Four."))
-      const term = yield* Tmux.start(["--cwd", dir], envOf(server, { EDITOR: editor }))
-      yield* term.waitFor(/^> /m)
-      term.type("# always answer in French")
-      term.send("Enter")
-      yield* term.waitFor(/Where should this memory go\?[\s\S]*3\. User memory/)
-      term.send("1")
-      yield* term.waitFor(/Saved to .*CLAUDE\.md/)
-      expect(fs.readFileSync(path.join(dir, "CLAUDE.md"), "utf8")).toBe("- always answer in French\n")
-      term.type("/memory")
-      term.send("Enter")
-      yield* term.waitFor(/Edit which memory file/)
-      term.send("2")
-      yield* term.waitFor(/memory reloaded: 2 file\(s\)/)
-      expect(fs.readFileSync(path.join(dir, "CLAUDE.local.md"), "utf8")).toBe("- written in the editor\n")
-      expect(server.requests).toHaveLength(0)
+  it.scoped(
+    "# adds a memory note and /memory edits a file; the next requests carry them; /compact keeps the last turns",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Server.start()
+        const dir = tempDir()
+        const editor = path.join(dir, "editor.sh")
+        fs.writeFileSync(editor, "#!/bin/sh\necho '- written in the editor' >> \"$1\"\n", { mode: 0o755 })
+        server.enqueue(text("One."), text("Two."), text("Three."), text("SUMMARY: the user counted."), text("Four."))
+        const term = yield* Tmux.start(["--cwd", dir], envOf(server, { EDITOR: editor }))
+        yield* term.waitFor(/^> /m)
+        term.type("# always answer in French")
+        term.send("Enter")
+        yield* term.waitFor(/Where should this memory go\?[\s\S]*3\. User memory/)
+        term.send("1")
+        yield* term.waitFor(/Saved to .*CLAUDE\.md/)
+        expect(fs.readFileSync(path.join(dir, "CLAUDE.md"), "utf8")).toBe("- always answer in French\n")
+        term.type("/memory")
+        term.send("Enter")
+        yield* term.waitFor(/Edit which memory file/)
+        term.send("2")
+        yield* term.waitFor(/memory reloaded: 2 file\(s\)/)
+        expect(fs.readFileSync(path.join(dir, "CLAUDE.local.md"), "utf8")).toBe("- written in the editor\n")
+        expect(server.requests).toHaveLength(0)
 
-      term.type("one")
-      term.send("Enter")
-      yield* term.waitFor(/One\.[\s\S]*^> $/m)
-      const reminder = body(server, 0).messages[0]!.content[0]!.text!
-      expect(reminder).toContain("- always answer in French")
-      expect(reminder).toContain("- written in the editor")
-      expect(body(server, 0).messages[0]!.content[1]).toEqual({ type: "text", text: "one" })
-      term.type("two")
-      term.send("Enter")
-      yield* term.waitFor(/Two\.[\s\S]*^> $/m)
-      term.type("three")
-      term.send("Enter")
-      yield* term.waitFor(/Three\.[\s\S]*^> $/m)
-      term.type("/compact")
-      term.send("Enter")
-      yield* term.waitFor(/compacted 6 messages into 5[\s\S]*^> $/m)
-      // The summary request saw the first turn; the last two turns stay as they were.
-      expect(sentText(server, 3)).toContain("\"one\"")
-      term.type("four")
-      term.send("Enter")
-      yield* term.waitFor(/Four\./)
-      const after = body(server, 4).messages
-      expect(JSON.stringify(after[0])).toContain("This session is being continued from a previous conversation")
-      expect(JSON.stringify(after[0])).toContain("SUMMARY: the user counted.")
-      expect(JSON.stringify(after)).not.toContain("\"one\"")
-      expect(JSON.stringify(after)).toContain("\"two\"")
-      expect(JSON.stringify(after)).toContain("\"three\"")
-      term.send("C-d")
-      expect(yield* term.exited(20_000)).toBe(true)
-    }), 120_000)
+        term.type("one")
+        term.send("Enter")
+        yield* term.waitFor(/One\.[\s\S]*^> $/m)
+        const reminder = body(server, 0).messages[0]!.content[0]!.text!
+        expect(reminder).toContain("- always answer in French")
+        expect(reminder).toContain("- written in the editor")
+        expect(body(server, 0).messages[0]!.content[1]).toEqual({ type: "text", text: "one" })
+        term.type("two")
+        term.send("Enter")
+        yield* term.waitFor(/Two\.[\s\S]*^> $/m)
+        term.type("three")
+        term.send("Enter")
+        yield* term.waitFor(/Three\.[\s\S]*^> $/m)
+        term.type("/compact")
+        term.send("Enter")
+        yield* term.waitFor(/compacted 6 messages into 5[\s\S]*^> $/m)
+        // The summary request saw the first turn; the last two turns stay as they were.
+        expect(sentText(server, 3)).toContain("\"one\"")
+        term.type("four")
+        term.send("Enter")
+        yield* term.waitFor(/Four\./)
+        const after = body(server, 4).messages
+        expect(JSON.stringify(after[0])).toContain("This session is being continued from a previous conversation")
+        expect(JSON.stringify(after[0])).toContain("SUMMARY: the user counted.")
+        expect(JSON.stringify(after)).not.toContain("\"one\"")
+        expect(JSON.stringify(after)).toContain("\"two\"")
+        expect(JSON.stringify(after)).toContain("\"three\"")
+        term.send("C-d")
+        expect(yield* term.exited(20_000)).toBe(true)
+      }),
+    120_000
+  )
 
-  it.scoped("ESC while text streams keeps the text; the interruption is recorded and joins the next prompt", () =>
-    Effect.gen(function*() {
-      const server = yield* Server.start()
-      const dir = tempDir()
-      server.enqueue(
-        Server.message({
-          blocks: [{ block: { type: "text", text: "alpha beta gamma delta epsilon" }, chunks: 5, chunkDelayMs: 400 }]
-        }),
-        text("Continuing.")
-      )
-      const term = yield* Tmux.start(["--cwd", dir], envOf(server))
-      yield* term.waitFor(/^> /m)
-      term.type("stream something")
-      term.send("Enter")
-      yield* term.waitFor(/alpha beta/)
-      term.send("Escape")
-      yield* term.waitFor(/stopped: interrupted[\s\S]*^> $/m)
-      const kept = (term.screen().match(/alpha[^\n]*/) ?? [""])[0]
-      term.type("go on")
-      term.send("Enter")
-      yield* term.waitFor(/Continuing\./)
-      const messages = body(server, 1).messages
-      expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user"])
-      const partial = messages[1]!.content[0]!.text!
-      expect(partial.startsWith("alpha beta")).toBe(true)
-      expect("alpha beta gamma delta epsilon".startsWith(partial)).toBe(true)
-      expect(kept).toContain(partial.trim())
-      expect(messages[2]!.content).toEqual([
-        { type: "text", text: "[Request interrupted by user]" },
-        { type: "text", text: "go on" }
-      ])
-      term.send("C-d")
-    }), 90_000)
+  it.scoped(
+    "ESC while text streams keeps the text; the interruption is recorded and joins the next prompt",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Server.start()
+        const dir = tempDir()
+        server.enqueue(
+          Server.message({
+            blocks: [{ block: { type: "text", text: "alpha beta gamma delta epsilon" }, chunks: 5, chunkDelayMs: 400 }]
+          }),
+          text("Continuing.")
+        )
+        const term = yield* Tmux.start(["--cwd", dir], envOf(server))
+        yield* term.waitFor(/^> /m)
+        term.type("stream something")
+        term.send("Enter")
+        yield* term.waitFor(/alpha beta/)
+        term.send("Escape")
+        yield* term.waitFor(/stopped: interrupted[\s\S]*^> $/m)
+        const kept = (term.screen().match(/alpha[^\n]*/) ?? [""])[0]
+        term.type("go on")
+        term.send("Enter")
+        yield* term.waitFor(/Continuing\./)
+        const messages = body(server, 1).messages
+        expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user"])
+        const partial = messages[1]!.content[0]!.text!
+        expect(partial.startsWith("alpha beta")).toBe(true)
+        expect("alpha beta gamma delta epsilon".startsWith(partial)).toBe(true)
+        expect(kept).toContain(partial.trim())
+        expect(messages[2]!.content).toEqual([
+          { type: "text", text: "[Request interrupted by user]" },
+          { type: "text", text: "go on" }
+        ])
+        term.send("C-d")
+      }),
+    90_000
+  )
 
-  it.scoped("a suggestion wider than the terminal is cut to one line; Enter leaves it, Tab accepts it", () =>
-    Effect.gen(function*() {
-      const server = yield* Server.start()
-      const dir = tempDir()
-      const long = "Now write a very long and detailed plan covering every module, every test and every file we touched"
-      server.enqueue(text("Hello."), text(long), text("Planned."), text("NONE"))
-      const term = yield* Tmux.start(
-        ["--cwd", dir],
-        envOf(server, { SWITCHYARD_SUGGESTIONS: "1" }),
-        { width: 60, height: 30 }
-      )
-      yield* term.waitFor(/^> /m)
-      term.type("hi")
-      term.send("Enter")
-      yield* term.waitFor(/Hello\./)
-      const screen = yield* term.waitFor(/^> Now write[^\n]*…$/m)
-      const line = screen.split("\n").find((l) => l.startsWith("> Now write"))!
-      expect(line.length).toBeLessThanOrEqual(60)
-      // The next screen line is not the rest of the suggestion.
-      expect(screen).not.toMatch(/^every file we touched/m)
-      // Enter on the empty line leaves the suggestion where it is; Tab accepts it.
-      // The speculation is done once the next suggestion has been asked for (the status is cut off).
-      yield* (yield* server.request(3)).settled
-      term.send("Enter")
-      const still = yield* term.waitFor(/^> Now write[^\n]*…$/m)
-      expect(still.match(/^> Now write/gm)).toHaveLength(1)
-      term.send("Tab")
-      yield* term.waitFor(/Planned\.[\s\S]*accepted speculation/)
-      // The first turn's prompt, the suggestion, the speculation, the next suggestion: nothing sent twice.
-      expect(server.requests).toHaveLength(4)
-      term.send("C-d")
-    }), 90_000)
+  it.scoped(
+    "a suggestion wider than the terminal is cut to one line; Enter leaves it, Tab accepts it",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Server.start()
+        const dir = tempDir()
+        const long =
+          "Now write a very long and detailed plan covering every module, every test and every file we touched"
+        server.enqueue(text("Hello."), text(long), text("Planned."), text("NONE"))
+        const term = yield* Tmux.start(
+          ["--cwd", dir],
+          envOf(server, { SWITCHYARD_SUGGESTIONS: "1" }),
+          { width: 60, height: 30 }
+        )
+        yield* term.waitFor(/^> /m)
+        term.type("hi")
+        term.send("Enter")
+        yield* term.waitFor(/Hello\./)
+        const screen = yield* term.waitFor(/^> Now write[^\n]*…$/m)
+        const line = screen.split("\n").find((l) => l.startsWith("> Now write"))!
+        expect(line.length).toBeLessThanOrEqual(60)
+        // The next screen line is not the rest of the suggestion.
+        expect(screen).not.toMatch(/^every file we touched/m)
+        // Enter on the empty line leaves the suggestion where it is; Tab accepts it.
+        // The speculation is done once the next suggestion has been asked for (the status is cut off).
+        yield* (yield* server.request(3)).settled
+        term.send("Enter")
+        const still = yield* term.waitFor(/^> Now write[^\n]*…$/m)
+        expect(still.match(/^> Now write/gm)).toHaveLength(1)
+        term.send("Tab")
+        yield* term.waitFor(/Planned\.[\s\S]*accepted speculation/)
+        // The first turn's prompt, the suggestion, the speculation, the next suggestion: nothing sent twice.
+        expect(server.requests).toHaveLength(4)
+        term.send("C-d")
+      }),
+    90_000
+  )
 })

@@ -30,62 +30,68 @@ const processRunning = (marker: string) =>
   })
 
 describe.skipIf(!Tmux.hasTmux)("interactive run in a terminal (tmux)", () => {
-  it.scoped("answers n then always; ESC interrupts a long Bash command and leaves no process", () =>
-    Effect.gen(function*() {
-      const server = yield* Server.start()
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-tty-"))
-      fs.writeFileSync(path.join(dir, "notes.txt"), "keep me\n")
-      const marker = `sleep 37.${process.pid % 1000}`
-      server.enqueue(
-        bash("toolu_rm", "rm notes.txt"),
-        text("Keeping the notes, then."),
-        bash("toolu_touch", "touch created.txt"),
-        text("Created the file."),
-        bash("toolu_sleep", `${marker} && echo finished`)
-      )
-      const home = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-home-"))
-      const terminal = yield* Tmux.start(["run", "--cwd", dir], {
-        ANTHROPIC_API_KEY: "test-key",
-        ANTHROPIC_BASE_URL: server.url,
-        SWITCHYARD_HOME: home
-      })
+  it.scoped(
+    "answers n then always; ESC interrupts a long Bash command and leaves no process",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Server.start()
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-tty-"))
+        fs.writeFileSync(path.join(dir, "notes.txt"), "keep me\n")
+        const marker = `sleep 37.${process.pid % 1000}`
+        server.enqueue(
+          bash("toolu_rm", "rm notes.txt"),
+          text("Keeping the notes, then."),
+          bash("toolu_touch", "touch created.txt"),
+          text("Created the file."),
+          bash("toolu_sleep", `${marker} && echo finished`)
+        )
+        const home = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-home-"))
+        const terminal = yield* Tmux.start(["run", "--cwd", dir], {
+          ANTHROPIC_API_KEY: "test-key",
+          ANTHROPIC_BASE_URL: server.url,
+          SWITCHYARD_HOME: home
+        })
 
-      yield* terminal.waitFor(/^> /m)
-      terminal.send("delete the notes", "Enter")
-      yield* terminal.waitFor(/1\. Yes\n.*2\. Yes, and don't ask again for Bash\(rm[^\n]*\n.*3\. No, and tell the model what to do instead/)
-      terminal.send("3")
-      yield* terminal.waitFor(/What should the model do instead\?/)
-      terminal.type("keep the notes")
-      terminal.send("Enter")
-      yield* terminal.waitFor(/denied/)
-      // The feedback went to the model in the same turn, and it answered.
-      yield* terminal.waitFor(/Keeping the notes, then\.[\s\S]*^> $/m)
-      expect(fs.existsSync(path.join(dir, "notes.txt"))).toBe(true)
-      expect(server.requests).toHaveLength(2)
-      expect(JSON.stringify(server.requests[1]!.body)).toContain("keep the notes")
+        yield* terminal.waitFor(/^> /m)
+        terminal.send("delete the notes", "Enter")
+        yield* terminal.waitFor(
+          /1\. Yes\n.*2\. Yes, and don't ask again for Bash\(rm[^\n]*\n.*3\. No, and tell the model what to do instead/
+        )
+        terminal.send("3")
+        yield* terminal.waitFor(/What should the model do instead\?/)
+        terminal.type("keep the notes")
+        terminal.send("Enter")
+        yield* terminal.waitFor(/denied/)
+        // The feedback went to the model in the same turn, and it answered.
+        yield* terminal.waitFor(/Keeping the notes, then\.[\s\S]*^> $/m)
+        expect(fs.existsSync(path.join(dir, "notes.txt"))).toBe(true)
+        expect(server.requests).toHaveLength(2)
+        expect(JSON.stringify(server.requests[1]!.body)).toContain("keep the notes")
 
-      terminal.send("create a file", "Enter")
-      yield* terminal.waitFor(/Bash\(touch created\.txt\)[\s\S]*3\. No/)
-      terminal.send("2")
-      yield* terminal.waitFor(/Created the file\./)
-      expect(fs.existsSync(path.join(dir, "created.txt"))).toBe(true)
-      const local = JSON.parse(fs.readFileSync(path.join(dir, ".switchyard/settings.local.json"), "utf8"))
-      expect(local.permissions.allow).toEqual(expect.arrayContaining([expect.stringMatching(/^Bash\(touch/)]))
+        terminal.send("create a file", "Enter")
+        yield* terminal.waitFor(/Bash\(touch created\.txt\)[\s\S]*3\. No/)
+        terminal.send("2")
+        yield* terminal.waitFor(/Created the file\./)
+        expect(fs.existsSync(path.join(dir, "created.txt"))).toBe(true)
+        const local = JSON.parse(fs.readFileSync(path.join(dir, ".switchyard/settings.local.json"), "utf8"))
+        expect(local.permissions.allow).toEqual(expect.arrayContaining([expect.stringMatching(/^Bash\(touch/)]))
 
-      terminal.send("wait a bit", "Enter")
-      yield* terminal.waitFor(new RegExp(`Bash\\(${marker.replace(".", "\\.")}`))
-      yield* Effect.promise(async () => {
-        const deadline = Date.now() + 10_000
-        while (!processRunning(marker) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-      })
-      expect(processRunning(marker)).toBe(true)
-      terminal.send("Escape")
-      yield* terminal.waitFor(/interrupting/)
-      yield* terminal.waitFor(/Interrupted by user/)
-      yield* terminal.waitFor(/stopped: interrupted[\s\S]*^> $/m)
-      expect(processRunning(marker)).toBe(false)
+        terminal.send("wait a bit", "Enter")
+        yield* terminal.waitFor(new RegExp(`Bash\\(${marker.replace(".", "\\.")}`))
+        yield* Effect.promise(async () => {
+          const deadline = Date.now() + 10_000
+          while (!processRunning(marker) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+        })
+        expect(processRunning(marker)).toBe(true)
+        terminal.send("Escape")
+        yield* terminal.waitFor(/interrupting/)
+        yield* terminal.waitFor(/Interrupted by user/)
+        yield* terminal.waitFor(/stopped: interrupted[\s\S]*^> $/m)
+        expect(processRunning(marker)).toBe(false)
 
-      terminal.send("C-d")
-      expect(yield* terminal.exited(20_000)).toBe(true)
-    }), 60_000)
+        terminal.send("C-d")
+        expect(yield* terminal.exited(20_000)).toBe(true)
+      }),
+    60_000
+  )
 })

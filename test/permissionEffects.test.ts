@@ -123,7 +123,12 @@ interface LinkChain {
 const linkChain: FastCheck.Arbitrary<LinkChain> = FastCheck.record({
   names: FastCheck.uniqueArray(linkName, { minLength: 1, maxLength: 3 }),
   relative: FastCheck.boolean(),
-  target: FastCheck.constantFrom(".env" as const, "secrets" as const, "secrets/key.txt" as const, "secrets/deep" as const)
+  target: FastCheck.constantFrom(
+    ".env" as const,
+    "secrets" as const,
+    "secrets/key.txt" as const,
+    "secrets/deep" as const
+  )
 })
 
 /** Build a chain in its own directory; returns the path that reaches the denied target and a file below it. */
@@ -165,47 +170,54 @@ const samples = <A>(arbitrary: FastCheck.Arbitrary<A>, count: number, offset: nu
 const leaks = (text: string) => SECRETS.filter((secret) => text.includes(secret))
 
 describe("permission effects through the CLI", () => {
-  it("reads through generated link chains, globbed names and searches return no denied content, in every mode", async () => {
-    const fixture = makeFixture(DENY)
-    const chains = samples(linkChain, 12, 1).map((chain, i) => buildChain(fixture, chain, i))
-    const names = samples(globbed, 8, 2)
-    const calls = [
-      use("env-link", "Read", { file_path: "src/env-link" }),
-      use("secrets-link", "Read", { file_path: "src/secrets-link/key.txt" }),
-      ...chains.flatMap(({ entry, file }, i) => [
-        use(`chain-read-${i}`, "Read", { file_path: file }),
-        use(`chain-grep-${i}`, "Grep", { pattern: "secret", path: entry, output_mode: "content" })
-      ]),
-      ...names.map((name, i) => use(`glob-${i}`, "Read", { file_path: name })),
-      use("grep-tree", "Grep", { pattern: "secret|TOKEN", output_mode: "content" }),
-      use("grep-hidden", "Grep", { pattern: "secret", glob: "**/.env", output_mode: "content" }),
-      use("glob-tree", "Glob", { pattern: "**/*" })
-    ]
-    for (const mode of ["bypassPermissions", "default", "acceptEdits", "plan"]) {
-      const { results } = await dispatch(fixture, calls, ["--permission-mode", mode])
-      for (const result of results) {
-        expect(leaks(result.content), `${replay} ${mode} ${result.id}: ${result.content}`).toEqual([])
+  it(
+    "reads through generated link chains, globbed names and searches return no denied content, in every mode",
+    async () => {
+      const fixture = makeFixture(DENY)
+      const chains = samples(linkChain, 12, 1).map((chain, i) => buildChain(fixture, chain, i))
+      const names = samples(globbed, 8, 2)
+      const calls = [
+        use("env-link", "Read", { file_path: "src/env-link" }),
+        use("secrets-link", "Read", { file_path: "src/secrets-link/key.txt" }),
+        ...chains.flatMap(({ entry, file }, i) => [
+          use(`chain-read-${i}`, "Read", { file_path: file }),
+          use(`chain-grep-${i}`, "Grep", { pattern: "secret", path: entry, output_mode: "content" })
+        ]),
+        ...names.map((name, i) => use(`glob-${i}`, "Read", { file_path: name })),
+        use("grep-tree", "Grep", { pattern: "secret|TOKEN", output_mode: "content" }),
+        use("grep-hidden", "Grep", { pattern: "secret", glob: "**/.env", output_mode: "content" }),
+        use("glob-tree", "Glob", { pattern: "**/*" })
+      ]
+      for (const mode of ["bypassPermissions", "default", "acceptEdits", "plan"]) {
+        const { results } = await dispatch(fixture, calls, ["--permission-mode", mode])
+        for (const result of results) {
+          expect(leaks(result.content), `${replay} ${mode} ${result.id}: ${result.content}`).toEqual([])
+        }
+        // Glob names no path whose target is denied.
+        const listed = results.find((result) => result.id === "glob-tree")!.content.split("\n").filter((line) =>
+          line.startsWith("/")
+        )
+        for (const file of listed) {
+          const real = fs.realpathSync(file)
+          expect(real === path.join(fixture.project, ".env") || real.startsWith(path.join(fixture.project, "secrets")))
+            .toBe(false)
+        }
+        // The oracle sees what is allowed: the visible file is found.
+        expect(results.find((result) => result.id === "grep-tree")?.content ?? "").not.toContain("TOKEN")
       }
-      // Glob names no path whose target is denied.
-      const listed = results.find((result) => result.id === "glob-tree")!.content.split("\n").filter((line) =>
-        line.startsWith("/")
-      )
-      for (const file of listed) {
-        const real = fs.realpathSync(file)
-        expect(real === path.join(fixture.project, ".env") || real.startsWith(path.join(fixture.project, "secrets")))
-          .toBe(false)
-      }
-      // The oracle sees what is allowed: the visible file is found.
-      expect(results.find((result) => result.id === "grep-tree")?.content ?? "").not.toContain("TOKEN")
-    }
-    const control = await dispatch(fixture, [use("visible", "Read", { file_path: "src/a.ts" })])
-    expect(control.results[0]?.content).toContain("visible")
-  }, TIMEOUT)
+      const control = await dispatch(fixture, [use("visible", "Read", { file_path: "src/a.ts" })])
+      expect(control.results[0]?.content).toContain("visible")
+    },
+    TIMEOUT
+  )
 
   it("writes and edits through links to denied, protected or outside places change nothing there", async () => {
     const fixture = makeFixture(DENY)
     const chains = samples(linkChain, 10, 3).map((chain, i) => buildChain(fixture, chain, i))
-    const before = { project: snapshot(path.join(fixture.project, "secrets")), env: fs.readFileSync(path.join(fixture.project, ".env"), "utf8") }
+    const before = {
+      project: snapshot(path.join(fixture.project, "secrets")),
+      env: fs.readFileSync(path.join(fixture.project, ".env"), "utf8")
+    }
     const denied = [
       use("edit-env-link", "Edit", { file_path: "src/env-link", old_string: "TOKEN", new_string: "HACKED" }),
       use("write-env-link", "Write", { file_path: "src/env-link", content: "HACKED\n" }),
@@ -289,8 +301,14 @@ describe("permission effects through the CLI", () => {
     expect(planted.stderr).toContain("bypassPermissions from a project settings file")
 
     // `deny` written as a string: Read fails closed (asks, so is denied without a terminal), even in bypass mode.
-    fs.writeFileSync(path.join(fixture.project, ".claude", "settings.json"), JSON.stringify({ permissions: { deny: "Read(./.env)" } }))
-    const broken = await dispatch(fixture, [use("r", "Read", { file_path: ".env" })], ["--permission-mode", "bypassPermissions"])
+    fs.writeFileSync(
+      path.join(fixture.project, ".claude", "settings.json"),
+      JSON.stringify({ permissions: { deny: "Read(./.env)" } })
+    )
+    const broken = await dispatch(fixture, [use("r", "Read", { file_path: ".env" })], [
+      "--permission-mode",
+      "bypassPermissions"
+    ])
     expect(leaks(broken.results[0]!.content)).toEqual([])
     expect(broken.stderr).toContain("every Read call asks")
   }, TIMEOUT)

@@ -5,7 +5,8 @@
  * and the tool_results in call order, interrupting the loop aborts the HTTP
  * request, and deferred tools are sent with defer_loading.
  */
-import { DispatchEvent, Model, QueryLoop, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
+import type { Model } from "@switchyard/core"
+import { DispatchEvent, QueryLoop, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
 import * as AnthropicModel from "@switchyard/core/anthropic"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -71,7 +72,9 @@ describe("QueryLoop on the real Anthropic SDK", () => {
       // The first tool started while the server was still sending the message.
       expect(firstStart).toBeLessThan(responseEnd - 200)
       const second = server.requests[1]!.body as {
-        readonly messages: ReadonlyArray<{ readonly role: string; readonly content: ReadonlyArray<Record<string, unknown>> }>
+        readonly messages: ReadonlyArray<
+          { readonly role: string; readonly content: ReadonlyArray<Record<string, unknown>> }
+        >
       }
       const assistant = second.messages[1]!
       expect(assistant.role).toBe("assistant")
@@ -118,7 +121,8 @@ describe("QueryLoop on the real Anthropic SDK", () => {
       expect(events.at(-1)).toMatchObject({ _tag: "Stopped", reason: "interrupted" })
       const messages = yield* session.messages
       expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user"])
-      const result = (messages[2]!.content as ReadonlyArray<{ readonly tool_use_id: string; readonly content: unknown }>)[0]!
+      const result =
+        (messages[2]!.content as ReadonlyArray<{ readonly tool_use_id: string; readonly content: unknown }>)[0]!
       expect(result).toMatchObject({ tool_use_id: "toolu_a", content: "Interrupted by user" })
     })))
 

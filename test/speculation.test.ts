@@ -5,12 +5,8 @@
  * isolation invariant (a rejected speculation leaves the real tree
  * byte-identical whatever paths its tools tried).
  */
-import {
-  Messages,
-  ReplayModel,
-  Speculation,
-  SuggestionGenerator
-} from "@switchyard/core"
+import type { ReplayModel } from "@switchyard/core"
+import { Messages, Speculation, SuggestionGenerator } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -19,15 +15,31 @@ import * as Option from "effect/Option"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as NFS from "node:fs"
 import * as NPath from "node:path"
-import { tempDir, snapshot, treeHash, project, use, say, turn, state, environment, startIn, speculate, resultText } from "./support/speculation.js"
+import {
+  tempDir,
+  snapshot,
+  treeHash,
+  project,
+  use,
+  say,
+  turn,
+  environment,
+  startIn,
+  speculate,
+  resultText
+} from "./support/speculation.js"
 
 describe("Speculation (SPEC §4.12)", () => {
   describe("the permission table, first matching row", () => {
     it.scopedLive("a deny rule denies with an error result, and the speculation goes on", () =>
       Effect.gen(function*() {
-        const { outcome, results } = yield* speculate({
-          turns: [turn(use("t1", "Bash", { command: "rm notes.txt" })), turn(say("I could not remove it."))]
-        }, "bypassPermissions", { rules: [["Bash(rm *)", "deny"]] })
+        const { outcome, results } = yield* speculate(
+          {
+            turns: [turn(use("t1", "Bash", { command: "rm notes.txt" })), turn(say("I could not remove it."))]
+          },
+          "bypassPermissions",
+          { rules: [["Bash(rm *)", "deny"]] }
+        )
         expect(outcome.boundary.type).toBe("complete")
         expect(results.get("t1")?.is_error).toBe(true)
         expect(resultText(results.get("t1"))).toContain("denied by the rule")
@@ -71,7 +83,9 @@ describe("Speculation (SPEC §4.12)", () => {
             ]
           }, mode)
           expect(outcome.boundary.type).toBe("complete")
-          for (const id of ["r1", "e1", "w1", "r2", "g1", "g2"]) expect([id, results.get(id)?.is_error ?? false]).toEqual([id, false])
+          for (const id of ["r1", "e1", "w1", "r2", "g1", "g2"]) {
+            expect([id, results.get(id)?.is_error ?? false]).toEqual([id, false])
+          }
           expect(resultText(results.get("r2"))).toContain("hello, overlay")
           expect(resultText(results.get("g1"))).toContain("greet.ts")
           expect(resultText(results.get("g2"))).toContain(NPath.join(cwd, "src", "extra.ts"))
@@ -86,7 +100,16 @@ describe("Speculation (SPEC §4.12)", () => {
           expect(after["greet.ts"]).toContain("hello, overlay")
           expect(accepted.timeSavedMs).toBeGreaterThanOrEqual(0)
           // The injected messages: the prompt, each tool turn with its results, the final answer.
-          expect(accepted.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"])
+          expect(accepted.messages.map((m) => m.role)).toEqual([
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+          ])
           expect(yield* SubscriptionRef.get(speculation.state)).toEqual(Speculation.State.Idle())
         }))
     }
@@ -110,9 +133,13 @@ describe("Speculation (SPEC §4.12)", () => {
 
     it.scopedLive("an explicit ask rule is boundary permission (even for a safe read tool)", () =>
       Effect.gen(function*() {
-        const { outcome } = yield* speculate({
-          turns: [turn(use("g1", "Grep", { pattern: "milk" })), turn(say("unreachable"))]
-        }, "bypassPermissions", { rules: [["Grep", "ask"]] })
+        const { outcome } = yield* speculate(
+          {
+            turns: [turn(use("g1", "Grep", { pattern: "milk" })), turn(say("unreachable"))]
+          },
+          "bypassPermissions",
+          { rules: [["Grep", "ask"]] }
+        )
         expect(outcome.boundary).toMatchObject({ type: "permission", toolName: "Grep" })
       }))
 
@@ -152,7 +179,10 @@ describe("Speculation (SPEC §4.12)", () => {
     it.scopedLive("any other tool is boundary denied_tool", () =>
       Effect.gen(function*() {
         const { outcome } = yield* speculate({
-          turns: [turn(use("f1", "WebFetch", { url: "http://127.0.0.1:9/", prompt: "read it" })), turn(say("unreachable"))]
+          turns: [
+            turn(use("f1", "WebFetch", { url: "http://127.0.0.1:9/", prompt: "read it" })),
+            turn(say("unreachable"))
+          ]
         }, "bypassPermissions")
         expect(outcome.boundary).toMatchObject({ type: "denied_tool", toolName: "WebFetch" })
       }))
@@ -169,7 +199,10 @@ describe("Speculation (SPEC §4.12)", () => {
     Effect.gen(function*() {
       const { speculation } = yield* speculate({
         turns: [
-          turn({ block: { type: "thinking" as const, thinking: "plan it", signature: "sig" } }, use("r1", "Read", { file_path: "notes.txt" })),
+          turn(
+            { block: { type: "thinking" as const, thinking: "plan it", signature: "sig" } },
+            use("r1", "Read", { file_path: "notes.txt" })
+          ),
           turn(say("Now I write."), use("w1", "Write", { file_path: "x.txt", content: "x" })),
           turn(say("unreachable"))
         ]
@@ -187,7 +220,10 @@ describe("Speculation (SPEC §4.12)", () => {
       const { cwd, speculation } = yield* speculate({
         turns: [
           turn(use("r1", "Read", { file_path: "notes.txt" })),
-          turn(use("w1", "Write", { file_path: "notes.txt", content: "speculative\n" }), use("w2", "Write", { file_path: "shopping.txt", content: "new\n" })),
+          turn(
+            use("w1", "Write", { file_path: "notes.txt", content: "speculative\n" }),
+            use("w2", "Write", { file_path: "shopping.txt", content: "new\n" })
+          ),
           turn(say("Done."))
         ]
       }, "acceptEdits")

@@ -24,9 +24,11 @@ const text = (t: string) => Server.message({ blocks: [{ block: { type: "text", t
 
 const generatorFor = (server: Server.MessagesServer, env: Record<string, string> = {}) =>
   SuggestionGenerator.SuggestionGenerator.pipe(
-    Effect.provide(AnthropicModel.layerSuggestionGenerator({ baseUrl: server.url }).pipe(
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ ANTHROPIC_API_KEY: "test-key", ...env })))
-    ))
+    Effect.provide(
+      AnthropicModel.layerSuggestionGenerator({ baseUrl: server.url }).pipe(
+        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromJson({ ANTHROPIC_API_KEY: "test-key", ...env })))
+      )
+    )
   )
 
 describe("SuggestionGenerator (SPEC §4.12)", () => {
@@ -44,7 +46,12 @@ describe("SuggestionGenerator (SPEC §4.12)", () => {
       server.enqueue(text("\"Run the whole test suite\"\nand more"))
       const generator = yield* generatorFor(server)
       expect(yield* generator.next(conversation)).toEqual(Option.some("Run the whole test suite"))
-      const body = server.requests[0]!.body as { model: string; max_tokens: number; tools?: unknown; messages: Array<{ role: string }> }
+      const body = server.requests[0]!.body as {
+        model: string
+        max_tokens: number
+        tools?: unknown
+        messages: Array<{ role: string }>
+      }
       expect(body.model).toBe(AnthropicModel.defaultSuggestionModel)
       expect(body.tools).toBeUndefined()
       expect(body.max_tokens).toBeLessThanOrEqual(64)

@@ -23,7 +23,9 @@ const properties = (schema: unknown, at = ""): ReadonlyArray<Property> => {
   const record = schema as Record<string, unknown>
   const own = typeof record["description"] === "string" && at !== "" ? [{ path: at, schema: record }] : []
   const children = [
-    ...Object.entries((record["properties"] ?? {}) as Record<string, unknown>).map(([k, v]) => properties(v, `${at}.${k}`)),
+    ...Object.entries((record["properties"] ?? {}) as Record<string, unknown>).map(([k, v]) =>
+      properties(v, `${at}.${k}`)
+    ),
     ...(record["items"] === undefined ? [] : [properties(record["items"], `${at}[]`)]),
     ...((record["anyOf"] ?? []) as ReadonlyArray<unknown>).map((v, i) => properties(v, `${at}|${i}`))
   ]
@@ -54,7 +56,9 @@ const boundProblems = (property: Property): ReadonlyArray<string> => {
     // 1-based: the schema starts at 1, or it allows 0 and the description says what 0 means.
     const zeroExplained = /\b0 (also )?(means|starts|is)\b/.test(description)
     if (least === undefined || (least < 1 && !(least === 0 && zeroExplained))) {
-      problems.push(`says 1-based but allows ${least ?? "any number"}${least === 0 ? " without saying what 0 means" : ""}`)
+      problems.push(
+        `says 1-based but allows ${least ?? "any number"}${least === 0 ? " without saying what 0 means" : ""}`
+      )
     }
   }
   const atLeast = /\bat least (\d+)/i.exec(description)
@@ -72,10 +76,17 @@ const boundProblems = (property: Property): ReadonlyArray<string> => {
     const maximum = property.schema["maximum"]
     // A stated maximum is the schema's, or the description says a larger value is capped to it.
     if (maximum !== Number(max[1]) && !/\bcapped\b/.test(description)) {
-      problems.push(`says max ${max[1]} but the schema's maximum is ${maximum ?? "absent"} and nothing says larger values are capped`)
+      problems.push(
+        `says max ${max[1]} but the schema's maximum is ${
+          maximum ?? "absent"
+        } and nothing says larger values are capped`
+      )
     }
   }
-  if (typeof property.schema["maximum"] === "number" && !new RegExp(`\\b${property.schema["maximum"]}\\b`).test(description)) {
+  if (
+    typeof property.schema["maximum"] === "number" &&
+    !new RegExp(`\\b${property.schema["maximum"]}\\b`).test(description)
+  ) {
     problems.push(`has maximum ${property.schema["maximum"]} that the description does not mention`)
   }
   return problems
@@ -85,7 +96,13 @@ describe("tools schema: descriptions match the bounds", () => {
   it("the checker catches a mismatch (each rule can fail)", () => {
     const p = (schema: Record<string, unknown>) => boundProblems({ path: ".x", schema })
     expect(p({ type: "integer", minimum: 0, description: "The line to start from (1-based)" })).toHaveLength(1)
-    expect(p({ type: "integer", minimum: 0, description: "The line to start from (1-based; 0 also starts at the first line)" })).toEqual([])
+    expect(
+      p({
+        type: "integer",
+        minimum: 0,
+        description: "The line to start from (1-based; 0 also starts at the first line)"
+      })
+    ).toEqual([])
     expect(p({ type: "integer", minimum: 1, description: "The line to start from (1-based)" })).toEqual([])
     expect(p({ type: "integer", exclusiveMinimum: 0, description: "The line to start from (1-based)" })).toEqual([])
     expect(p({ type: "integer", minimum: 0, description: "At least 1 line" })).toHaveLength(1)
@@ -99,7 +116,9 @@ describe("tools schema: descriptions match the bounds", () => {
     const list = await runCli(["tools", "list", "--json"])
     expect(list.code).toBe(0)
     const names = (JSON.parse(list.stdout) as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
-    expect(names).toEqual(expect.arrayContaining(["Read", "Bash", "Grep", "TaskOutput", "TaskStop", "Edit", "MultiEdit"]))
+    expect(names).toEqual(
+      expect.arrayContaining(["Read", "Bash", "Grep", "TaskOutput", "TaskStop", "Edit", "MultiEdit"])
+    )
     const problems: Array<string> = []
     let bounded = 0
     for (const name of names) {
@@ -120,7 +139,12 @@ describe("tools schema: descriptions match the bounds", () => {
   it("Read's offset: 1 is the first line, and 0 reads from the first line too (old inputs keep working)", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-read-offset-"))
     fs.writeFileSync(path.join(dir, "f.txt"), "one\ntwo\nthree\n")
-    const read = (id: string, offset: number) => ({ type: "tool_use", id, name: "Read", input: { file_path: "f.txt", offset } })
+    const read = (id: string, offset: number) => ({
+      type: "tool_use",
+      id,
+      name: "Read",
+      input: { file_path: "f.txt", offset }
+    })
     const result = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "stream-json"], {
       input: JSON.stringify([read("zero", 0), read("one", 1), read("two", 2)])
     })

@@ -84,7 +84,11 @@ export const event = <A extends { readonly type: string }>(data: A, delayMs = 0)
 })
 
 /** A stream of the given events that ends normally. */
-export const events = (list: ReadonlyArray<SseEvent>): ScriptedResponse => ({ _tag: "Events", events: list, ending: "end" })
+export const events = (list: ReadonlyArray<SseEvent>): ScriptedResponse => ({
+  _tag: "Events",
+  events: list,
+  ending: "end"
+})
 
 /** A stream of the given events after which the socket is destroyed. */
 export const broken = (list: ReadonlyArray<SseEvent>): ScriptedResponse => ({
@@ -225,7 +229,10 @@ export const start = (
 
       const requestId = `req_test_${index}`
       if (req.method !== "POST" || (req.url ?? "").split("?")[0] !== "/v1/messages") {
-        return sendJson(res, 404, { type: "error", error: { type: "not_found_error", message: `${req.method} ${req.url}` } })
+        return sendJson(res, 404, {
+          type: "error",
+          error: { type: "not_found_error", message: `${req.method} ${req.url}` }
+        })
       }
       const response = script.shift() ?? options.respond?.(recorded.body, index)
       if (response === undefined) {
@@ -235,7 +242,10 @@ export const start = (
           400,
           {
             type: "error",
-            error: { type: "invalid_request_error", message: `messagesServer: no scripted response for request #${index}` }
+            error: {
+              type: "invalid_request_error",
+              message: `messagesServer: no scripted response for request #${index}`
+            }
           },
           { "request-id": requestId }
         )
@@ -266,8 +276,9 @@ export const start = (
 
     const server = Http.createServer((req, res) => {
       serve(req, res).catch((error: unknown) => {
-        if (!res.headersSent) sendJson(res, 500, { type: "error", error: { type: "api_error", message: String(error) } })
-        else res.destroy()
+        if (!res.headersSent) {
+          sendJson(res, 500, { type: "error", error: { type: "api_error", message: String(error) } })
+        } else res.destroy()
       })
     })
     const port = yield* Effect.acquireRelease(

@@ -57,7 +57,9 @@ export const project = () => {
   return root
 }
 
-export const use = (id: string, name: string, input: Record<string, unknown>) => ({ block: { type: "tool_use" as const, id, name, input } })
+export const use = (id: string, name: string, input: Record<string, unknown>) => ({
+  block: { type: "tool_use" as const, id, name, input }
+})
 export const say = (text: string) => ({ block: { type: "text" as const, text } })
 export const turn = (...blocks: ReadonlyArray<ReplayModel.ReplayBlock>): ReplayModel.Turn => ({ blocks })
 
@@ -76,7 +78,11 @@ export const environment = (transcript: ReplayModel.Transcript, sandbox = sandbo
     Layer.provideMerge(NodeContext.layer)
   )
 
-export const contextFor = (cwd: string, mode: PermissionContext.PermissionMode, rules: ReadonlyArray<[string, PermissionContext.RuleBehavior]> = []) =>
+export const contextFor = (
+  cwd: string,
+  mode: PermissionContext.PermissionMode,
+  rules: ReadonlyArray<[string, PermissionContext.RuleBehavior]> = []
+) =>
   ToolUseContext.make({
     cwd,
     permissions: {
@@ -121,7 +127,9 @@ export const speculate = (
     const outcome = yield* speculation.await
     const results = new Map<string, Messages.ToolResultBlock>()
     for (const message of yield* speculation.messages) {
-      for (const block of Messages.blocks(message)) if (block.type === "tool_result") results.set(block.tool_use_id, block)
+      for (const block of Messages.blocks(message)) {
+        if (block.type === "tool_result") results.set(block.tool_use_id, block)
+      }
     }
     // Until accept, nothing reaches the real tree.
     expect(treeHash(cwd)).toBe(before)

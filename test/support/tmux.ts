@@ -44,18 +44,40 @@ export const start = (
     const socket = `switchyard-test-${process.pid}-${++counter}`
     const tmux = (...a: ReadonlyArray<string>) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" })
     const session = "sy"
-    const command = ["env", ...Object.entries({
-      NO_COLOR: "1",
-      SWITCHYARD_SUGGESTIONS: "0",
-      // Never the real ~/.claude/CLAUDE.md.
-      CLAUDE_CONFIG_DIR: path.join(root, ".switchyard-test", "claude"),
-      ...env
-    }).map(([k, v]) => `${k}=${v}`), process.execPath, bin, ...args]
+    const command = [
+      "env",
+      ...Object.entries({
+        NO_COLOR: "1",
+        SWITCHYARD_SUGGESTIONS: "0",
+        // Never the real ~/.claude/CLAUDE.md.
+        CLAUDE_CONFIG_DIR: path.join(root, ".switchyard-test", "claude"),
+        ...env
+      }).map(([k, v]) => `${k}=${v}`),
+      process.execPath,
+      bin,
+      ...args
+    ]
       .map(quote)
       .join(" ")
     // Keep the pane after the program exits, to read its last words: set in the same tmux call,
     // so even a program that dies at once leaves its pane.
-    tmux("new-session", "-d", "-s", session, "-x", String(size.width), "-y", String(size.height), command, ";", "set-option", "-t", session, "remain-on-exit", "on")
+    tmux(
+      "new-session",
+      "-d",
+      "-s",
+      session,
+      "-x",
+      String(size.width),
+      "-y",
+      String(size.height),
+      command,
+      ";",
+      "set-option",
+      "-t",
+      session,
+      "remain-on-exit",
+      "on"
+    )
     yield* Effect.addFinalizer(() => Effect.sync(() => spawnSync("tmux", ["-L", socket, "kill-server"])))
     const screen = () => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", session)
     const alive = () => tmux("display-message", "-p", "-t", session, "#{pane_dead}").trim() !== "1"
@@ -78,7 +100,9 @@ export const start = (
           throw new Error(`timed out waiting for ${pattern} in the terminal:\n${shown}`)
         }),
       exitCode: () => {
-        const status = tmux("display-message", "-p", "-t", session, "#{pane_dead}:#{pane_dead_status}").trim().split(":")
+        const status = tmux("display-message", "-p", "-t", session, "#{pane_dead}:#{pane_dead_status}").trim().split(
+          ":"
+        )
         // Empty when a signal ended it.
         return status[0] === "1" && status[1] !== "" ? Number(status[1]) : undefined
       },

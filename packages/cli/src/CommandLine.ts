@@ -418,7 +418,13 @@ export const commands: ReadonlyArray<CommandSpec> = [
     args: [],
     options: [
       { name: "host", value: "HOST", description: "The address other runners reach this one at", default: "127.0.0.1" },
-      { name: "port", value: "PORT", integer: "positive", description: "The port this runner listens on", default: "34431" },
+      {
+        name: "port",
+        value: "PORT",
+        integer: "positive",
+        description: "The port this runner listens on",
+        default: "34431"
+      },
       ...engineOptions
     ]
   },

@@ -26,7 +26,9 @@ type Kind =
   | { readonly _tag: "words"; readonly words: ReadonlyArray<string> }
   | { readonly _tag: "files" | "directories" | "tools" | "sessions" | "none" }
 
-const kindOf = (spec: { readonly choices?: ReadonlyArray<string>; readonly complete?: CommandLine.ValueCompletion }): Kind =>
+const kindOf = (
+  spec: { readonly choices?: ReadonlyArray<string>; readonly complete?: CommandLine.ValueCompletion }
+): Kind =>
   spec.choices !== undefined
     ? { _tag: "words", words: spec.choices }
     : spec.complete === "models"
@@ -47,7 +49,12 @@ interface Place {
 const help: CommandLine.OptionSpec = { name: "help", aliases: ["h"], description: "Show the help" }
 const rootOnly: ReadonlyArray<CommandLine.OptionSpec> = [
   { name: "version", description: "Show the version" },
-  { name: "completions", value: "SHELL", choices: CommandLine.completionShells, description: "Print a shell completion script" }
+  {
+    name: "completions",
+    value: "SHELL",
+    choices: CommandLine.completionShells,
+    description: "Print a shell completion script"
+  }
 ]
 
 const places = (): ReadonlyArray<Place> => {
@@ -135,10 +142,12 @@ const bash = (): string => {
     ...caseOf(
       "$1 $2",
       all.flatMap((p) =>
-        p.options.filter((o) => o.value !== undefined).map((o) => [
-          spellings(o).map((s) => `"${p.key} ${s}"`).join("|"),
-          `echo '${bashKind(kindOf(o))}'`
-        ] as const)
+        p.options.filter((o) => o.value !== undefined).map((o) =>
+          [
+            spellings(o).map((s) => `"${p.key} ${s}"`).join("|"),
+            `echo '${bashKind(kindOf(o))}'`
+          ] as const
+        )
       ),
       "echo none"
     ),
@@ -157,7 +166,11 @@ const bash = (): string => {
     "_switchyard_sub() {",
     ...caseOf(
       "$1 $2",
-      all.flatMap((p) => p.subcommands.map(([name]) => [`"${p.key} ${name}"`, `echo '${p.key === "" ? name : `${p.key} ${name}`}'`] as const))
+      all.flatMap((p) =>
+        p.subcommands.map(([name]) =>
+          [`"${p.key} ${name}"`, `echo '${p.key === "" ? name : `${p.key} ${name}`}'`] as const
+        )
+      )
     ),
     "}",
     "",
@@ -325,14 +338,18 @@ const zsh = (): string => {
     "      --*=*) continue ;;",
     "      -*)",
     `        if [[ " ${[...takes].join(" ")} " == *" $w "* ]]; then isvalue=1; fi`,
-    `        if [[ " ${[...optional].join(" ")} " == *" $w "* && \${words[i+1]} != -* && $(( i + 1 )) -lt $CURRENT ]]; then isvalue=1; fi`,
+    `        if [[ " ${
+      [...optional].join(" ")
+    } " == *" $w "* && \${words[i+1]} != -* && $(( i + 1 )) -lt $CURRENT ]]; then isvalue=1; fi`,
     "        continue ;;",
     "    esac",
     "    next=\"\"",
     "    if (( npos == 0 )); then",
     "      case \"$at $w\" in",
     ...all.flatMap((p) =>
-      p.subcommands.map(([name]) => `        ${quote(`${p.key} ${name}`)}) next=${quote(p.key === "" ? name : `${p.key} ${name}`)} ;;`)
+      p.subcommands.map(([name]) =>
+        `        ${quote(`${p.key} ${name}`)}) next=${quote(p.key === "" ? name : `${p.key} ${name}`)} ;;`
+      )
     ),
     "      esac",
     "    fi",
@@ -397,7 +414,9 @@ const fish = (): string => {
     "            case '-*'",
     `                if contains -- $w ${valued.join(" ")}`,
     "                    set isvalue 1",
-    `                else if contains -- $w ${optional.join(" ")}; and set -q words[(math $i + 1)]; and not string match -q -- '-*' $words[(math $i + 1)]`,
+    `                else if contains -- $w ${
+      optional.join(" ")
+    }; and set -q words[(math $i + 1)]; and not string match -q -- '-*' $words[(math $i + 1)]`,
     "                    set isvalue 1",
     "                end",
     "                continue",
@@ -406,7 +425,11 @@ const fish = (): string => {
     "        if test $npos = 0",
     "            switch \"$place $w\"",
     ...all.flatMap((p) =>
-      p.subcommands.map(([name]) => `                case ${fishQuote(`${p.key} ${name}`)}\n                    set next ${fishQuote(p.key === "" ? name : `${p.key} ${name}`)}`)
+      p.subcommands.map(([name]) =>
+        `                case ${fishQuote(`${p.key} ${name}`)}\n                    set next ${
+          fishQuote(p.key === "" ? name : `${p.key} ${name}`)
+        }`
+      )
     ),
     "            end",
     "        end",
@@ -475,7 +498,11 @@ const fish = (): string => {
     const optionalHere = place.options.filter((o) => o.valueOptional).flatMap(spellings)
     const commandCondition = optionalHere.length === 0
       ? condition
-      : `-n ${fishQuote(`__switchyard_at ${fishQuote(at(place.key))}; and not __switchyard_after_optional ${optionalHere.join(" ")}`)}`
+      : `-n ${
+        fishQuote(
+          `__switchyard_at ${fishQuote(at(place.key))}; and not __switchyard_after_optional ${optionalHere.join(" ")}`
+        )
+      }`
     for (const [name, summary] of place.subcommands) {
       lines.push(`complete -c switchyard ${commandCondition} -a ${fishQuote(name)} -d ${fishQuote(summary)}`)
     }
@@ -488,7 +515,13 @@ const fish = (): string => {
       lines.push(`complete -c switchyard ${condition} ${flags}${value} -d ${fishQuote(option.description)}`)
       const kind = kindOf(option)
       if (option.valueOptional && kind._tag !== "none") {
-        const after = `-n ${fishQuote(`__switchyard_at ${fishQuote(at(place.key))}; and __switchyard_after_optional ${spellings(option).join(" ")}`)}`
+        const after = `-n ${
+          fishQuote(
+            `__switchyard_at ${fishQuote(at(place.key))}; and __switchyard_after_optional ${
+              spellings(option).join(" ")
+            }`
+          )
+        }`
         lines.push(`complete -c switchyard ${after} ${fishValue(kind).replace(/^-x /, "")}`)
       }
     }

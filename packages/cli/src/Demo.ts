@@ -70,7 +70,9 @@ export const run = (options: Options) => {
     )
     const text = options.outputFormat === "text"
     if (text) {
-      yield* Output.line(Output.paint("bold", "Switchyard demo") + Output.paint("gray", ` — a replayed session in ${cwd}`))
+      yield* Output.line(
+        Output.paint("bold", "Switchyard demo") + Output.paint("gray", ` — a replayed session in ${cwd}`)
+      )
       yield* Output.line(Output.paint("gray", "Tools really run; the model is a recording. No network, no API key.\n"))
     }
     const settings = Settings.merge([], { home: root, path, issues: [] })
@@ -90,8 +92,11 @@ export const run = (options: Options) => {
       { scheduling: prepared.scheduling }
     ).pipe(
       Effect.provide(
-        Runtime.layer(prepared, { model: ReplayModel.layer(transcript), prompt: Runtime.noPrompt("the demo does not ask") })
-      ),
+        Runtime.layer(prepared, {
+          model: ReplayModel.layer(transcript),
+          prompt: Runtime.noPrompt("the demo does not ask")
+        })
+      )
     )
     const wall = (yield* Clock.currentTimeMillis) - t0
     if (text) {
@@ -175,15 +180,24 @@ const summary = (outcome: LoopRunner.Outcome, wallMs: number, keptAt: string | u
       yield* Output.line(`  turn ${t.turn}: ${parts.join(" → ")}`)
       const notes = [
         `${t.startedWhileStreaming} of ${t.runs.length} started while the response was still streaming`,
-        groups.some((g) => g.runs.length > 1) ? `${groups.filter((g) => g.runs.length > 1).reduce((n, g) => n + g.runs.length, 0)} ran in parallel` : undefined,
-        `waited ${Timeline.formatMs(t.waitedMs)} after the response (one after another: ${Timeline.formatMs(t.baselineMs)})`
+        groups.some((g) => g.runs.length > 1)
+          ? `${groups.filter((g) => g.runs.length > 1).reduce((n, g) => n + g.runs.length, 0)} ran in parallel`
+          : undefined,
+        `waited ${Timeline.formatMs(t.waitedMs)} after the response (one after another: ${
+          Timeline.formatMs(t.baselineMs)
+        })`
       ].filter((n): n is string => n !== undefined)
       yield* Output.line(Output.paint("gray", `          ${notes.join("; ")}`))
       const cancelled = t.runs.filter((r) => r.status === "cancelled")
       const failed = t.runs.filter((r) => r.status === "error")
       if (cancelled.length > 0 && failed.length > 0) {
         yield* Output.line(
-          Output.paint("yellow", `          ${failed.map((r) => r.label).join(", ")} failed → cancelled ${cancelled.map((r) => r.label).join(", ")}`)
+          Output.paint(
+            "yellow",
+            `          ${failed.map((r) => r.label).join(", ")} failed → cancelled ${
+              cancelled.map((r) => r.label).join(", ")
+            }`
+          )
         )
       }
     }
@@ -191,9 +205,15 @@ const summary = (outcome: LoopRunner.Outcome, wallMs: number, keptAt: string | u
     const baseline = turns.reduce((n, t) => n + t.baselineMs, 0)
     const calls = turns.reduce((n, t) => n + t.runs.length, 0)
     yield* Output.line(
-      `  ${calls} tool calls in ${outcome.stopped?.turns ?? turns.length} model turns (${turns.length} with tool calls). After the model finished, turns waited ${Timeline.formatMs(waited)} for tools; ` +
+      `  ${calls} tool calls in ${
+        outcome.stopped?.turns ?? turns.length
+      } model turns (${turns.length} with tool calls). After the model finished, turns waited ${
+        Timeline.formatMs(waited)
+      } for tools; ` +
         `waiting for whole responses and running calls one after another would wait ${Timeline.formatMs(baseline)} → ` +
-        `${Output.paint("green", `${Timeline.formatMs(Math.max(0, baseline - waited))} saved`)} (whole run ${Timeline.formatMs(wallMs)}).`
+        `${Output.paint("green", `${Timeline.formatMs(Math.max(0, baseline - waited))} saved`)} (whole run ${
+          Timeline.formatMs(wallMs)
+        }).`
     )
     if (keptAt !== undefined) yield* Output.line(Output.paint("gray", `  The edited project is kept at ${keptAt}`))
   })

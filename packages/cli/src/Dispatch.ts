@@ -55,7 +55,10 @@ export const DispatchInput = Schema.Union(
  * @since 0.1.0
  * @category decoding
  */
-export const parseInput = (text: string, source: string): Either.Either<ReadonlyArray<Messages.ToolUseBlock>, CliError.CliError> => {
+export const parseInput = (
+  text: string,
+  source: string
+): Either.Either<ReadonlyArray<Messages.ToolUseBlock>, CliError.CliError> => {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -74,7 +77,9 @@ export const parseInput = (text: string, source: string): Either.Either<Readonly
     return Either.left(
       CliError.badInput(
         `${source}: expected a JSON array of tool_use blocks or an assistant message${where}` +
-          (issue === undefined ? "" : ` (${issue.message.length > 120 ? `${issue.message.slice(0, 119)}…` : issue.message})`)
+          (issue === undefined
+            ? ""
+            : ` (${issue.message.length > 120 ? `${issue.message.slice(0, 119)}…` : issue.message})`)
       )
     )
   }
@@ -91,7 +96,9 @@ export const parseInput = (text: string, source: string): Either.Either<Readonly
       if (Either.isLeft(use)) {
         const issue = ParseResult.ArrayFormatter.formatErrorSync(use.left)[0]
         return Either.left(
-          CliError.badInput(`${source}: content[${i}] is not a valid tool_use block (${issue?.path.join(".")}: ${issue?.message})`)
+          CliError.badInput(
+            `${source}: content[${i}] is not a valid tool_use block (${issue?.path.join(".")}: ${issue?.message})`
+          )
         )
       }
       uses.push(use.right)
@@ -117,7 +124,9 @@ export interface Options extends Runtime.CommonOptions {
   readonly outputFormat: "text" | "json" | "stream-json"
 }
 
-const readInput = (file: string | undefined): Effect.Effect<{ text: string; source: string }, CliError.CliError, FileSystem.FileSystem> =>
+const readInput = (
+  file: string | undefined
+): Effect.Effect<{ text: string; source: string }, CliError.CliError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (file === undefined || file === "-") {
       if (file === undefined && process.stdin.isTTY) {
@@ -146,7 +155,9 @@ const firstLine = (text: string, max = 100) => {
  * @since 0.1.0
  * @category running
  */
-export const run = (options: Options): Effect.Effect<void, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
+export const run = (
+  options: Options
+): Effect.Effect<void, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const input = yield* readInput(options.file)
     const parsed = parseInput(input.text, input.source)
@@ -169,12 +180,18 @@ export const run = (options: Options): Effect.Effect<void, CliError.CliError | C
           Effect.gen(function*() {
             if (DispatchEvent.isResult(event)) results.push(event)
             if (event._tag === "Started" && event.waitedFor !== undefined) waits.set(event.toolUseId, event.waitedFor)
-            if (options.outputFormat === "stream-json") yield* Output.line(JSON.stringify(StreamJson.dispatchEventLine(event, t0)))
+            if (options.outputFormat === "stream-json") {
+              yield* Output.line(JSON.stringify(StreamJson.dispatchEventLine(event, t0)))
+            }
             if (live && event._tag === "Started") {
               yield* Output.line(Output.paint("gray", `  … ${labels.get(event.toolUseId) ?? event.name}`))
             }
             if (live && DispatchEvent.isResult(event)) {
-              yield* Output.line(`  ${Output.paint("gray", "⎿")} ${labels.get(event.toolUseId) ?? event.name} ${Render.resultLine(event)}`)
+              yield* Output.line(
+                `  ${Output.paint("gray", "⎿")} ${labels.get(event.toolUseId) ?? event.name} ${
+                  Render.resultLine(event)
+                }`
+              )
             }
           })
         ),
@@ -253,6 +270,8 @@ const report = (
       )
       if (text !== "") yield* Output.line(`    ${text}`)
       // Why it did not start at once (footprint scheduling, SPEC §4.13).
-      for (const wait of waits.get(call.id) ?? []) yield* Output.line(`    waited for ${wait.toolUseId}: ${wait.reason}`)
+      for (const wait of waits.get(call.id) ?? []) {
+        yield* Output.line(`    waited for ${wait.toolUseId}: ${wait.reason}`)
+      }
     }
   })

@@ -113,7 +113,7 @@ export const locations = (cwd: string): Effect.Effect<Locations, never, FileSyst
     const state = yield* Settings.stateDirectory(home)
     const chain: Array<string> = []
     let repository: string | undefined
-    for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    for (let dir = path.resolve(cwd);; dir = path.dirname(dir)) {
       chain.push(dir)
       if (yield* fs.exists(path.join(dir, ".git")).pipe(Effect.orElseSucceed(() => false))) {
         repository = dir

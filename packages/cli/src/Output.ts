@@ -30,7 +30,8 @@ export const error = (text: string): Effect.Effect<void> => Effect.sync(() => vo
  * @since 0.1.0
  * @category output
  */
-export const warn = (text: string): Effect.Effect<void> => error(`${paint("yellow", "warning:", process.stderr)} ${text}`)
+export const warn = (text: string): Effect.Effect<void> =>
+  error(`${paint("yellow", "warning:", process.stderr)} ${text}`)
 
 /**
  * Whether to use colour on a stream.
@@ -102,6 +103,7 @@ const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
 export const stripColorWhenPiped = (stream: NodeJS.WriteStream): void => {
   if (colorEnabled(stream)) return
   const write = stream.write.bind(stream) as (chunk: unknown, ...rest: Array<unknown>) => boolean
-  stream.write = ((chunk: unknown, ...rest: Array<unknown>) =>
-    write(typeof chunk === "string" ? chunk.replace(ANSI, "") : chunk, ...rest)) as typeof stream.write
+  stream.write =
+    ((chunk: unknown, ...rest: Array<unknown>) =>
+      write(typeof chunk === "string" ? chunk.replace(ANSI, "") : chunk, ...rest)) as typeof stream.write
 }

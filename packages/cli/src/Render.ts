@@ -99,7 +99,9 @@ export class TranscriptPrinter {
         if (inner._tag === "PermissionRequested") this.asked.set(inner.toolUseId, inner.at)
         if (inner._tag === "PermissionDecided") {
           const since = this.asked.get(inner.toolUseId)
-          if (since !== undefined) this.waited.set(inner.toolUseId, (this.waited.get(inner.toolUseId) ?? 0) + inner.at - since)
+          if (since !== undefined) {
+            this.waited.set(inner.toolUseId, (this.waited.get(inner.toolUseId) ?? 0) + inner.at - since)
+          }
           this.asked.delete(inner.toolUseId)
         }
         if (DispatchEvent.isResult(inner)) {
@@ -113,14 +115,18 @@ export class TranscriptPrinter {
             startedAt: inner.startedAt,
             endedAt: inner.endedAt
           })
-          this.println(`  ${paint("gray", "⎿")} ${paint("dim", label)} ${resultLine(inner, this.waited.get(inner.toolUseId))}`)
+          this.println(
+            `  ${paint("gray", "⎿")} ${paint("dim", label)} ${resultLine(inner, this.waited.get(inner.toolUseId))}`
+          )
         } else if (inner._tag === "HookAttachment" && inner.level !== "info") {
           this.println(`  ${paint("yellow", "hook")} ${inner.hookEvent}: ${firstLine(inner.content)}`)
         }
         return
       }
       case "HookMessage":
-        if (event.level !== "info") this.println(`${paint("yellow", "hook")} ${event.hookEvent}: ${firstLine(event.content)}`)
+        if (event.level !== "info") {
+          this.println(`${paint("yellow", "hook")} ${event.hookEvent}: ${firstLine(event.content)}`)
+        }
         return
       case "Error":
         this.println(`${paint("red", "error:")} ${event.message}`)
@@ -128,7 +134,9 @@ export class TranscriptPrinter {
       case "Stopped":
         this.ensureLineStart()
         if (event.reason !== "end_turn") {
-          this.println(paint("yellow", `stopped: ${event.reason}${event.detail === undefined ? "" : ` (${event.detail})`}`))
+          this.println(
+            paint("yellow", `stopped: ${event.reason}${event.detail === undefined ? "" : ` (${event.detail})`}`)
+          )
         }
         return
       default:

@@ -109,21 +109,24 @@ export const list = (cwd: string): Effect.Effect<ReadonlyArray<Summary>, never, 
     const path = yield* Path.Path
     const dir = yield* directory(cwd)
     const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed(() => []))
-    const summaries = yield* Effect.forEach(names.filter((n) => n.endsWith(".jsonl")), (name) =>
-      Effect.gen(function*() {
-        const file = path.join(dir, name)
-        const info = yield* fs.stat(file)
-        const text = yield* fs.readFileString(file)
-        const lines = decodeLines(text)
-        const first = lines.find((l) => l.type === "user" && promptText(l.message).trim() !== "")
-        return [{
-          id: name.slice(0, -".jsonl".length),
-          file,
-          modifiedAt: info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0,
-          firstPrompt: first === undefined ? "" : promptText(first.message).trim().replace(/\s+/g, " "),
-          messages: lines.length
-        }]
-      }).pipe(Effect.orElseSucceed(() => [])))
+    const summaries = yield* Effect.forEach(
+      names.filter((n) => n.endsWith(".jsonl")),
+      (name) =>
+        Effect.gen(function*() {
+          const file = path.join(dir, name)
+          const info = yield* fs.stat(file)
+          const text = yield* fs.readFileString(file)
+          const lines = decodeLines(text)
+          const first = lines.find((l) => l.type === "user" && promptText(l.message).trim() !== "")
+          return [{
+            id: name.slice(0, -".jsonl".length),
+            file,
+            modifiedAt: info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0,
+            firstPrompt: first === undefined ? "" : promptText(first.message).trim().replace(/\s+/g, " "),
+            messages: lines.length
+          }]
+        }).pipe(Effect.orElseSucceed(() => []))
+    )
     return summaries.flat().filter((s) => s.messages > 0).sort((a, b) => b.modifiedAt - a.modifiedAt)
   })
 
@@ -263,7 +266,9 @@ export const load = (
     const file = path.join(dir, `${id}.jsonl`)
     const text = yield* fs.readFileString(file).pipe(
       Effect.mapError(() =>
-        CliError.badInput(`--resume ${id}: no such session in ${dir} (sessions are kept per working directory; \`switchyard --resume\` lists them)`)
+        CliError.badInput(
+          `--resume ${id}: no such session in ${dir} (sessions are kept per working directory; \`switchyard --resume\` lists them)`
+        )
       )
     )
     const lines = decodeLines(text)
@@ -338,7 +343,9 @@ export const recorder = (
           Effect.catchAll((error) =>
             Effect.sync(() => {
               // A transcript that cannot be written must not stop the session.
-              if (!warned) process.stderr.write(`switchyard: warning: cannot write the transcript ${file}: ${error.message}\n`)
+              if (!warned) {
+                process.stderr.write(`switchyard: warning: cannot write the transcript ${file}: ${error.message}\n`)
+              }
               warned = true
             })
           )
@@ -352,11 +359,15 @@ export const recorder = (
     }
     /** Whether a message that joined the context is the live turn's, already in the file line by line. */
     const recordedLive = (message: Messages.Message): boolean => {
-      if (live === undefined) return false
+      if (live === undefined) {
+        return false
+      }
       if (!live.assistantJoined) {
         live.assistantJoined = message.role === "assistant" && JSON.stringify(message) === live.assistant
         // Without tool calls no results message follows.
-        if (live.assistantJoined && live.calls.length === 0) live = undefined
+        if (live.assistantJoined && live.calls.length === 0) {
+          live = undefined
+        }
         return live === undefined || live.assistantJoined
       }
       const turn = live
@@ -376,14 +387,20 @@ export const recorder = (
       Effect.gen(function*() {
         const ctx = yield* Ref.get(context)
         const upTo = Math.min(end(ctx.messages), ctx.messages.length)
-        if (upTo <= written) return
+        if (upTo <= written) {
+          return
+        }
         const fresh = ctx.messages.slice(written, upTo)
         written = upTo
         for (const message of fresh) {
-          if (!recordedLive(message)) yield* append(message)
+          if (!recordedLive(message)) {
+            yield* append(message)
+          }
         }
       })
-    const sync = syncUpTo((messages) => messages.length)
+    const sync = syncUpTo((messages) =>
+      messages.length
+    )
     /** Through the message an event carries (the same object the context holds). */
     const syncThrough = (message: Messages.Message) =>
       syncUpTo((messages) => {
@@ -446,11 +463,12 @@ export const recorder = (
     yield* fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.ignore)
     if (options.rewrite) {
       const temp = `${file}.${process.pid}.tmp`
-      yield* fs.writeFileString(temp, initial.messages.map((m) => `${JSON.stringify(lineOf(initial, m))}\n`).join("")).pipe(
-        Effect.zipRight(fs.rename(temp, file)),
-        Effect.tap(() => Effect.sync(() => (written = initial.messages.length))),
-        Effect.ignore
-      )
+      yield* fs.writeFileString(temp, initial.messages.map((m) => `${JSON.stringify(lineOf(initial, m))}\n`).join(""))
+        .pipe(
+          Effect.zipRight(fs.rename(temp, file)),
+          Effect.tap(() => Effect.sync(() => (written = initial.messages.length))),
+          Effect.ignore
+        )
     }
     return { file, record, sync }
   })

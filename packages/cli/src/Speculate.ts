@@ -14,7 +14,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as Messages from "@switchyard/core/Messages"
-import * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
+import type * as OverlayFileSystem from "@switchyard/core/OverlayFileSystem"
 import * as ReplayModel from "@switchyard/core/ReplayModel"
 import * as Speculation from "@switchyard/core/Speculation"
 import * as SuggestionGenerator from "@switchyard/core/SuggestionGenerator"
@@ -157,7 +157,9 @@ export const run = (options: Options) =>
         Effect.mapError((error) => CliError.failure(`The speculation failed: ${error.message}`))
       )
       if (outcome.boundary.type === "error") {
-        return yield* Effect.fail(CliError.failure(`The speculation could not run: ${outcome.boundary.detail ?? "the loop failed"}`))
+        return yield* Effect.fail(
+          CliError.failure(`The speculation could not run: ${outcome.boundary.detail ?? "the loop failed"}`)
+        )
       }
       const completed = outcome.boundary.type === "complete"
       const diff = json ? "" : yield* diffOverlay(speculation.overlay)
@@ -194,7 +196,9 @@ export const run = (options: Options) =>
           `Accepted: ${accepted.applied.length} file(s) written to ${prepared.cwd}` +
             (conflicts.length > 0 ? `; ${conflicts.length} conflict(s)` : "")
         )
-        for (const conflict of conflicts) yield* Output.line(`  ${Output.paint("yellow", "conflict")} ${conflict.message}`)
+        for (const conflict of conflicts) {
+          yield* Output.line(`  ${Output.paint("yellow", "conflict")} ${conflict.message}`)
+        }
       } else {
         yield* Output.line(Output.paint("gray", "Preview only: nothing was written (pass --accept to apply it)."))
       }
@@ -220,8 +224,16 @@ export const demoStep = <E, R>(options: {
     const generator = yield* SuggestionGenerator.fromList(options.transcript.suggestions ?? [])
     const suggestion = yield* generator.next(options.context.messages)
     if (Option.isNone(suggestion)) return yield* options.meanwhile
-    const speculation = yield* Speculation.start(suggestion.value, options.context, { tools: Runtime.builtinToolsLayer, promote: false })
-    yield* Output.line(Output.paint("gray", `\nSuggested next: "${suggestion.value}" — speculating in an overlay while the summary prints…`))
+    const speculation = yield* Speculation.start(suggestion.value, options.context, {
+      tools: Runtime.builtinToolsLayer,
+      promote: false
+    })
+    yield* Output.line(
+      Output.paint(
+        "gray",
+        `\nSuggested next: "${suggestion.value}" — speculating in an overlay while the summary prints…`
+      )
+    )
     yield* options.meanwhile
     const outcome = yield* speculation.await
     const acceptedAt = yield* Clock.currentTimeMillis

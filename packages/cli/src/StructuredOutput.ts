@@ -91,7 +91,7 @@ export const make = (text: string): Effect.Effect<StructuredOutput, CliError.Cli
     }
     if (typeof schema !== "object" || schema === null || (schema as { type?: unknown }).type !== "object") {
       return yield* Effect.fail(CliError.badInput(
-        '--json-schema must be an object schema ({"type":"object","properties":{…}}): the answer is a tool input'
+        "--json-schema must be an object schema ({\"type\":\"object\",\"properties\":{…}}): the answer is a tool input"
       ))
     }
     const record = schema as Tool.JsonObjectSchema

@@ -19,7 +19,7 @@ import * as SuggestionGenerator from "@switchyard/core/SuggestionGenerator"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
@@ -86,7 +86,9 @@ export const make = (
     const generator = yield* Effect.serviceOption(SuggestionGenerator.SuggestionGenerator)
     if (Option.isNone(generator)) return undefined
     const scope = yield* Effect.scope
-    const services = yield* Effect.context<Speculation.Requirements | Layer.Layer.Context<typeof Runtime.builtinToolsLayer>>()
+    const services = yield* Effect.context<
+      Speculation.Requirements | Layer.Layer.Context<typeof Runtime.builtinToolsLayer>
+    >()
     let hint: TerminalUi.Hint | undefined
     let speculation: Speculation.Speculation | undefined
     let speculationScope: Scope.CloseableScope | undefined

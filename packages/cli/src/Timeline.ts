@@ -78,8 +78,7 @@ export interface Savings {
  * @since 0.1.0
  * @category measuring
  */
-export const fullDuration = (run: Run): number =>
-  Math.max(run.endedAt - run.startedAt, run.fullDurationMs ?? 0)
+export const fullDuration = (run: Run): number => Math.max(run.endedAt - run.startedAt, run.fullDurationMs ?? 0)
 
 /**
  * @since 0.1.0

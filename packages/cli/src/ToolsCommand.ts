@@ -63,31 +63,43 @@ const describe = (tool: Tool.Any) => ({
 
 const printList = (tools: ReadonlyArray<Tool.Any>, json: boolean) =>
   json
-    ? Output.line(JSON.stringify(tools.map(({ name, aliases, searchHint }) => ({
-      name,
-      aliases,
-      deferred: Tool.isDeferred(tools.find((t) => t.name === name)!),
-      summary: searchHint
-    })), null, 2))
+    ? Output.line(JSON.stringify(
+      tools.map(({ name, aliases, searchHint }) => ({
+        name,
+        aliases,
+        deferred: Tool.isDeferred(tools.find((t) => t.name === name)!),
+        summary: searchHint
+      })),
+      null,
+      2
+    ))
     : Effect.forEach(tools, (tool) => {
       const d = describe(tool)
       const aliases = d.aliases.length > 0 ? Output.paint("gray", ` (alias: ${d.aliases.join(", ")})`) : ""
       const deferred = d.deferred ? Output.paint("yellow", "[deferred] ") : ""
-      return Output.line(`${Output.paint("bold", tool.name.padEnd(Math.max(14, tool.name.length + 1)))}${deferred}${tool.searchHint}${aliases}`)
+      return Output.line(
+        `${
+          Output.paint("bold", tool.name.padEnd(Math.max(14, tool.name.length + 1)))
+        }${deferred}${tool.searchHint}${aliases}`
+      )
     }, { discard: true })
 
 /** The tools without MCP servers, then the cached MCP tool names (completion scripts read the first column). */
 const printCached = (tools: ReadonlyArray<Tool.Any>, names: ReadonlyArray<string>, json: boolean) =>
   json
-    ? Output.line(JSON.stringify([
-      ...tools.map((tool) => ({
-        name: tool.name,
-        aliases: tool.aliases,
-        deferred: Tool.isDeferred(tool),
-        summary: tool.searchHint
-      })),
-      ...names.map((name) => ({ name, aliases: [], deferred: true, summary: "(cached)", cached: true }))
-    ], null, 2))
+    ? Output.line(JSON.stringify(
+      [
+        ...tools.map((tool) => ({
+          name: tool.name,
+          aliases: tool.aliases,
+          deferred: Tool.isDeferred(tool),
+          summary: tool.searchHint
+        })),
+        ...names.map((name) => ({ name, aliases: [], deferred: true, summary: "(cached)", cached: true }))
+      ],
+      null,
+      2
+    ))
     : Effect.zipRight(
       printList(tools, false),
       Effect.forEach(
@@ -123,7 +135,9 @@ export const run = (options: Options) =>
         case "schema": {
           const tool = Registry.findToolByName(env.tools, action.name)
           if (tool === undefined) {
-            return yield* Effect.fail(CliError.badInput(Registry.noSuchTool(action.name, env.tools).replace("\n", ". ")))
+            return yield* Effect.fail(
+              CliError.badInput(Registry.noSuchTool(action.name, env.tools).replace("\n", ". "))
+            )
           }
           const definition = Model.toolDefinition(tool, { deferred: Tool.isDeferred(tool) })
           return yield* Output.line(JSON.stringify(definition, null, 2))

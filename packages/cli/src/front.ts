@@ -111,8 +111,12 @@ const toolPage = (args: ReadonlyArray<string>): string | undefined => {
 
 const args = process.argv.slice(2)
 const pages = readJson<Pages>("./help.json")
-const text = (pages === undefined ? undefined : answer(args, pages)) ?? (args[0] === "tools" ? toolPage(args) : undefined)
-if (text === undefined && args[0] === "tools" && args[1] === "list" && (args.length === 2 || (args.length === 3 && args[2] === "--json"))) {
+const text = (pages === undefined ? undefined : answer(args, pages)) ??
+  (args[0] === "tools" ? toolPage(args) : undefined)
+if (
+  text === undefined && args[0] === "tools" && args[1] === "list" &&
+  (args.length === 2 || (args.length === 3 && args[2] === "--json"))
+) {
   const { list } = await import("./internal/fastTools.js")
   process.exitCode = await list(args.length === 3)
 } else if (text === undefined) {

@@ -43,7 +43,10 @@ const version: string = createRequire(import.meta.url)("../package.json").versio
 
 // Options every engine command shares; descriptions come from the CommandLine table.
 const engineOptions = (path: ReadonlyArray<string>) => ({
-  cwd: Options.text("cwd").pipe(Options.withDescription(describeOption(path, "cwd")), Options.withDefault(process.cwd())),
+  cwd: Options.text("cwd").pipe(
+    Options.withDescription(describeOption(path, "cwd")),
+    Options.withDefault(process.cwd())
+  ),
   settings: Options.text("settings").pipe(Options.withDescription(describeOption(path, "settings")), Options.repeated),
   permissionMode: Options.choice("permission-mode", permissionModes).pipe(
     Options.withDescription(describeOption(path, "permission-mode")),
@@ -69,7 +72,10 @@ const engineOptions = (path: ReadonlyArray<string>) => ({
     Options.withDescription(describeOption(path, "setting-sources")),
     Options.optional
   ),
-  mcpConfig: Options.text("mcp-config").pipe(Options.withDescription(describeOption(path, "mcp-config")), Options.repeated),
+  mcpConfig: Options.text("mcp-config").pipe(
+    Options.withDescription(describeOption(path, "mcp-config")),
+    Options.repeated
+  ),
   strictMcpConfig: Options.boolean("strict-mcp-config").pipe(
     Options.withDescription(describeOption(path, "strict-mcp-config"))
   ),
@@ -194,7 +200,10 @@ const dispatch = Command.make(
   "dispatch",
   {
     ...engineOptions(["dispatch"]),
-    file: Args.text({ name: "file" }).pipe(Args.withDescription("A JSON file of tool_use blocks or an assistant message; - for stdin"), Args.optional),
+    file: Args.text({ name: "file" }).pipe(
+      Args.withDescription("A JSON file of tool_use blocks or an assistant message; - for stdin"),
+      Args.optional
+    ),
     outputFormat: outputFormat(["dispatch"]),
     sandbox: flag(["dispatch"], "sandbox")
   },
@@ -212,8 +221,10 @@ const toolsCommand = <A extends Parameters<typeof toCommon>[0] & { readonly json
   action: (args: A) => import("./ToolsCommand.js").Action
 ) =>
 (args: A) =>
-  Effect.flatMap(Effect.promise(() => import("./ToolsCommand.js")), (Tools) =>
-    Tools.run({ ...toCommon(args), json: args.json, action: action(args) }))
+  Effect.flatMap(
+    Effect.promise(() => import("./ToolsCommand.js")),
+    (Tools) => Tools.run({ ...toCommon(args), json: args.json, action: action(args) })
+  )
 
 const tools = Command.make("tools").pipe(
   Command.withDescription(findCommand(["tools"])!.summary),
@@ -229,7 +240,11 @@ const tools = Command.make("tools").pipe(
     ).pipe(Command.withDescription(findCommand(["tools", "list"])!.summary)),
     Command.make(
       "search",
-      { ...engineOptions(["tools", "search"]), json: flag(["tools", "search"], "json"), query: Args.text({ name: "query" }) },
+      {
+        ...engineOptions(["tools", "search"]),
+        json: flag(["tools", "search"], "json"),
+        query: Args.text({ name: "query" })
+      },
       toolsCommand((args) => ({ _tag: "search", query: args.query }))
     ).pipe(Command.withDescription(findCommand(["tools", "search"])!.summary)),
     Command.make(
@@ -272,8 +287,10 @@ const demo = Command.make(
     verbose: flag(["demo"], "verbose")
   },
   (args) =>
-    Effect.flatMap(Effect.promise(() => import("./Demo.js")), (Demo) =>
-      Demo.run({ keep: args.keep, outputFormat: args.outputFormat }))
+    Effect.flatMap(
+      Effect.promise(() => import("./Demo.js")),
+      (Demo) => Demo.run({ keep: args.keep, outputFormat: args.outputFormat })
+    )
 ).pipe(Command.withDescription(findCommand(["demo"])!.summary))
 
 const mcpModule = Effect.promise(() => import("./McpCommand.js"))
@@ -286,16 +303,19 @@ const mcpName = Args.text({ name: "name" }).pipe(Args.withDescription("The serve
 const mcp = Command.make("mcp").pipe(
   Command.withDescription(findCommand(["mcp"])!.summary),
   Command.withSubcommands([
-    Command.make("list", { ...engineOptions(["mcp", "list"]), json: flag(["mcp", "list"], "json") }, (args) =>
-      Effect.flatMap(mcpModule, (Mcp) => Mcp.list({ ...toCommon(args), json: args.json }))).pipe(
-        Command.withDescription(findCommand(["mcp", "list"])!.summary)
-      ),
+    Command.make(
+      "list",
+      { ...engineOptions(["mcp", "list"]), json: flag(["mcp", "list"], "json") },
+      (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.list({ ...toCommon(args), json: args.json }))
+    ).pipe(
+      Command.withDescription(findCommand(["mcp", "list"])!.summary)
+    ),
     Command.make("get", {
       ...engineOptions(["mcp", "get"]),
       json: flag(["mcp", "get"], "json"),
       name: mcpName
-    }, (args) =>
-      Effect.flatMap(mcpModule, (Mcp) => Mcp.get({ ...toCommon(args), json: args.json, name: args.name }))).pipe(
+    }, (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.get({ ...toCommon(args), json: args.json, name: args.name })))
+      .pipe(
         Command.withDescription(findCommand(["mcp", "get"])!.summary)
       ),
     Command.make(
@@ -338,20 +358,27 @@ const mcp = Command.make("mcp").pipe(
         json: Args.text({ name: "json" }).pipe(Args.withDescription("The server's entry"))
       },
       (args) =>
-        Effect.flatMap(mcpModule, (Mcp) =>
-          Mcp.addJson({ cwd: args.cwd, name: args.name, json: args.json, scope: args.scope }))
+        Effect.flatMap(
+          mcpModule,
+          (Mcp) => Mcp.addJson({ cwd: args.cwd, name: args.name, json: args.json, scope: args.scope })
+        )
     ).pipe(Command.withDescription(findCommand(["mcp", "add-json"])!.summary)),
     Command.make(
       "remove",
       { scope: mcpScope(["mcp", "remove"]).pipe(Options.optional), cwd: mcpCwd(["mcp", "remove"]), name: mcpName },
       (args) =>
-        Effect.flatMap(mcpModule, (Mcp) =>
-          Mcp.remove({ cwd: args.cwd, name: args.name, scope: Option.getOrUndefined(args.scope) }))
+        Effect.flatMap(
+          mcpModule,
+          (Mcp) => Mcp.remove({ cwd: args.cwd, name: args.name, scope: Option.getOrUndefined(args.scope) })
+        )
     ).pipe(Command.withDescription(findCommand(["mcp", "remove"])!.summary)),
-    Command.make("reset-project-choices", { cwd: mcpCwd(["mcp", "reset-project-choices"]) }, (args) =>
-      Effect.flatMap(mcpModule, (Mcp) => Mcp.resetProjectChoices({ cwd: args.cwd }))).pipe(
-        Command.withDescription(findCommand(["mcp", "reset-project-choices"])!.summary)
-      )
+    Command.make(
+      "reset-project-choices",
+      { cwd: mcpCwd(["mcp", "reset-project-choices"]) },
+      (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.resetProjectChoices({ cwd: args.cwd }))
+    ).pipe(
+      Command.withDescription(findCommand(["mcp", "reset-project-choices"])!.summary)
+    )
   ])
 )
 
@@ -384,20 +411,30 @@ const sessions = Command.make(
   "sessions",
   { ...engineOptions(["sessions"]), all: flag(["sessions"], "all"), json: flag(["sessions"], "json") },
   (args) =>
-    Effect.flatMap(Effect.promise(() => import("./Journaling.js")), (Journaling) =>
-      Journaling.list({ ...toCommon(args), all: args.all, json: args.json }))
+    Effect.flatMap(
+      Effect.promise(() => import("./Journaling.js")),
+      (Journaling) => Journaling.list({ ...toCommon(args), all: args.all, json: args.json })
+    )
 ).pipe(Command.withDescription(findCommand(["sessions"])!.summary))
 
 const runner = Command.make(
   "runner",
   {
     ...engineOptions(["runner"]),
-    host: Options.text("host").pipe(Options.withDescription(describeOption(["runner"], "host")), Options.withDefault("127.0.0.1")),
-    port: Options.integer("port").pipe(Options.withDescription(describeOption(["runner"], "port")), Options.withDefault(34431))
+    host: Options.text("host").pipe(
+      Options.withDescription(describeOption(["runner"], "host")),
+      Options.withDefault("127.0.0.1")
+    ),
+    port: Options.integer("port").pipe(
+      Options.withDescription(describeOption(["runner"], "port")),
+      Options.withDefault(34431)
+    )
   },
   (args) =>
-    Effect.flatMap(Effect.promise(() => import("./RunnerCommand.js")), (RunnerCommand) =>
-      RunnerCommand.serve({ ...toCommon(args), host: args.host, port: args.port }))
+    Effect.flatMap(
+      Effect.promise(() => import("./RunnerCommand.js")),
+      (RunnerCommand) => RunnerCommand.serve({ ...toCommon(args), host: args.host, port: args.port })
+    )
 ).pipe(Command.withDescription(findCommand(["runner"])!.summary))
 
 const submit = Command.make(
@@ -451,7 +488,8 @@ const usageError = (message: string) =>
 const validationMessage = (error: ValidationError.ValidationError): string => {
   const doc = (error as { readonly error?: HelpDoc.HelpDoc }).error
   const text = doc === undefined ? error._tag : HelpDoc.toAnsiText(doc).replace(/\x1b\[[0-9;]*m/g, "")
-  return text.split("\n").map((line: string) => line.trim()).find((line: string) => line !== "") ?? "invalid command line"
+  return text.split("\n").map((line: string) => line.trim()).find((line: string) => line !== "") ??
+    "invalid command line"
 }
 
 const parsed = CommandLine.parse(process.argv)

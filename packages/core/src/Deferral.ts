@@ -20,7 +20,7 @@
  */
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Messages from "./Messages.js"
+import type * as Messages from "./Messages.js"
 import * as Model from "./Model.js"
 import * as Tool from "./Tool.js"
 import * as ToolSearch from "./ToolSearch.js"

@@ -236,7 +236,9 @@ export const make = (options: Options): Effect.Effect<Hooks.Service, never, Comm
           yield* Effect.logWarning(`${event}: ${compiled.warning}`)
         }
         for (const hook of group.hooks) {
-          entries.push(commandEntry(compiled.matches, hook.command, hook.timeout ?? defaultTimeout, hook.sandbox === true))
+          entries.push(
+            commandEntry(compiled.matches, hook.command, hook.timeout ?? defaultTimeout, hook.sandbox === true)
+          )
         }
       }
     }

@@ -219,7 +219,16 @@ export interface ModelRequest {
  * @category errors
  */
 export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
-  reason: Schema.Literal("overloaded", "rate_limited", "authentication", "invalid_request", "api", "network", "protocol", "replay"),
+  reason: Schema.Literal(
+    "overloaded",
+    "rate_limited",
+    "authentication",
+    "invalid_request",
+    "api",
+    "network",
+    "protocol",
+    "replay"
+  ),
   message: Schema.String,
   status: Schema.optional(Schema.Number),
   retryable: Schema.Boolean

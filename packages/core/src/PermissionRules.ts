@@ -148,7 +148,9 @@ export const makeEnvironment = (options: {
 }): Environment => {
   const { fileSystem, path } = options
   const cwd = path.resolve(options.cwd)
-  const extra = options.additionalDirectories.map((dir) => path.resolve(cwd, PathRules.expandHome(dir, options.home, path)))
+  const extra = options.additionalDirectories.map((dir) =>
+    path.resolve(cwd, PathRules.expandHome(dir, options.home, path))
+  )
   const workingDirectories = Array.from(new Set([cwd, ...extra]))
   const through = [...workingDirectories, options.home]
   if (fileSystem === undefined) {
@@ -161,7 +163,9 @@ export const makeEnvironment = (options: {
     }
   }
   // One environment serves one decision or call: every path it resolves is looked up once.
-  const lookup = RealPaths.cached(options.realPaths === "kernel" ? RealPaths.kernel : RealPaths.fromFileSystem(fileSystem))
+  const lookup = RealPaths.cached(
+    options.realPaths === "kernel" ? RealPaths.kernel : RealPaths.fromFileSystem(fileSystem)
+  )
   return {
     cwd,
     home: options.home,
@@ -301,7 +305,11 @@ export const readDenied = (
   return (absolutePath) =>
     Effect.map(env.resolvePath(absolutePath), (resolved) =>
       [resolved.lexical, ...resolved.real].some((form) => {
-        const facts = { path: PathPatterns.makePathProbe(form, false, env.path.sep), host: undefined, content: undefined }
+        const facts = {
+          path: PathPatterns.makePathProbe(form, false, env.path.sep),
+          host: undefined,
+          content: undefined
+        }
         return rules.some((compiled) => RuleIndex.ruleApplies(compiled, facts, env))
       }))
 }

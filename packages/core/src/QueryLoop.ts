@@ -33,12 +33,12 @@ import * as Interruption from "./Interruption.js"
 import * as Journal from "./Journal.js"
 import * as Messages from "./Messages.js"
 import * as Model from "./Model.js"
-import * as Registry from "./Registry.js"
+import type * as Registry from "./Registry.js"
 import * as Results from "./Results.js"
 import * as StreamingExecutor from "./StreamingExecutor.js"
 import * as Tool from "./Tool.js"
 import * as ToolCall from "./ToolCall.js"
-import * as ToolUseContext from "./ToolUseContext.js"
+import type * as ToolUseContext from "./ToolUseContext.js"
 
 /**
  * Why a run ended.
@@ -451,7 +451,11 @@ const parseToolInput = (json: string): Either.Either<unknown, string> => {
     const value: unknown = JSON.parse(json)
     return typeof value === "object" && value !== null && !Array.isArray(value)
       ? Either.right(value)
-      : Either.left(`expected a JSON object, got ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}: ${shown}`)
+      : Either.left(
+        `expected a JSON object, got ${
+          Array.isArray(value) ? "an array" : value === null ? "null" : typeof value
+        }: ${shown}`
+      )
   } catch (error) {
     return Either.left(`${error instanceof Error ? error.message : String(error)} in ${shown}`)
   }
@@ -570,13 +574,18 @@ const runTurn = (
         case "content_block_start": {
           open.set(event.index, { start: event.content_block, text: "", json: "", signature: "", closed: false })
           const initial = event.content_block.type === "text" ? event.content_block.text : ""
-          return initial.length > 0 ? emit(LoopEvent.TextDelta({ turn, index: event.index, text: initial })) : Effect.void
+          return initial.length > 0
+            ? emit(LoopEvent.TextDelta({ turn, index: event.index, text: initial }))
+            : Effect.void
         }
         case "content_block_delta": {
           const block = open.get(event.index)
           if (block === undefined) {
             return Effect.fail(
-              new TurnFailure({ reason: "protocol", message: `A delta arrived for unknown content block ${event.index}` })
+              new TurnFailure({
+                reason: "protocol",
+                message: `A delta arrived for unknown content block ${event.index}`
+              })
             )
           }
           const delta = event.delta
@@ -761,5 +770,7 @@ const pairOnInterrupt = (
  * @since 0.1.0
  * @category running
  */
-export const collect = <R>(stream: Stream.Stream<LoopEvent, never, R>): Effect.Effect<ReadonlyArray<LoopEvent>, never, R> =>
+export const collect = <R>(
+  stream: Stream.Stream<LoopEvent, never, R>
+): Effect.Effect<ReadonlyArray<LoopEvent>, never, R> =>
   Effect.map(Stream.runCollect(stream), (chunk) => Array.from(chunk))

@@ -229,6 +229,7 @@ export const layerTools = (
   tools: ReadonlyArray<Tool.Any>,
   options: Options = {}
 ): Layer.Layer<ToolRegistry | Tool.ToolPool> =>
-  Layer.tap(layer(options), (context) =>
-    Effect.forEach(tools, (tool) => Context.get(context, Tool.ToolPool).register(tool), { discard: true })
+  Layer.tap(
+    layer(options),
+    (context) => Effect.forEach(tools, (tool) => Context.get(context, Tool.ToolPool).register(tool), { discard: true })
   )

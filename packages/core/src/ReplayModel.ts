@@ -246,7 +246,10 @@ export const turnEvents = (
     switch (block.type) {
       case "text":
         start({ type: "text", text: "" })
-        deltas(pieces(block.text), (text) => ({ type: "content_block_delta", index, delta: { type: "text_delta", text } }))
+        deltas(
+          pieces(block.text),
+          (text) => ({ type: "content_block_delta", index, delta: { type: "text_delta", text } })
+        )
         break
       case "tool_use":
         start({ type: "tool_use", id: block.id, name: block.name, input: {} })
@@ -374,26 +377,29 @@ export const make = (transcript: Transcript): Effect.Effect<Model.Service> =>
   Effect.map(Ref.make<ReplayState>({ next: 0, pendingToolUseIds: [] }), (state) => ({
     stream: (request) =>
       Stream.unwrap(
-        Ref.modify(state, (current): [Effect.Effect<Turn & { readonly number: number }, Model.ModelError>, ReplayState] => {
-          const number = current.next + 1
-          const turn = transcript.turns[current.next]
-          if (turn === undefined) {
-            return [
-              Effect.fail(
-                replayError(
-                  `turn ${number}: the transcript has only ${transcript.turns.length} turn(s), but the model was asked for another`
-                )
-              ),
-              current
-            ]
+        Ref.modify(
+          state,
+          (current): [Effect.Effect<Turn & { readonly number: number }, Model.ModelError>, ReplayState] => {
+            const number = current.next + 1
+            const turn = transcript.turns[current.next]
+            if (turn === undefined) {
+              return [
+                Effect.fail(
+                  replayError(
+                    `turn ${number}: the transcript has only ${transcript.turns.length} turn(s), but the model was asked for another`
+                  )
+                ),
+                current
+              ]
+            }
+            const problem = divergence(number, turn, current.pendingToolUseIds, request)
+            if (problem !== undefined) {
+              return [Effect.fail(replayError(problem)), current]
+            }
+            const toolUseIds = turn.blocks.flatMap(({ block }) => (block.type === "tool_use" ? [block.id] : []))
+            return [Effect.succeed({ ...turn, number }), { next: current.next + 1, pendingToolUseIds: toolUseIds }]
           }
-          const problem = divergence(number, turn, current.pendingToolUseIds, request)
-          if (problem !== undefined) {
-            return [Effect.fail(replayError(problem)), current]
-          }
-          const toolUseIds = turn.blocks.flatMap(({ block }) => (block.type === "tool_use" ? [block.id] : []))
-          return [Effect.succeed({ ...turn, number }), { next: current.next + 1, pendingToolUseIds: toolUseIds }]
-        }).pipe(
+        ).pipe(
           Effect.flatten,
           Effect.map((turn) =>
             Stream.fromIterable(
@@ -458,7 +464,9 @@ export const parse = (text: string, source: string): Effect.Effect<Transcript, T
  */
 export const load = (path: string): Effect.Effect<Transcript, TranscriptError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
-    Effect.mapError((error) => new TranscriptError({ path, message: `${path}: cannot read transcript: ${error.message}` })),
+    Effect.mapError((error) =>
+      new TranscriptError({ path, message: `${path}: cannot read transcript: ${error.message}` })
+    ),
     Effect.flatMap((text) => parse(text, path))
   )
 

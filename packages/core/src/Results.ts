@@ -93,8 +93,13 @@ export const layerDirectory = (directory: string): Layer.Layer<ResultStore> =>
           const dir = NodePath.join(directory, "sessions", safe(sessionId), "tool-results")
           const file = `${dir}/${safe(toolUseId)}.txt`
           // Once started, a spill runs to its end (an interrupted caller just does not wait for it).
-          spill(dir, file, text, (failure) =>
-            resume(failure === undefined ? Effect.succeed(file) : Effect.fail(new ResultStoreError(failure))))
+          spill(
+            dir,
+            file,
+            text,
+            (failure) =>
+              resume(failure === undefined ? Effect.succeed(file) : Effect.fail(new ResultStoreError(failure)))
+          )
         })
     })
   })
@@ -230,5 +235,7 @@ export const toUserMessage = (
   missing: Interruption.InterruptReason = "user_interrupt"
 ): Messages.Message => ({
   role: "user",
-  content: calls.map((call) => Option.getOrElse(Option.fromNullable(results.get(call.id)), () => interrupted(call.id, missing)))
+  content: calls.map((call) =>
+    Option.getOrElse(Option.fromNullable(results.get(call.id)), () => interrupted(call.id, missing))
+  )
 })

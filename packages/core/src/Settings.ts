@@ -405,7 +405,9 @@ export const merge = (
     }
     for (const event of Hooks.HookEvent.literals) {
       const matchers = file.hooks[event]
-      if (matchers !== undefined && matchers.length > 0) for (const matcher of matchers) (hooks[event] ??= []).push(matcher)
+      if (matchers !== undefined && matchers.length > 0) {
+        for (const matcher of matchers) (hooks[event] ??= []).push(matcher)
+      }
     }
     Object.assign(env, file.env)
     Object.assign(values, file.values)

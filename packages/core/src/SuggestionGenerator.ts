@@ -45,8 +45,7 @@ export class SuggestionGenerator extends Context.Tag("@switchyard/core/Suggestio
  */
 export const fromList = (suggestions: ReadonlyArray<string>): Effect.Effect<Service> =>
   Effect.map(Ref.make(0), (index) => ({
-    next: () =>
-      Ref.modify(index, (i) => [Option.fromNullable(suggestions[i]), Math.min(i + 1, suggestions.length)])
+    next: () => Ref.modify(index, (i) => [Option.fromNullable(suggestions[i]), Math.min(i + 1, suggestions.length)])
   }))
 
 /**
@@ -88,7 +87,9 @@ const summarise = (messages: ReadonlyArray<Messages.Message>): Array<Messages.Me
         case "tool_use":
           return [`[called ${block.name}]`]
         case "tool_result":
-          return [`[${block.is_error === true ? "error" : "result"}: ${Messages.contentText(block.content).slice(0, 200)}]`]
+          return [
+            `[${block.is_error === true ? "error" : "result"}: ${Messages.contentText(block.content).slice(0, 200)}]`
+          ]
         default:
           return []
       }
@@ -97,7 +98,10 @@ const summarise = (messages: ReadonlyArray<Messages.Message>): Array<Messages.Me
     const last = out[out.length - 1]
     // The API wants alternating roles: merge neighbours of the same role.
     if (last !== undefined && last.role === message.role) {
-      out[out.length - 1] = { role: last.role, content: `${Messages.blocks(last).map((b) => (b.type === "text" ? b.text : "")).join("")}\n${text}` }
+      out[out.length - 1] = {
+        role: last.role,
+        content: `${Messages.blocks(last).map((b) => (b.type === "text" ? b.text : "")).join("")}\n${text}`
+      }
     } else out.push({ role: message.role, content: [Messages.text(text)] })
   }
   return out
@@ -110,7 +114,9 @@ const summarise = (messages: ReadonlyArray<Messages.Message>): Array<Messages.Me
  * @since 0.1.0
  * @category constructors
  */
-export const fromModel = (options: { readonly model?: string | undefined; readonly maxTokens?: number } = {}): Effect.Effect<Service, never, Model.LanguageModel> =>
+export const fromModel = (
+  options: { readonly model?: string | undefined; readonly maxTokens?: number } = {}
+): Effect.Effect<Service, never, Model.LanguageModel> =>
   Effect.map(Model.LanguageModel, (model) => ({
     next: (messages) => {
       const history = summarise(messages)

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import * as Config from "effect/Config"
+import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -59,7 +59,10 @@ export type InterruptBehavior = "cancel" | "block"
  * @since 0.1.0
  * @category models
  */
-export type InputPredicate<I, R> = (input: I, context: ToolUseContext.ToolUseContext) => boolean | Effect.Effect<boolean, never, R>
+export type InputPredicate<I, R> = (
+  input: I,
+  context: ToolUseContext.ToolUseContext
+) => boolean | Effect.Effect<boolean, never, R>
 
 /**
  * The resources a call reads and writes (SPEC §4.13), from its decoded input.
@@ -126,6 +129,7 @@ export interface Tool<I, O, P = unknown, R = never> {
   readonly description: string
   /** One line shown for a deferred tool (SPEC §4.3). */
   readonly searchHint: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Schema's encoded side is invariant: any tool's input schema fits
   readonly inputSchema: Schema.Schema<I, any>
   /** A JSON Schema to send instead of deriving one from `inputSchema` (MCP tools). */
   readonly inputJsonSchema: JsonObjectSchema | undefined
@@ -206,6 +210,7 @@ export interface JsonObjectSchema {
  */
 export interface Definition<I, O, P, R> {
   readonly description: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Schema's encoded side is invariant: any tool's input schema fits
   readonly input: Schema.Schema<I, any>
   readonly call: (
     input: I,

@@ -43,10 +43,12 @@ export const NO_MATCH = "No matching deferred tools found."
  */
 export const Input = Schema.Struct({
   query: Schema.String.annotations({
-    description: 'Keywords to search for, or "select:Name1,Name2" to load tools by exact name'
+    description: "Keywords to search for, or \"select:Name1,Name2\" to load tools by exact name"
   }),
   max_results: Schema.optional(
-    Schema.Int.pipe(Schema.positive()).annotations({ description: `How many tools to return (default ${DEFAULT_MAX_RESULTS})` })
+    Schema.Int.pipe(Schema.positive()).annotations({
+      description: `How many tools to return (default ${DEFAULT_MAX_RESULTS})`
+    })
   )
 })
 
@@ -160,8 +162,8 @@ export const make = (deferred: ReadonlyArray<Tool.Any>): Tool.Tool<typeof Input.
     description: [
       "Fetches full schema definitions for deferred tools so they can be called.",
       "Deferred tools appear by name (with a one-line summary) in the system prompt; until fetched, only the name is known.",
-      'Query forms: "select:Name1,Name2" for exact names, or keywords (e.g. "github issues") to search by name,',
-      'summary and description; "+slack send" requires "slack" in the name and ranks by the rest; "mcp__github"',
+      "Query forms: \"select:Name1,Name2\" for exact names, or keywords (e.g. \"github issues\") to search by name,",
+      "summary and description; \"+slack send\" requires \"slack\" in the name and ranks by the rest; \"mcp__github\"",
       "lists that MCP server's tools first. The result lists the matching tools, best first; their definitions are",
       "then available."
     ].join(" "),

@@ -75,8 +75,7 @@ const show = (value: unknown): string => {
   return Text.clipNotingLength(text, MAX_SHOWN)
 }
 
-const typeName = (value: unknown): string =>
-  value === null ? "null" : Array.isArray(value) ? "array" : typeof value
+const typeName = (value: unknown): string => value === null ? "null" : Array.isArray(value) ? "array" : typeof value
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path
@@ -134,15 +133,21 @@ export const describeExpected = (ast: AST.AST, depth = 0): string => {
     case "AnyKeyword":
       return "any value"
     case "Literal":
-      return ast.literal === null ? "null" : JSON.stringify(typeof ast.literal === "bigint" ? String(ast.literal) : ast.literal)
+      return ast.literal === null
+        ? "null"
+        : JSON.stringify(typeof ast.literal === "bigint" ? String(ast.literal) : ast.literal)
     case "Enums":
       return joinOr(ast.enums.map(([, value]) => JSON.stringify(value)))
     case "TemplateLiteral":
       return "a string of the form " + JSON.stringify(String(ast))
     case "Union":
-      return joinOr(ast.types.filter((member) => !isUndefined(member)).map((member) => describeExpected(member, depth + 1)))
+      return joinOr(
+        ast.types.filter((member) => !isUndefined(member)).map((member) => describeExpected(member, depth + 1))
+      )
     case "TupleType": {
-      if (ast.elements.length === 0 && ast.rest.length === 1) return `an array of ${plural(ast.rest[0]!.type, depth + 1)}`
+      if (ast.elements.length === 0 && ast.rest.length === 1) {
+        return `an array of ${plural(ast.rest[0]!.type, depth + 1)}`
+      }
       const items = ast.elements.map((element) => describeExpected(element.type, depth + 1))
       return ast.rest.length === 0
         ? `an array of ${items.length} item${items.length === 1 ? "" : "s"} (${items.join(", ")})`
@@ -187,11 +192,9 @@ interface Problem {
   readonly actual: unknown
 }
 
-const toArray = <A>(value: A | ReadonlyArray<A>): ReadonlyArray<A> =>
-  Array.isArray(value) ? value : [value as A]
+const toArray = <A>(value: A | ReadonlyArray<A>): ReadonlyArray<A> => Array.isArray(value) ? value : [value as A]
 
-const isUndefinedIssue = (issue: ParseResult.ParseIssue): boolean =>
-  issue._tag === "Type" && isUndefined(issue.ast)
+const isUndefinedIssue = (issue: ParseResult.ParseIssue): boolean => issue._tag === "Type" && isUndefined(issue.ast)
 
 /** Walk the issue tree down to the problems a person can act on. */
 const problems = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>, out: Array<Problem>): void => {
@@ -253,11 +256,19 @@ const transformationMessage = (issue: ParseResult.ParseIssue): string => {
  * @since 0.1.0
  * @category formatting
  */
-export const formatIssues = (toolName: string, input: unknown, error: ParseResult.ParseError): ReadonlyArray<string> => {
+export const formatIssues = (
+  toolName: string,
+  input: unknown,
+  error: ParseResult.ParseError
+): ReadonlyArray<string> => {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     const kind = typeName(input)
     const shown = show(input)
-    return [`The input of ${toolName} must be a JSON object of parameters, but it was ${kind === shown ? kind : `${kind}: ${shown}`}`]
+    return [
+      `The input of ${toolName} must be a JSON object of parameters, but it was ${
+        kind === shown ? kind : `${kind}: ${shown}`
+      }`
+    ]
   }
   const found: Array<Problem> = []
   problems(error.issue, [], found)

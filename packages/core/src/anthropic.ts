@@ -73,11 +73,12 @@ export const defaultMaxTokens = 8192
  * @since 0.1.0
  * @category constants
  */
-export const defaultRetrySchedule: Schedule.Schedule<unknown, Model.ModelError> = Schedule.exponential("500 millis").pipe(
-  Schedule.jittered,
-  Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(30))),
-  Schedule.intersect(Schedule.recurs(7))
-)
+export const defaultRetrySchedule: Schedule.Schedule<unknown, Model.ModelError> = Schedule.exponential("500 millis")
+  .pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(30))),
+    Schedule.intersect(Schedule.recurs(7))
+  )
 
 /**
  * @since 0.1.0
@@ -228,9 +229,11 @@ export const layer = (options: Options): Layer.Layer<Model.LanguageModel> =>
 type Credentials = Pick<Options, "apiKey" | "authToken">
 
 const apiKeyConfig = Config.redacted("ANTHROPIC_API_KEY")
-const authTokenConfig = Config.option(Config.redacted("ANTHROPIC_AUTH_TOKEN").pipe(
-  Config.validate({ message: "ANTHROPIC_AUTH_TOKEN is empty", validation: (token) => Redacted.value(token) !== "" })
-))
+const authTokenConfig = Config.option(
+  Config.redacted("ANTHROPIC_AUTH_TOKEN").pipe(
+    Config.validate({ message: "ANTHROPIC_AUTH_TOKEN is empty", validation: (token) => Redacted.value(token) !== "" })
+  )
+)
 const baseUrlConfig = Config.option(Config.nonEmptyString("ANTHROPIC_BASE_URL"))
 const modelConfig = Config.nonEmptyString("SWITCHYARD_MODEL").pipe(
   Config.orElse(() => Config.nonEmptyString("ANTHROPIC_MODEL")),

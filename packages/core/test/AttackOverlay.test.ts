@@ -29,7 +29,10 @@ describe("attack: accept never loses a file while keeping a conflicting version"
           users[name] = `the user's ${name}`
           NFS.writeFileSync(NPath.join(root, name), users[name]!)
         }
-        const overlay = yield* OverlayFileSystem.make({ cwd: root, directory: NPath.join(tempDir("attack-overlay-state-"), "o") })
+        const overlay = yield* OverlayFileSystem.make({
+          cwd: root,
+          directory: NPath.join(tempDir("attack-overlay-state-"), "o")
+        })
         yield* overlay.fileSystem.writeFileString(NPath.join(root, "a"), "speculative")
         const own = `a.speculated.${userTaken === 0 ? "" : userTaken}`.replace(/\.$/, "")
         if (speculationWritesKeptName && !(own in users)) {
@@ -38,7 +41,9 @@ describe("attack: accept never loses a file while keeping a conflicting version"
         NFS.writeFileSync(NPath.join(root, "a"), "the user's edit")
         const result = yield* overlay.apply
         expect(NFS.readFileSync(NPath.join(root, "a"), "utf8")).toBe("the user's edit")
-        for (const [name, content] of Object.entries(users)) expect(NFS.readFileSync(NPath.join(root, name), "utf8"), name).toBe(content)
+        for (const [name, content] of Object.entries(users)) {
+          expect(NFS.readFileSync(NPath.join(root, name), "utf8"), name).toBe(content)
+        }
         if (speculationWritesKeptName && !(own in users)) {
           expect(NFS.readFileSync(NPath.join(root, own), "utf8")).toBe("the speculation's own file")
         }

@@ -1,4 +1,5 @@
-import { Batches, DispatchEvent, Messages, StreamingExecutor, ToolUseContext } from "@switchyard/core"
+import type { ToolUseContext } from "@switchyard/core"
+import { Batches, DispatchEvent, Messages, StreamingExecutor } from "@switchyard/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -78,7 +79,12 @@ describe("Batches (SPEC §4.7)", () => {
       expect(log.maxConcurrent.value).toBe(10)
     }).pipe(Effect.provide(MemoryAllowAll)))
 
-  for (const [name, run] of [["runTools", Batches.runTools], ["StreamingExecutor.runAll", StreamingExecutor.runAll]] as const) {
+  for (
+    const [name, run] of [["runTools", Batches.runTools], [
+      "StreamingExecutor.runAll",
+      StreamingExecutor.runAll
+    ]] as const
+  ) {
     it.effect(`${name}: a repeated tool_use id is renamed and answered with an error, as the query loop does`, () =>
       Effect.gen(function*() {
         const log = new RunLog()
@@ -107,7 +113,9 @@ describe("Batches (SPEC §4.7)", () => {
       expect(yield* read({})).toBe(10)
       expect(yield* read({ SWITCHYARD_MAX_TOOL_USE_CONCURRENCY: "3" })).toBe(3)
       expect(yield* read({ CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY: "4" })).toBe(4)
-      expect(yield* read({ SWITCHYARD_MAX_TOOL_USE_CONCURRENCY: "2", CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY: "4" })).toBe(2)
+      expect(yield* read({ SWITCHYARD_MAX_TOOL_USE_CONCURRENCY: "2", CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY: "4" })).toBe(
+        2
+      )
       // An invalid value falls back to the default (and is warned about once).
       expect(yield* read({ SWITCHYARD_MAX_TOOL_USE_CONCURRENCY: "0" })).toBe(10)
     }))

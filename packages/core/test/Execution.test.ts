@@ -70,7 +70,9 @@ describe("Execution (SPEC §4.6)", () => {
 
   it.effect("a failing call is an error result with the tool's message", () =>
     Effect.gen(function*() {
-      const result = onlyResult(yield* collect(call("a", "T", { fail: true, label: "disk" }), [scriptedTool("T", new RunLog())]))
+      const result = onlyResult(
+        yield* collect(call("a", "T", { fail: true, label: "disk" }), [scriptedTool("T", new RunLog())])
+      )
       expect(result.status).toBe("error")
       expect(result.block.is_error).toBe(true)
       expect(result.block.content).toBe("disk failed")
@@ -117,7 +119,11 @@ describe("Execution (SPEC §4.6)", () => {
       const events = yield* collect(call("a", "Streamer"), [streamer])
       expect(events.filter(DispatchEvent.isProgress).map((e) => e.data)).toEqual(["one", "two"])
       expect(onlyResult(events).block.content).toBe("final")
-      const silent = Tool.make<{}, string>("Silent", { description: "", input: Schema.Struct({}), call: () => Stream.empty })
+      const silent = Tool.make<{}, string>("Silent", {
+        description: "",
+        input: Schema.Struct({}),
+        call: () => Stream.empty
+      })
       expect(onlyResult(yield* collect(call("b", "Silent"), [silent])).block.content).toContain("ended without output")
     }).pipe(Effect.provide(MemoryAllowAll)))
 
@@ -132,7 +138,12 @@ describe("Execution (SPEC §4.6)", () => {
       expect(decided?.behavior).toBe("deny")
       const result = onlyResult(events)
       expect(result.status).toBe("denied")
-      expect(result.block).toEqual({ type: "tool_result", tool_use_id: "a", content: "Denied by rule T", is_error: true })
+      expect(result.block).toEqual({
+        type: "tool_result",
+        tool_use_id: "a",
+        content: "Denied by rule T",
+        is_error: true
+      })
     }).pipe(Effect.provide(MemoryAllowAll)))
 
   it.effect("a user's 'no' asks the runner to abort the turn", () =>
@@ -176,15 +187,27 @@ describe("Execution (SPEC §4.6)", () => {
   it.effect("events keep their order whether the emit publishes at once, refuses, or runs Effects", () =>
     Effect.gen(function*() {
       // A tool that answers at once: the whole pipeline after the hooks runs in one step.
-      const sync = Tool.make("Sync", { description: "answers at once", input: Schema.Struct({}), call: () => Effect.succeed("ok") })
+      const sync = Tool.make("Sync", {
+        description: "answers at once",
+        input: Schema.Struct({}),
+        call: () => Effect.succeed("ok")
+      })
       const hooks: Hooks.Service = {
         ...Hooks.none,
         has: () => true,
-        preToolUse: () => Effect.succeed({ ...Hooks.emptyPreToolUse, messages: [{ content: "pre", level: "info" as const }] }),
-        postToolUse: () => Effect.succeed({ ...Hooks.emptyPostToolUse, messages: [{ content: "post", level: "info" as const }] })
+        preToolUse: () =>
+          Effect.succeed({ ...Hooks.emptyPreToolUse, messages: [{ content: "pre", level: "info" as const }] }),
+        postToolUse: () =>
+          Effect.succeed({ ...Hooks.emptyPostToolUse, messages: [{ content: "post", level: "info" as const }] })
       }
       const policy: Permissions.Service = {
-        decide: () => Effect.succeed({ behavior: "allow" as const, source: "rule", reason: "allowed by a rule", updatedInput: undefined })
+        decide: () =>
+          Effect.succeed({
+            behavior: "allow" as const,
+            source: "rule",
+            reason: "allowed by a rule",
+            updatedInput: undefined
+          })
       }
       const env = yield* environment([sync])
       const orders: Record<string, ReadonlyArray<string>> = {}
@@ -193,9 +216,13 @@ describe("Execution (SPEC §4.6)", () => {
         const plain = (event: DispatchEvent.DispatchEvent) => Effect.sync(() => void events.push(event))
         const emit: Execution.Emit = kind === "effects"
           ? plain
-          : Object.assign(plain, { unsafeOffer: (event: DispatchEvent.DispatchEvent) => kind === "at once" && events.push(event) > 0 })
+          : Object.assign(plain, {
+            unsafeOffer: (event: DispatchEvent.DispatchEvent) => kind === "at once" && events.push(event) > 0
+          })
         const outcome = yield* Execution.execute(call("a", "Sync"), env, emit).pipe(
-          Effect.provide(Layer.mergeAll(Layer.succeed(Hooks.Hooks, hooks), Layer.succeed(Permissions.PermissionPolicy, policy)))
+          Effect.provide(
+            Layer.mergeAll(Layer.succeed(Hooks.Hooks, hooks), Layer.succeed(Permissions.PermissionPolicy, policy))
+          )
         )
         expect(outcome.result.block.content).toBe("ok")
         orders[kind] = events.map((event) => event._tag === "HookAttachment" ? `Hook ${event.content}` : event._tag)
@@ -317,17 +344,23 @@ describe("bad input and bad settings never stop a dispatch (SPEC §6)", () => {
         Tool.make<{}, string>(name, { description: "fails", input: Schema.Struct({}), call: () => Effect.fail(error) })
       const text = (name: string, error: unknown) =>
         Effect.map(collect(call("a", name), [failing(name, error)]), (events) => onlyResult(events).block.content)
-      expect(yield* text("Shop", new OutOfStock({ sku: "a-1", left: 0 }))).toBe('Error: OutOfStock {"sku":"a-1","left":0}')
-      expect(yield* text("Shop", new Discontinued({ sku: "b-2" }))).toBe('Error: Discontinued {"sku":"b-2"}')
+      expect(yield* text("Shop", new OutOfStock({ sku: "a-1", left: 0 }))).toBe(
+        "Error: OutOfStock {\"sku\":\"a-1\",\"left\":0}"
+      )
+      expect(yield* text("Shop", new Discontinued({ sku: "b-2" }))).toBe("Error: Discontinued {\"sku\":\"b-2\"}")
       expect(yield* text("Shop", new Error("disk full"))).toBe("Error: disk full")
-      expect(yield* text("Shop", { code: 7 })).toBe('Error: {"code":7}')
+      expect(yield* text("Shop", { code: 7 })).toBe("Error: {\"code\":7}")
       class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { id: Schema.String }) {
         override get message() {
           return `No order ${this.id}`
         }
       }
       expect(yield* text("Shop", new NotFound({ id: "o-9" }))).toBe("Error: No order o-9")
-      const died = Tool.make<{}, string>("Dies", { description: "dies", input: Schema.Struct({}), call: () => Effect.die(new OutOfStock({ sku: "c", left: 1 })) })
+      const died = Tool.make<{}, string>("Dies", {
+        description: "dies",
+        input: Schema.Struct({}),
+        call: () => Effect.die(new OutOfStock({ sku: "c", left: 1 }))
+      })
       const content = onlyResult(yield* collect(call("a", "Dies"), [died])).block.content
       expect(content).toContain("Dies failed unexpectedly")
       expect(content).toContain("OutOfStock")
@@ -444,7 +477,9 @@ describe("Results (SPEC §4.10)", () => {
 
   it.effect("output within the limit is untouched", () =>
     Effect.gen(function*() {
-      const result = onlyResult(yield* collect(call("a", "T", { output: "x".repeat(50_000) }), [scriptedTool("T", new RunLog())]))
+      const result = onlyResult(
+        yield* collect(call("a", "T", { output: "x".repeat(50_000) }), [scriptedTool("T", new RunLog())])
+      )
       expect(result.block.content).toBe("x".repeat(50_000))
     }).pipe(Effect.provide(MemoryAllowAll)))
 
@@ -455,11 +490,12 @@ describe("Results (SPEC §4.10)", () => {
       ["a", Messages.toolResult("a", "A")]
     ])
     const message = Results.toUserMessage(calls, results)
-    expect(Messages.blocks(message).map((b) => (b.type === "tool_result" ? [b.tool_use_id, b.is_error ?? false] : []))).toEqual([
-      ["a", false],
-      ["b", true],
-      ["c", false]
-    ])
+    expect(Messages.blocks(message).map((b) => (b.type === "tool_result" ? [b.tool_use_id, b.is_error ?? false] : [])))
+      .toEqual([
+        ["a", false],
+        ["b", true],
+        ["c", false]
+      ])
   })
 
   it("the state directory defaults to ~/.switchyard", () => {

@@ -5,7 +5,6 @@ import {
   Hooks,
   Messages,
   PermissionContext,
-  Results,
   Tool,
   ToolUseContext
 } from "@switchyard/core"
@@ -88,7 +87,9 @@ const preToolUse = (hooks: Hooks.Service, tool: Tool.Any, cwd: string, input: un
 const dispatch = (hooks: Hooks.Service, tool: Tool.Any, cwd: string, input: unknown) =>
   Effect.gen(function*() {
     const env: Execution.Environment = { tools: [tool], pool: [tool], context: yield* Ref.make(context(cwd)) }
-    const events = Chunk.toArray(yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("toolu_1", tool.name, input), env)))
+    const events = Chunk.toArray(
+      yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("toolu_1", tool.name, input), env))
+    )
     const results = events.filter(DispatchEvent.isResult)
     expect(results).toHaveLength(1)
     const attachments = events.filter(DispatchEvent.$is("HookAttachment"))
@@ -260,9 +261,14 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
         "deny.sh",
         `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Echo is off limits"}}'`
       )
-      const { result } = yield* dispatch(yield* makeHooks(p.dir, hooksFor("PreToolUse", [command], "Echo")), tool, p.dir, {
-        text: "hi"
-      })
+      const { result } = yield* dispatch(
+        yield* makeHooks(p.dir, hooksFor("PreToolUse", [command], "Echo")),
+        tool,
+        p.dir,
+        {
+          text: "hi"
+        }
+      )
       expect(result.status).toBe("denied")
       expect(result.block.is_error).toBe(true)
       expect(textOf(result)).toContain("Echo is off limits")
@@ -337,7 +343,11 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
   it.live("exit 2 without stderr still denies, naming the hook", () =>
     live(Effect.scoped(Effect.gen(function*() {
       const p = yield* project
-      const outcome = yield* preToolUse(yield* makeHooks(p.dir, hooksFor("PreToolUse", ["exit 2"])), echoTool().tool, p.dir)
+      const outcome = yield* preToolUse(
+        yield* makeHooks(p.dir, hooksFor("PreToolUse", ["exit 2"])),
+        echoTool().tool,
+        p.dir
+      )
       expect(outcome.decision).toBe("deny")
       expect(outcome.reason).toContain(`PreToolUse hook "exit 2"`)
     }))))
@@ -364,7 +374,11 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
     live(Effect.scoped(Effect.gen(function*() {
       const p = yield* project
       const command = `node -e "throw new Error('hook exploded')"`
-      const outcome = yield* preToolUse(yield* makeHooks(p.dir, hooksFor("PreToolUse", [command])), echoTool().tool, p.dir)
+      const outcome = yield* preToolUse(
+        yield* makeHooks(p.dir, hooksFor("PreToolUse", [command])),
+        echoTool().tool,
+        p.dir
+      )
       expect(outcome.decision).toBeUndefined()
       expect(outcome.messages).toHaveLength(1)
       expect(outcome.messages[0]!.level).toBe("error")
@@ -389,7 +403,11 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
     live(Effect.scoped(Effect.gen(function*() {
       const p = yield* project
       const missing = p.file("does-not-exist")
-      const outcome = yield* preToolUse(yield* makeHooks(missing, hooksFor("PreToolUse", ["true"])), echoTool().tool, p.dir)
+      const outcome = yield* preToolUse(
+        yield* makeHooks(missing, hooksFor("PreToolUse", ["true"])),
+        echoTool().tool,
+        p.dir
+      )
       expect(outcome.decision).toBeUndefined()
       expect(outcome.messages.map((m) => m.level)).toEqual(["error"])
       expect(outcome.messages[0]!.content).toContain("could not start")
@@ -399,7 +417,10 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
     live(Effect.scoped(Effect.gen(function*() {
       const p = yield* project
       // The trap makes bash (and, inherited, its sleeping child) ignore SIGTERM: only SIGKILL ends them.
-      const command = yield* p.bash("hang.sh", `trap '' TERM\necho $$ > ${p.file("pid")}\nsleep 30\necho '{"decision":"block"}'`)
+      const command = yield* p.bash(
+        "hang.sh",
+        `trap '' TERM\necho $$ > ${p.file("pid")}\nsleep 30\necho '{"decision":"block"}'`
+      )
       const hooks = yield* makeHooks(p.dir, hooksFor("PreToolUse", [command], undefined, 1))
       const outcome = yield* preToolUse(hooks, echoTool().tool, p.dir)
       expect(outcome.decision).toBeUndefined()
@@ -416,7 +437,10 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
     live(Effect.scoped(Effect.gen(function*() {
       const p = yield* project
       // bash exits at once; the background sleep (same process group) still holds the stdout pipe.
-      const command = yield* p.bash("background.sh", `echo $$ > ${p.file("pid")}\nsleep 30 &\necho '{"decision":"block"}'`)
+      const command = yield* p.bash(
+        "background.sh",
+        `echo $$ > ${p.file("pid")}\nsleep 30 &\necho '{"decision":"block"}'`
+      )
       const hooks = yield* makeHooks(p.dir, hooksFor("PreToolUse", [command], undefined, 1))
       const outcome = yield* preToolUse(hooks, echoTool().tool, p.dir)
       expect(outcome.decision).toBeUndefined()
@@ -464,7 +488,11 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
         "wrong.sh",
         `echo '{"continue":"nope","hookSpecificOutput":{"permissionDecision":"maybe"}}'`
       )
-      const outcome = yield* preToolUse(yield* makeHooks(p.dir, hooksFor("PreToolUse", [wrong])), echoTool().tool, p.dir)
+      const outcome = yield* preToolUse(
+        yield* makeHooks(p.dir, hooksFor("PreToolUse", [wrong])),
+        echoTool().tool,
+        p.dir
+      )
       expect(outcome.decision).toBeUndefined()
       expect(outcome.stop).toBeUndefined()
       expect(outcome.messages).toHaveLength(1)
@@ -631,25 +659,40 @@ process.stdin.on("end", () => {
         "redact.sh",
         `echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"[redacted]"}}'`
       )
-      const { result } = yield* dispatch(yield* makeHooks(p.dir, hooksFor("PostToolUse", [redact])), echoTool().tool, p.dir, {
-        text: "secret"
-      })
+      const { result } = yield* dispatch(
+        yield* makeHooks(p.dir, hooksFor("PostToolUse", [redact])),
+        echoTool().tool,
+        p.dir,
+        {
+          text: "secret"
+        }
+      )
       expect(result.block.content).toBe("[redacted]")
       const mcp = yield* p.bash(
         "mcp.sh",
         `echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":[{"type":"text","text":"from mcp"}]}}'`
       )
-      const replaced = yield* dispatch(yield* makeHooks(p.dir, hooksFor("PostToolUse", [mcp])), echoTool().tool, p.dir, {
-        text: "secret"
-      })
+      const replaced = yield* dispatch(
+        yield* makeHooks(p.dir, hooksFor("PostToolUse", [mcp])),
+        echoTool().tool,
+        p.dir,
+        {
+          text: "secret"
+        }
+      )
       expect(replaced.result.block.content).toEqual([{ type: "text", text: "from mcp" }])
       const structured = yield* p.bash(
         "structured.sh",
         `echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"rows":3}}}'`
       )
-      const json = yield* dispatch(yield* makeHooks(p.dir, hooksFor("PostToolUse", [structured])), echoTool().tool, p.dir, {
-        text: "secret"
-      })
+      const json = yield* dispatch(
+        yield* makeHooks(p.dir, hooksFor("PostToolUse", [structured])),
+        echoTool().tool,
+        p.dir,
+        {
+          text: "secret"
+        }
+      )
       expect(JSON.parse(textOf(json.result))).toEqual({ rows: 3 })
     }))))
 
@@ -676,10 +719,11 @@ process.stdin.on("end", () => {
       for (const event of ["PreToolUse", "PostToolUse"] as const) {
         const hooks = yield* makeHooks(p.dir, hooksFor(event, [halt]))
         const env: Execution.Environment = { tools: [tool], pool: [tool], context: yield* Ref.make(context(p.dir)) }
-        const outcome = yield* Execution.execute(Messages.toolUse("toolu_9", "Echo", { text: "hi" }), env, () => Effect.void).pipe(
-          Effect.provideService(Hooks.Hooks, hooks),
-          Effect.provide(MemoryAllowAll)
-        )
+        const outcome = yield* Execution.execute(Messages.toolUse("toolu_9", "Echo", { text: "hi" }), env, () =>
+          Effect.void).pipe(
+            Effect.provideService(Hooks.Hooks, hooks),
+            Effect.provide(MemoryAllowAll)
+          )
         expect(outcome.stop).toBe("budget exhausted")
         expect(outcome.result.status).toBe("success")
       }
@@ -702,7 +746,10 @@ process.stdin.on("end", () => {
       expect(outcome.decision).toBeUndefined()
       expect(outcome.messages).toEqual([
         { level: "warning", content: "disk almost full" },
-        { level: "error", content: `PreToolUse hook "${warn}" answered with hookSpecificOutput for PostToolUse; it was ignored` }
+        {
+          level: "error",
+          content: `PreToolUse hook "${warn}" answered with hookSpecificOutput for PostToolUse; it was ignored`
+        }
       ])
     }))))
 

@@ -5,7 +5,6 @@
 import {
   Batches,
   DispatchEvent,
-  Execution,
   Footprint,
   Messages,
   Model,
@@ -113,7 +112,9 @@ const checkPairing = (calls: ReadonlyArray<Messages.ToolUseBlock>, results: Read
     calls.map((c) => c.id)
   )
   // No synthetic filler was needed: every block is the runner's own.
-  for (const block of Messages.blocks(message)) expect(block).toBe(byId.get((block as Messages.ToolResultBlock).tool_use_id))
+  for (const block of Messages.blocks(message)) {
+    expect(block).toBe(byId.get((block as Messages.ToolResultBlock).tool_use_id))
+  }
 }
 
 describe("Invariants (SPEC §5)", () => {
@@ -265,7 +266,7 @@ describe("Invariants (SPEC §5)", () => {
 
 /** How one block of a generated model response arrives. */
 const BlockShape = FastCheck.constantFrom("valid", "valid", "valid", "malformed", "guarded")
-const MalformedJson = FastCheck.constantFrom('{"ms": 1,,}', "{", "[1, 2]", '"text"', "null", '{"ms": }', "nope")
+const MalformedJson = FastCheck.constantFrom("{\"ms\": 1,,}", "{", "[1, 2]", "\"text\"", "null", "{\"ms\": }", "nope")
 /** A concurrency setting: unset, valid, or one of the invalid forms. */
 const Setting = FastCheck.constantFrom(undefined, "3", "0", "-1", "abc", "2.5", " ", "1e3")
 /** How the response ends: normally, by max_tokens inside a last open block, or by a break inside it. */
@@ -308,9 +309,13 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
           description: "denies itself",
           input: ScriptInput,
           checkPermissions: () => Effect.succeed({ behavior: "deny" as const, message: "Guarded never runs" }),
-          call: (_, ctx) => Effect.sync(() => log.exit(log.enter(ctx.toolUseId, "Guarded", 0), 0, false)).pipe(Effect.as("ran"))
+          call: (_, ctx) =>
+            Effect.sync(() => log.exit(log.enter(ctx.toolUseId, "Guarded", 0), 0, false)).pipe(Effect.as("ran"))
         })
-        const events: Array<Model.ModelStreamEvent | Model.ModelError> = [{ type: "message_start", message: { id: "m" } }]
+        const events: Array<Model.ModelStreamEvent | Model.ModelError> = [{
+          type: "message_start",
+          message: { id: "m" }
+        }]
         const kinds = new Map<string, string>()
         scenario.blocks.forEach(({ json, shape, spec }, index) => {
           const id = `t${index}`
@@ -328,7 +333,10 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
         if (scenario.ending === "broken") {
           events.push(new Model.ModelError({ reason: "network", message: "connection reset", retryable: false }))
         } else {
-          events.push({ type: "message_delta", delta: { stop_reason: scenario.ending === "stop" ? "tool_use" : "max_tokens" } })
+          events.push({
+            type: "message_delta",
+            delta: { stop_reason: scenario.ending === "stop" ? "tool_use" : "max_tokens" }
+          })
           events.push({ type: "message_stop" })
         }
         const done: ReadonlyArray<Model.ModelStreamEvent> = [
@@ -352,7 +360,9 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
         expect(loopEvents[loopEvents.length - 1]).toMatchObject({ _tag: "Stopped", reason: "end_turn", turns: 2 })
         const uses = Messages.toolUses(messages[1]!)
         expect(uses.map((u) => u.id)).toEqual(scenario.blocks.map((_, i) => `t${i}`))
-        const results = Messages.blocks(messages[2]!).filter((b): b is Messages.ToolResultBlock => b.type === "tool_result")
+        const results = Messages.blocks(messages[2]!).filter((b): b is Messages.ToolResultBlock =>
+          b.type === "tool_result"
+        )
         expect(results.map((r) => r.tool_use_id)).toEqual(uses.map((u) => u.id))
         for (const result of results) {
           const kind = kinds.get(result.tool_use_id)
@@ -379,7 +389,10 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
   it.effect.prop(
     "runTools and the streaming executor: pairing holds with unparsed calls and any concurrency setting",
     [
-      FastCheck.array(FastCheck.record({ spec: CallSpec, unparsed: FastCheck.boolean() }), { minLength: 1, maxLength: 10 }),
+      FastCheck.array(FastCheck.record({ spec: CallSpec, unparsed: FastCheck.boolean() }), {
+        minLength: 1,
+        maxLength: 10
+      }),
       Setting,
       FastCheck.boolean()
     ],
@@ -387,7 +400,9 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
       Effect.gen(function*() {
         const log = new RunLog()
         const blocks = specs.map(({ spec, unparsed }, i) =>
-          unparsed ? ToolCall.unparsed(`t${i}`, blockFor(spec, i).name, "Unexpected end of JSON input") : blockFor(spec, i)
+          unparsed
+            ? ToolCall.unparsed(`t${i}`, blockFor(spec, i).name, "Unexpected end of JSON input")
+            : blockFor(spec, i)
         )
         const env = yield* environment(toolsFor(log))
         const provider = ConfigProvider.fromMap(
@@ -402,7 +417,9 @@ describe("Invariants under bad input and bad settings (SPEC §5, §6)", () => {
           const result = results.find((r) => r.toolUseId === `t${i}`)!
           const content = Messages.contentText(result.block.content)
           // An unknown tool is named as such first, whatever its input; a failed Bash sibling may cancel any call.
-          if (!content.startsWith("Cancelled")) expect(content.startsWith(invalidJson)).toBe(unparsed && spec.kind !== "Unknown")
+          if (!content.startsWith("Cancelled")) {
+            expect(content.startsWith(invalidJson)).toBe(unparsed && spec.kind !== "Unknown")
+          }
           if (unparsed) expect(log.get(`t${i}`)).toBeUndefined()
         })
         const cap = setting === "3" ? 3 : Batches.DEFAULT_MAX_CONCURRENCY

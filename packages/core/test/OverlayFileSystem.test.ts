@@ -33,7 +33,10 @@ const Op = FastCheck.oneof(
   FastCheck.record({ op: FastCheck.constant("remove" as const), path: Name, recursive: FastCheck.boolean() }),
   FastCheck.record({ op: FastCheck.constant("rename" as const), path: Name, to: Name }),
   FastCheck.record({ op: FastCheck.constant("makeDirectory" as const), path: Name, recursive: FastCheck.boolean() }),
-  FastCheck.record({ op: FastCheck.constant("readDirectory" as const), path: FastCheck.constantFrom(".", "d", "d/e", "f") }),
+  FastCheck.record({
+    op: FastCheck.constant("readDirectory" as const),
+    path: FastCheck.constantFrom(".", "d", "d/e", "f")
+  }),
   FastCheck.record({ op: FastCheck.constant("stat" as const), path: Name }),
   FastCheck.record({ op: FastCheck.constant("exists" as const), path: Name }),
   FastCheck.record({ op: FastCheck.constant("realPath" as const), path: Name }),
@@ -149,8 +152,10 @@ const runOp = (fs: FileSystem.FileSystem, root: string, op: Op) => {
         return Effect.map(fs.realPath(at(op.path)), (p) => NPath.relative(root, p))
       case "chmodFile":
         // Modes of files (directories keep theirs: the overlay does not model them).
-        return Effect.flatMap(fs.stat(at(op.path)), (info) =>
-          info.type === "File" ? fs.chmod(at(op.path), op.mode) : Effect.succeed("not a file"))
+        return Effect.flatMap(
+          fs.stat(at(op.path)),
+          (info) => info.type === "File" ? fs.chmod(at(op.path), op.mode) : Effect.succeed("not a file")
+        )
       case "copyFile":
         return fs.copyFile(at(op.path), at(op.to))
       case "copy":
@@ -161,7 +166,10 @@ const runOp = (fs: FileSystem.FileSystem, root: string, op: Op) => {
         return Effect.map(fs.readLink(at(op.path)), (target) => linkEntry(root, target))
     }
   })()
-  return Effect.map(Effect.either(effect), Either.match({ onLeft: () => "<failed>", onRight: (value) => value ?? null }))
+  return Effect.map(
+    Effect.either(effect),
+    Either.match({ onLeft: () => "<failed>", onRight: (value) => value ?? null })
+  )
 }
 
 const withOverlay = <A, E>(
@@ -225,12 +233,19 @@ describe("OverlayFileSystem (SPEC §4.12)", () => {
           // link target's on apply.
           [[{ op: "copyFile", path: "d", to: "a" }, { op: "atomicWrite", path: "f", content: "one" }]],
           [[{ op: "rename", path: "l", to: "b" }, { op: "copyFile", path: "d/l", to: "b" }]],
-          [[{ op: "remove", path: "a", recursive: false }, { op: "copyFile", path: "d/e", to: "l" }, { op: "read", path: "a" }]],
+          [[{ op: "remove", path: "a", recursive: false }, { op: "copyFile", path: "d/e", to: "l" }, {
+            op: "read",
+            path: "a"
+          }]],
           [[{ op: "copy", path: "d", to: "f", overwrite: false }, { op: "read", path: "a" }]],
           [[{ op: "symlink", path: "a.tmp", target: "e" }, { op: "copy", path: "a.tmp", to: "d/l", overwrite: false }]],
           [[{ op: "symlink", path: "f", target: "x" }, { op: "makeDirectory", path: "f/w", recursive: true }]],
           [[{ op: "remove", path: "d/l", recursive: false }, { op: "copy", path: "d/e", to: "d/l", overwrite: false }]],
-          [[{ op: "chmodFile", path: "a", mode: 0o600 }, { op: "rename", path: "a", to: "b" }, { op: "copyFile", path: "b", to: "d/y" }]],
+          [[{ op: "chmodFile", path: "a", mode: 0o600 }, { op: "rename", path: "a", to: "b" }, {
+            op: "copyFile",
+            path: "b",
+            to: "d/y"
+          }]],
           [[{ op: "write", path: "a", content: "two" }, { op: "rename", path: "l", to: "d/y" }]]
         ]
       }
@@ -298,20 +313,24 @@ describe("OverlayFileSystem (SPEC §4.12)", () => {
       yield* withOverlay(root, (overlay) =>
         Effect.gen(function*() {
           const fs = overlay.fileSystem
-          for (const target of [
-            NPath.join(root, "..", NPath.basename(outside), "secret"),
-            NPath.join(outside, "new"),
-            NPath.join(root, "link-out"),
-            NPath.join(root, "dir-out", "new"),
-            NPath.join(root, "dir-out", "secret")
-          ]) {
+          for (
+            const target of [
+              NPath.join(root, "..", NPath.basename(outside), "secret"),
+              NPath.join(outside, "new"),
+              NPath.join(root, "link-out"),
+              NPath.join(root, "dir-out", "new"),
+              NPath.join(root, "dir-out", "secret")
+            ]
+          ) {
             const written = yield* Effect.either(fs.writeFileString(target, "pwned"))
             expect(Either.isLeft(written)).toBe(true)
             if (Either.isLeft(written)) expect(written.left.message).toContain("outside the working directory")
             // Removing the link itself stays inside the tree; removing through it does not.
             if (!target.endsWith("link-out")) expect(Either.isLeft(yield* Effect.either(fs.remove(target)))).toBe(true)
           }
-          expect(Either.isLeft(yield* Effect.either(fs.rename(NPath.join(root, "a"), NPath.join(outside, "a"))))).toBe(true)
+          expect(Either.isLeft(yield* Effect.either(fs.rename(NPath.join(root, "a"), NPath.join(outside, "a"))))).toBe(
+            true
+          )
           // A link inside the tree to a file inside the tree: the write lands on the target.
           yield* fs.writeFileString(NPath.join(root, "link-in"), "through the link")
           expect(yield* fs.readFileString(NPath.join(root, "a"))).toBe("through the link")

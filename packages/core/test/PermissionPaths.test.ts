@@ -70,28 +70,39 @@ const outcome = (setup: Setup, tool: Tool.Any, input: unknown) =>
 
 describe("PermissionChain on real paths", () => {
   describe("symbolic links", () => {
-    it.effect.each([
-      ["a link to a denied file", Read, { file_path: "src/env-link" }],
-      ["a link to a denied directory", Read, { file_path: path.join(project, "src/secrets-link/key.txt") }],
-      ["a relative link to a denied directory", Read, { file_path: "src/relative-secrets/key.txt" }],
-      ["an edit through a link to a denied file", Edit, { file_path: "src/env-link" }],
-      ["a write of a new file through a link to a denied directory", Write, { file_path: "src/secrets-link/new.txt" }],
-      ["Grep of a link to a denied directory", Grep, { pattern: "x", path: "src/secrets-link" }],
-      ["Glob of a link to a denied directory", Glob, { pattern: "*", path: "src/secrets-link" }]
-    ] as const)("%s is denied", ([, tool, input]) =>
+    it.effect.each(
+      [
+        ["a link to a denied file", Read, { file_path: "src/env-link" }],
+        ["a link to a denied directory", Read, { file_path: path.join(project, "src/secrets-link/key.txt") }],
+        ["a relative link to a denied directory", Read, { file_path: "src/relative-secrets/key.txt" }],
+        ["an edit through a link to a denied file", Edit, { file_path: "src/env-link" }],
+        ["a write of a new file through a link to a denied directory", Write, {
+          file_path: "src/secrets-link/new.txt"
+        }],
+        ["Grep of a link to a denied directory", Grep, { pattern: "x", path: "src/secrets-link" }],
+        ["Glob of a link to a denied directory", Glob, { pattern: "*", path: "src/secrets-link" }]
+      ] as const
+    )("%s is denied", ([, tool, input]) =>
       Effect.gen(function*() {
         expect(yield* outcome(denySecrets, tool, input)).toBe("deny")
       }).pipe(Effect.provide(NodeContext.layer)))
 
-    it.effect.each([
-      ["Read through a link to a directory outside", Read, { file_path: "src/out/data.txt" }, "default"],
-      ["Grep of a link to a directory outside", Grep, { pattern: "x", path: "src/out" }, "default"],
-      ["Glob of a link to a directory outside", Glob, { pattern: "*", path: "src/out" }, "default"],
-      ["Write through a link to a directory outside", Write, { file_path: "src/out/new.txt" }, "acceptEdits"],
-      ["Write through a dangling link to a file outside", Write, { file_path: "src/dangling" }, "acceptEdits"],
-      ["Edit through a link into .git", Edit, { file_path: "src/git-link/config" }, "acceptEdits"],
-      ["Write of a new file through a link into .git", Write, { file_path: "src/git-link/hooks/post-checkout" }, "acceptEdits"]
-    ] as const)("%s asks", ([, tool, input, mode]) =>
+    it.effect.each(
+      [
+        ["Read through a link to a directory outside", Read, { file_path: "src/out/data.txt" }, "default"],
+        ["Grep of a link to a directory outside", Grep, { pattern: "x", path: "src/out" }, "default"],
+        ["Glob of a link to a directory outside", Glob, { pattern: "*", path: "src/out" }, "default"],
+        ["Write through a link to a directory outside", Write, { file_path: "src/out/new.txt" }, "acceptEdits"],
+        ["Write through a dangling link to a file outside", Write, { file_path: "src/dangling" }, "acceptEdits"],
+        ["Edit through a link into .git", Edit, { file_path: "src/git-link/config" }, "acceptEdits"],
+        [
+          "Write of a new file through a link into .git",
+          Write,
+          { file_path: "src/git-link/hooks/post-checkout" },
+          "acceptEdits"
+        ]
+      ] as const
+    )("%s asks", ([, tool, input, mode]) =>
       Effect.gen(function*() {
         expect(yield* outcome(inProject({ mode }), tool, input)).toBe("ask")
       }).pipe(Effect.provide(NodeContext.layer)))
@@ -100,7 +111,9 @@ describe("PermissionChain on real paths", () => {
       Effect.gen(function*() {
         expect(yield* outcome(denySecrets, Read, { file_path: "src/a.ts" })).toBe("allow")
         expect(yield* outcome(inProject({ mode: "acceptEdits" }), Write, { file_path: "src/new.ts" })).toBe("allow")
-        expect(yield* outcome(inProject({ mode: "acceptEdits" }), Write, { file_path: "src/deep/new.ts" })).toBe("allow")
+        expect(yield* outcome(inProject({ mode: "acceptEdits" }), Write, { file_path: "src/deep/new.ts" })).toBe(
+          "allow"
+        )
       }).pipe(Effect.provide(NodeContext.layer)))
 
     it.effect("a working directory reached through a link keeps its rules", () =>
@@ -146,7 +159,9 @@ describe("PermissionChain on real paths", () => {
               }
               const file = target === "secrets" ? path.join(previous, "key.txt") : previous
               const input = tool === Grep ? { pattern: "x", path: file } : { file_path: file }
-              const result = await Effect.runPromise(outcome(denySecrets, tool, input).pipe(Effect.provide(NodeContext.layer)))
+              const result = await Effect.runPromise(
+                outcome(denySecrets, tool, input).pipe(Effect.provide(NodeContext.layer))
+              )
               fs.rmSync(dir, { recursive: true, force: true })
               return result === "deny"
             }
@@ -157,15 +172,17 @@ describe("PermissionChain on real paths", () => {
   })
 
   describe("glob and brace characters in file tool paths", () => {
-    it.effect.each([
-      ["secrets/*", "Read"],
-      [".e?v", "Read"],
-      ["[.]env", "Read"],
-      ["{src,secrets}/key.txt", "Read"],
-      ["**/key.txt", "Read"],
-      ["secrets/*", "Edit"],
-      ["sec*/key.txt", "Write"]
-    ] as const)("%s (%s) counts as matching the deny rules it could match", ([file, tool]) =>
+    it.effect.each(
+      [
+        ["secrets/*", "Read"],
+        [".e?v", "Read"],
+        ["[.]env", "Read"],
+        ["{src,secrets}/key.txt", "Read"],
+        ["**/key.txt", "Read"],
+        ["secrets/*", "Edit"],
+        ["sec*/key.txt", "Write"]
+      ] as const
+    )("%s (%s) counts as matching the deny rules it could match", ([file, tool]) =>
       Effect.gen(function*() {
         expect(yield* outcome(denySecrets, { Read, Edit, Write }[tool], { file_path: file })).toBe("deny")
       }).pipe(Effect.provide(NodeContext.layer)))
@@ -205,7 +222,9 @@ describe("PermissionChain on real paths", () => {
             FastCheck.constantFrom("default" as const, "plan" as const, "acceptEdits" as const),
             async (name, mode) => {
               const result = await Effect.runPromise(
-                outcome(inProject({ mode }), WebFetch, { url: `http://${name}/x` }).pipe(Effect.provide(NodeContext.layer))
+                outcome(inProject({ mode }), WebFetch, { url: `http://${name}/x` }).pipe(
+                  Effect.provide(NodeContext.layer)
+                )
               )
               return result === "ask"
             }
@@ -218,7 +237,9 @@ describe("PermissionChain on real paths", () => {
       Effect.gen(function*() {
         const setup = inProject({ allow: ["WebFetch(domain:docs.example.com)"] })
         expect(yield* outcome(setup, WebFetch, { url: "https://docs.example.com/a" })).toBe("allow")
-        expect(yield* outcome({ ...setup, mode: "plan" }, WebFetch, { url: "https://docs.example.com/a" })).toBe("allow")
+        expect(yield* outcome({ ...setup, mode: "plan" }, WebFetch, { url: "https://docs.example.com/a" })).toBe(
+          "allow"
+        )
         expect(yield* outcome(setup, WebFetch, { url: "https://example.com/a" })).toBe("ask")
         expect(yield* outcome(inProject({ mode: "dontAsk" }), WebFetch, { url: "http://127.0.0.1/" })).toBe("deny")
         expect(yield* outcome(inProject({ mode: "bypassPermissions" }), WebFetch, { url: "http://127.0.0.1/" }))

@@ -137,7 +137,10 @@ describe("QueryLoop (SPEC §4.11)", () => {
       expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
       expectPaired(messages)
       const results = Messages.blocks(messages[2]!) as ReadonlyArray<Messages.ToolResultBlock>
-      expect(results.map((r) => [r.tool_use_id, r.is_error ?? false])).toEqual([["t1", true], ["t2", true], ["t3", true]])
+      expect(results.map((r) => [r.tool_use_id, r.is_error ?? false])).toEqual([["t1", true], ["t2", true], [
+        "t3",
+        true
+      ]])
       // t2 (a Bash error) cancelled its running sibling t1 and the queued t3.
       expect(Messages.contentText(results[0]!.content)).toBe("Cancelled: a parallel Bash call failed")
     }))
@@ -188,8 +191,17 @@ describe("QueryLoop (SPEC §4.11)", () => {
       const log = new RunLog()
       const requests: Array<Model.ModelRequest> = []
       const model = scriptedModel([
-        [start, toolStart(0, "t1", "Read"), json(0, '{"la'), json(0, 'bel": "x'), json(0, '", "ms": 5}'), blockStop(0), stopReason("tool_use"), stop],
-        [start, toolStart(0, "t2", "Read"), json(0, '{"ms": "soon"}'), blockStop(0), stopReason("tool_use"), stop],
+        [
+          start,
+          toolStart(0, "t1", "Read"),
+          json(0, "{\"la"),
+          json(0, "bel\": \"x"),
+          json(0, "\", \"ms\": 5}"),
+          blockStop(0),
+          stopReason("tool_use"),
+          stop
+        ],
+        [start, toolStart(0, "t2", "Read"), json(0, "{\"ms\": \"soon\"}"), blockStop(0), stopReason("tool_use"), stop],
         [start, stopReason("end_turn"), stop]
       ], requests)
       const { events, messages } = yield* runLoop("go", model, log)
@@ -208,7 +220,11 @@ describe("QueryLoop (SPEC §4.11)", () => {
         [start, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }],
         "Overloaded"
       ],
-      ["a stream that ends without message_stop", [start, { type: "content_block_start", index: 0, content_block: { type: "text", text: "hi" } }], "message_stop"]
+      ["a stream that ends without message_stop", [start, {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "text", text: "hi" }
+      }], "message_stop"]
     ]
     for (const [label, script, fragment] of cases) {
       it.effect(label, () =>
@@ -236,9 +252,15 @@ describe("QueryLoop (SPEC §4.11)", () => {
         const model = scriptedModel([
           [
             start,
-            toolStart(0, "t1", "Read"), json(0, '{"label": "first"}'), blockStop(0),
-            toolStart(1, "t2", "Read"), json(1, '{"ms": 1,,}'), blockStop(1),
-            toolStart(2, "t3", "Read"), json(2, '{"label": "third"}'), blockStop(2),
+            toolStart(0, "t1", "Read"),
+            json(0, "{\"label\": \"first\"}"),
+            blockStop(0),
+            toolStart(1, "t2", "Read"),
+            json(1, "{\"ms\": 1,,}"),
+            blockStop(1),
+            toolStart(2, "t3", "Read"),
+            json(2, "{\"label\": \"third\"}"),
+            blockStop(2),
             stopReason("tool_use"),
             stop
           ],
@@ -257,7 +279,7 @@ describe("QueryLoop (SPEC §4.11)", () => {
         expect(first!.content).toBe("first done")
         expect(second!.is_error).toBe(true)
         expect(Messages.contentText(second!.content).startsWith(invalidJson)).toBe(true)
-        expect(Messages.contentText(second!.content)).toContain('{"ms": 1,,}')
+        expect(Messages.contentText(second!.content)).toContain("{\"ms\": 1,,}")
         expect(third!.content).toBe("third done")
         // The loop went on: the model saw the error.
         expect(requests).toHaveLength(2)
@@ -267,14 +289,14 @@ describe("QueryLoop (SPEC §4.11)", () => {
     const cutOff: ReadonlyArray<readonly [string, ReadonlyArray<Step>, string]> = [
       [
         "a stream that breaks inside the block",
-        [start, toolStart(0, "t1", "Read"), json(0, '{"ms"'), {
+        [start, toolStart(0, "t1", "Read"), json(0, "{\"ms\""), {
           fail: new Model.ModelError({ reason: "network", message: "socket hang up", retryable: true })
         }],
         "socket hang up"
       ],
       [
         "max_tokens inside the block",
-        [start, toolStart(0, "t1", "Read"), json(0, '{"ms": 1'), stopReason("max_tokens"), stop],
+        [start, toolStart(0, "t1", "Read"), json(0, "{\"ms\": 1"), stopReason("max_tokens"), stop],
         "max_tokens"
       ]
     ]
@@ -307,7 +329,7 @@ describe("QueryLoop (SPEC §4.11)", () => {
           [
             start,
             toolStart(0, "t1", "Read"),
-            json(0, '{"ms": 50}'),
+            json(0, "{\"ms\": 50}"),
             blockStop(0),
             { sleep: 10 },
             toolStart(1, "t2", "Read"),
@@ -354,7 +376,13 @@ describe("QueryLoop (SPEC §4.11)", () => {
       Effect.gen(function*() {
         const log = new RunLog()
         const model = ReplayModel.layer({
-          turns: [{ blocks: [useBlock("t1", "Read", { ms: 1_000 }), useBlock("t2", "Edit", { ms: 10 }), textBlock("waiting", 100)] }]
+          turns: [{
+            blocks: [
+              useBlock("t1", "Read", { ms: 1_000 }),
+              useBlock("t2", "Edit", { ms: 10 }),
+              textBlock("waiting", 100)
+            ]
+          }]
         })
         const { events, messages } = yield* Effect.gen(function*() {
           const session = yield* QueryLoop.makeSession(ToolUseContext.make({ cwd: "/", sessionId: "s" }))
@@ -368,7 +396,10 @@ describe("QueryLoop (SPEC §4.11)", () => {
         expectPaired(messages)
         const blocks = Messages.blocks(messages[2]!)
         const results = blocks.filter((b): b is Messages.ToolResultBlock => b.type === "tool_result")
-        expect(results.map((r) => Messages.contentText(r.content))).toEqual(["Interrupted by user", "Interrupted by user"])
+        expect(results.map((r) => Messages.contentText(r.content))).toEqual([
+          "Interrupted by user",
+          "Interrupted by user"
+        ])
         // Recorded as Claude Code records it, in the results message.
         expect(blocks.at(-1)).toEqual(Messages.text(QueryLoop.INTERRUPTED_FOR_TOOL_USE))
         expect(log.get("t1")!.interrupted).toBe(true)
@@ -387,7 +418,8 @@ describe("QueryLoop (SPEC §4.11)", () => {
         const recording = Layer.effect(
           Model.LanguageModel,
           Effect.map(Model.LanguageModel, (model) => ({
-            stream: (request: Model.ModelRequest) => Stream.suspend(() => (requests.push(request), model.stream(request)))
+            stream: (request: Model.ModelRequest) =>
+              Stream.suspend(() => (requests.push(request), model.stream(request)))
           }))
         ).pipe(Layer.provide(replay))
         const messages = yield* Effect.gen(function*() {
@@ -454,7 +486,9 @@ describe("QueryLoop (SPEC §4.11)", () => {
     it.effect("a new message lets block tools finish and ends the run", () =>
       Effect.gen(function*() {
         const log = new RunLog()
-        const model = ReplayModel.layer({ turns: [{ blocks: [useBlock("t1", "Edit", { ms: 300 }), textBlock("x", 10)] }] })
+        const model = ReplayModel.layer({
+          turns: [{ blocks: [useBlock("t1", "Edit", { ms: 300 }), textBlock("x", 10)] }]
+        })
         const { events, messages } = yield* Effect.gen(function*() {
           const session = yield* QueryLoop.makeSession(ToolUseContext.make({ cwd: "/", sessionId: "s" }))
           const fiber = yield* QueryLoop.collect(session.run("go")).pipe(Effect.fork)
@@ -485,9 +519,15 @@ describe("QueryLoop (SPEC §4.11)", () => {
     it.effect("UserPromptSubmit can block the prompt", () =>
       Effect.gen(function*() {
         const requests: Array<Model.ModelRequest> = []
-        const { events } = yield* runLoop("rm -rf /", scriptedModel([], requests), new RunLog(), {}, hooksLayer({
-          userPromptSubmit: () => Effect.succeed({ ...Hooks.emptyLoopHook, blockReason: "dangerous prompt" })
-        }))
+        const { events } = yield* runLoop(
+          "rm -rf /",
+          scriptedModel([], requests),
+          new RunLog(),
+          {},
+          hooksLayer({
+            userPromptSubmit: () => Effect.succeed({ ...Hooks.emptyLoopHook, blockReason: "dangerous prompt" })
+          })
+        )
         expect(stoppedOf(events)).toMatchObject({ reason: "prompt_blocked", detail: "dangerous prompt" })
         expect(requests).toHaveLength(0)
       }))
@@ -500,14 +540,22 @@ describe("QueryLoop (SPEC §4.11)", () => {
           [start, stopReason("end_turn"), stop],
           [start, stopReason("end_turn"), stop]
         ], requests)
-        const { events } = yield* runLoop("hello", model, new RunLog(), {}, hooksLayer({
-          userPromptSubmit: () => Effect.succeed({ ...Hooks.emptyLoopHook, additionalContext: ["branch: main"] }),
-          stop: ({ stopHookActive }) =>
-            Effect.zipRight(
-              Ref.update(calls, (n) => n + 1),
-              Effect.succeed(stopHookActive ? Hooks.emptyLoopHook : { ...Hooks.emptyLoopHook, blockReason: "run the tests first" })
-            )
-        }))
+        const { events } = yield* runLoop(
+          "hello",
+          model,
+          new RunLog(),
+          {},
+          hooksLayer({
+            userPromptSubmit: () => Effect.succeed({ ...Hooks.emptyLoopHook, additionalContext: ["branch: main"] }),
+            stop: ({ stopHookActive }) =>
+              Effect.zipRight(
+                Ref.update(calls, (n) => n + 1),
+                Effect.succeed(
+                  stopHookActive ? Hooks.emptyLoopHook : { ...Hooks.emptyLoopHook, blockReason: "run the tests first" }
+                )
+              )
+          })
+        )
         expect(stoppedOf(events)).toMatchObject({ reason: "end_turn", turns: 2 })
         expect(Messages.blocks(requests[0]!.messages[0]!).map((b) => (b.type === "text" ? b.text : ""))).toEqual([
           "hello",
@@ -520,10 +568,18 @@ describe("QueryLoop (SPEC §4.11)", () => {
 
     it.effect("continue:false from a tool hook stops the loop after the batch", () =>
       Effect.gen(function*() {
-        const model = ReplayModel.layer({ turns: [{ blocks: [useBlock("t1", "Read", { ms: 1 })] }, { blocks: [textBlock("never")] }] })
-        const { events, messages } = yield* runLoop("go", model, new RunLog(), {}, hooksLayer({
-          postToolUse: () => Effect.succeed({ ...Hooks.emptyPostToolUse, stop: "budget exhausted" })
-        }))
+        const model = ReplayModel.layer({
+          turns: [{ blocks: [useBlock("t1", "Read", { ms: 1 })] }, { blocks: [textBlock("never")] }]
+        })
+        const { events, messages } = yield* runLoop(
+          "go",
+          model,
+          new RunLog(),
+          {},
+          hooksLayer({
+            postToolUse: () => Effect.succeed({ ...Hooks.emptyPostToolUse, stop: "budget exhausted" })
+          })
+        )
         expect(stoppedOf(events)).toMatchObject({ reason: "hook_stop", detail: "budget exhausted" })
         expectPaired(messages)
       }))
@@ -531,7 +587,9 @@ describe("QueryLoop (SPEC §4.11)", () => {
 
   it.effect("tool events flow through the loop's stream", () =>
     Effect.gen(function*() {
-      const model = ReplayModel.layer({ turns: [{ blocks: [useBlock("t1", "Read", { ms: 30, progress: 2 })] }, { blocks: [textBlock("ok")] }] })
+      const model = ReplayModel.layer({
+        turns: [{ blocks: [useBlock("t1", "Read", { ms: 30, progress: 2 })] }, { blocks: [textBlock("ok")] }]
+      })
       const { events } = yield* runLoop("go", model, new RunLog())
       const toolEvents = events.filter(QueryLoop.LoopEvent.$is("Tool")).map((e) => e.event._tag)
       expect(toolEvents).toEqual(["Started", "Progress", "Progress", "Result"])

@@ -8,7 +8,6 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Results } from "@switchyard/core"
 import { MemoryAllowAll } from "./fixtures.js"
 
 const named = (name: string, extra: Partial<Tool.Definition<unknown, string, never, never>> = {}) =>
@@ -38,7 +37,13 @@ describe("Registry (SPEC §4.2)", () => {
   describe("getTools pipeline", () => {
     it("keeps every enabled tool when nothing filters", () => {
       expect(names(Registry.filterTools(pool, defaults))).toEqual([
-        "Bash", "Read", "Edit", "Glob", "Grep", "SyntheticOutput", "REPL"
+        "Bash",
+        "Read",
+        "Edit",
+        "Glob",
+        "Grep",
+        "SyntheticOutput",
+        "REPL"
       ])
     })
 
@@ -132,7 +137,10 @@ describe("Registry (SPEC §4.2)", () => {
         expect(names(env.pool)).toEqual(["TaskStop"])
       }).pipe(
         Effect.provide(
-          Registry.layerTools([named("Runtime", { aliases: ["Helper"] }), named("TaskStop", { aliases: ["KillShell"] })], {
+          Registry.layerTools([
+            named("Runtime", { aliases: ["Helper"] }),
+            named("TaskStop", { aliases: ["KillShell"] })
+          ], {
             specialTools: ["Runtime"]
           })
         )

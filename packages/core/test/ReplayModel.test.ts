@@ -46,7 +46,10 @@ const firstRequest = request(user(Messages.text("go")))
 const afterTools = (...results: ReadonlyArray<Messages.ToolResultBlock>) =>
   request(
     user(Messages.text("go")),
-    assistant(Messages.toolUse("toolu_a", "Read", { file_path: "/a" }), Messages.toolUse("toolu_b", "Read", { file_path: "/b" })),
+    assistant(
+      Messages.toolUse("toolu_a", "Read", { file_path: "/a" }),
+      Messages.toolUse("toolu_b", "Read", { file_path: "/b" })
+    ),
     user(...results)
   )
 
@@ -151,7 +154,12 @@ describe("ReplayModel (SPEC §4.11)", () => {
           turns: [{
             blocks: [
               { block: Messages.text("abc"), delayMs: 100 },
-              { block: Messages.toolUse("toolu_1", "Read", { file_path: "/x" }), delayMs: 150, chunks: 3, chunkDelayMs: 10 }
+              {
+                block: Messages.toolUse("toolu_1", "Read", { file_path: "/x" }),
+                delayMs: 150,
+                chunks: 3,
+                chunkDelayMs: 10
+              }
             ]
           }]
         })
@@ -275,7 +283,10 @@ describe("ReplayModel (SPEC §4.11)", () => {
             )
           )
         )
-        expect(second.flatMap((e) => e.type === "content_block_delta" && e.delta.type === "text_delta" ? [e.delta.text] : []).join(""))
+        expect(
+          second.flatMap((e) => e.type === "content_block_delta" && e.delta.type === "text_delta" ? [e.delta.text] : [])
+            .join("")
+        )
           .toBe("a.txt says hello; b.txt does not exist.")
       }).pipe(Effect.provide(NodeContext.layer)))
 
@@ -287,7 +298,9 @@ describe("ReplayModel (SPEC §4.11)", () => {
         yield* fs.writeFileString(
           badValue,
           JSON.stringify({
-            turns: [{ blocks: [{ block: { type: "text", text: "hi" } }, { block: { type: "text", text: "x" }, delayMs: "soon" }] }]
+            turns: [{
+              blocks: [{ block: { type: "text", text: "hi" } }, { block: { type: "text", text: "x" }, delayMs: "soon" }]
+            }]
           })
         )
         const valueError = yield* Effect.flip(ReplayModel.load(badValue))

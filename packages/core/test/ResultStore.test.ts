@@ -22,31 +22,41 @@ const texts = FastCheck.array(
     FastCheck.string({ unit: "grapheme", maxLength: 200 }),
     FastCheck.string({ unit: "binary", maxLength: 200 }),
     // Longer than the first buffer, so encoding grows it.
-    FastCheck.tuple(FastCheck.string({ unit: "grapheme", minLength: 1, maxLength: 8 }), FastCheck.integer({ min: 10_000, max: 40_000 }))
+    FastCheck.tuple(
+      FastCheck.string({ unit: "grapheme", minLength: 1, maxLength: 8 }),
+      FastCheck.integer({ min: 10_000, max: 40_000 })
+    )
       .map(([unit, times]) => unit.repeat(times))
   ),
   { minLength: 1, maxLength: 12 }
 )
 
 describe("Results.layerDirectory", () => {
-  it.scoped.prop("reads back exactly what was persisted, with spills in flight together", [texts], ([list]) =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const directory = yield* fs.makeTempDirectoryScoped()
-      const files = yield* Effect.flatMap(Results.ResultStore, (results) =>
-        Effect.forEach(list, (text, i) => results.persist("s", `toolu_${i}`, text), { concurrency: 6 })).pipe(
+  it.scoped.prop(
+    "reads back exactly what was persisted, with spills in flight together",
+    [texts],
+    ([list]) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const directory = yield* fs.makeTempDirectoryScoped()
+        const files = yield* Effect.flatMap(
+          Results.ResultStore,
+          (results) => Effect.forEach(list, (text, i) => results.persist("s", `toolu_${i}`, text), { concurrency: 6 })
+        ).pipe(
           Effect.provide(store(directory))
         )
-      for (const [i, file] of files.entries()) {
-        expect(file).toBe(`${directory}/sessions/s/tool-results/toolu_${i}.txt`)
-        // Lone surrogates cannot be encoded; UTF-8 gets U+FFFD for them, as TextEncoder.encode gives.
-        const written = Buffer.from(yield* fs.readFile(file))
-        expect(written.equals(Buffer.from(new TextEncoder().encode(list[i]!))), `text ${i}`).toBe(true)
-      }
-      expect((yield* fs.readDirectory(`${directory}/sessions/s/tool-results`)).sort()).toEqual(
-        list.map((_, i) => `toolu_${i}.txt`).sort()
-      )
-    }).pipe(Effect.provide(NodeContext.layer)), { fastCheck: { numRuns: 25 } })
+        for (const [i, file] of files.entries()) {
+          expect(file).toBe(`${directory}/sessions/s/tool-results/toolu_${i}.txt`)
+          // Lone surrogates cannot be encoded; UTF-8 gets U+FFFD for them, as TextEncoder.encode gives.
+          const written = Buffer.from(yield* fs.readFile(file))
+          expect(written.equals(Buffer.from(new TextEncoder().encode(list[i]!))), `text ${i}`).toBe(true)
+        }
+        expect((yield* fs.readDirectory(`${directory}/sessions/s/tool-results`)).sort()).toEqual(
+          list.map((_, i) => `toolu_${i}.txt`).sort()
+        )
+      }).pipe(Effect.provide(NodeContext.layer)),
+    { fastCheck: { numRuns: 25 } }
+  )
 
   it.scoped("makes the directory again when it was removed between spills", () =>
     Effect.gen(function*() {

@@ -52,10 +52,23 @@ layer(NodeContext.layer)("Settings (SPEC §4.5)", (it) => {
       Effect.gen(function*() {
         const s = yield* scratch
         const path = yield* Path.Path
-        yield* s.write(s.user, { permissions: { allow: ["Bash(ls *)"], deny: ["Bash(curl *)"], defaultMode: "plan" }, model: "user-model", env: { A: "user", B: "user" } })
-        yield* s.write(s.projectFile, { permissions: { allow: ["Bash(npm test *)"], additionalDirectories: ["../lib"], defaultMode: "acceptEdits" }, model: "project-model" })
-        yield* s.write(s.local, { permissions: { allow: ["Bash(curl *)"], ask: ["Bash(git push *)"] }, env: { B: "local" } })
-        const extra = yield* s.write(path.join(s.root, "extra.json"), { permissions: { defaultMode: "dontAsk", additionalDirectories: ["/data"] }, hooks: { Stop: [{ hooks: [{ type: "command", command: "echo stop" }] }] } })
+        yield* s.write(s.user, {
+          permissions: { allow: ["Bash(ls *)"], deny: ["Bash(curl *)"], defaultMode: "plan" },
+          model: "user-model",
+          env: { A: "user", B: "user" }
+        })
+        yield* s.write(s.projectFile, {
+          permissions: { allow: ["Bash(npm test *)"], additionalDirectories: ["../lib"], defaultMode: "acceptEdits" },
+          model: "project-model"
+        })
+        yield* s.write(s.local, {
+          permissions: { allow: ["Bash(curl *)"], ask: ["Bash(git push *)"] },
+          env: { B: "local" }
+        })
+        const extra = yield* s.write(path.join(s.root, "extra.json"), {
+          permissions: { defaultMode: "dontAsk", additionalDirectories: ["/data"] },
+          hooks: { Stop: [{ hooks: [{ type: "command", command: "echo stop" }] }] }
+        })
         const settings = yield* s.load([extra])
         expect(settings.issues).toEqual([])
         expect(settings.files.map((file) => file.source.scope)).toEqual(["user", "project", "local", "flag"])
@@ -95,16 +108,30 @@ layer(NodeContext.layer)("Settings (SPEC §4.5)", (it) => {
         const s = yield* scratch
         const path = yield* Path.Path
         const other = path.join(s.root, "other-project")
-        const claude = yield* s.write(path.join(other, ".claude", "settings.json"), { permissions: { deny: ["Read(/secrets/**)"] } })
-        const plain = yield* s.write(path.join(s.root, "conf", "mine.json"), { permissions: { deny: ["Read(/keys/**)"] } })
+        const claude = yield* s.write(path.join(other, ".claude", "settings.json"), {
+          permissions: { deny: ["Read(/secrets/**)"] }
+        })
+        const plain = yield* s.write(path.join(s.root, "conf", "mine.json"), {
+          permissions: { deny: ["Read(/keys/**)"] }
+        })
         const settings = yield* s.load([claude, plain])
         expect(settings.permissions.rules.map((rule) => rule.root)).toEqual([other, path.join(s.root, "conf")])
         const chain = yield* PermissionChain.make({ home: HOME })
         const context = ToolUseContext.make({ cwd: s.project, permissions: settings.permissions })
         const decide = (file_path: string) =>
-          chain.decide({ tool: Read, toolUseId: "t", input: { file_path }, context, hook: Hooks.emptyPreToolUse, emit: () => Effect.void })
+          chain.decide({
+            tool: Read,
+            toolUseId: "t",
+            input: { file_path },
+            context,
+            hook: Hooks.emptyPreToolUse,
+            emit: () => Effect.void
+          })
         expect(yield* decide(path.join(other, "secrets", "a"))).toMatchObject({ behavior: "deny", source: "rule" })
-        expect(yield* decide(path.join(s.root, "conf", "keys", "k"))).toMatchObject({ behavior: "deny", source: "rule" })
+        expect(yield* decide(path.join(s.root, "conf", "keys", "k"))).toMatchObject({
+          behavior: "deny",
+          source: "rule"
+        })
         // Not under the rule's root: the rule does not apply, and a read inside the cwd is allowed.
         expect(yield* decide(path.join(s.project, "secrets", "a"))).toMatchObject({ behavior: "allow" })
       }))
@@ -151,7 +178,10 @@ layer(NodeContext.layer)("Settings (SPEC §4.5)", (it) => {
           },
           hooks: {
             PreToolUse: [
-              { matcher: "Bash", hooks: [{ type: "command", command: "good.sh" }, { type: "command", command: "bad.sh", timeout: -1 }] },
+              {
+                matcher: "Bash",
+                hooks: [{ type: "command", command: "good.sh" }, { type: "command", command: "bad.sh", timeout: -1 }]
+              },
               { matcher: 7, hooks: [{ type: "command", command: "skipped.sh" }] },
               { matcher: "Edit", hooks: [{ type: "prompt", prompt: "is this ok?" }] }
             ],
@@ -188,7 +218,10 @@ layer(NodeContext.layer)("Settings (SPEC §4.5)", (it) => {
         expect(raws(settings, "deny")).toEqual(["Bash(rm *)"])
         expect(settings.permissions.mode).toBe("default")
         expect(settings.permissions.additionalDirectories).toEqual([path.join(path.dirname(s.project), "ok")])
-        expect(settings.hooks.PreToolUse).toEqual([{ matcher: "Bash", hooks: [{ type: "command", command: "good.sh" }] }])
+        expect(settings.hooks.PreToolUse).toEqual([{
+          matcher: "Bash",
+          hooks: [{ type: "command", command: "good.sh" }]
+        }])
         expect(settings.env).toEqual({ GOOD: "1" })
         expect(settings.values["somethingNew"]).toEqual({ any: ["thing"] })
         expect(settings.values["model"]).toBeUndefined()
@@ -228,7 +261,11 @@ layer(NodeContext.layer)("Settings (SPEC §4.5)", (it) => {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
         const project = yield* fs.makeTempDirectoryScoped()
-        const file = yield* Settings.addRules({ projectDir: project, behavior: "allow", rules: ["Bash(make *)", "Bash(make *)"] })
+        const file = yield* Settings.addRules({
+          projectDir: project,
+          behavior: "allow",
+          rules: ["Bash(make *)", "Bash(make *)"]
+        })
         expect(file).toBe(path.join(project, ".switchyard", "settings.local.json"))
         yield* Settings.addRules({ projectDir: project, behavior: "allow", rules: ["Bash(make *)", "Read(//opt/**)"] })
         yield* Settings.addRules({ projectDir: project, behavior: "deny", rules: ["Bash(rm *)"] })
@@ -242,10 +279,14 @@ layer(NodeContext.layer)("Settings (SPEC §4.5)", (it) => {
       Effect.gen(function*() {
         const s = yield* scratch
         yield* s.write(s.local, { permissions: { allow: "Bash" } })
-        const error = yield* Effect.flip(Settings.addRules({ projectDir: s.project, behavior: "allow", rules: ["Read"] }))
+        const error = yield* Effect.flip(
+          Settings.addRules({ projectDir: s.project, behavior: "allow", rules: ["Read"] })
+        )
         expect(error).toMatchObject({ _tag: "SettingsWriteError", path: s.local })
         expect(error.message).toContain("permissions.allow")
-        expect(JSON.parse(yield* (yield* FileSystem.FileSystem).readFileString(s.local))).toEqual({ permissions: { allow: "Bash" } })
+        expect(JSON.parse(yield* (yield* FileSystem.FileSystem).readFileString(s.local))).toEqual({
+          permissions: { allow: "Bash" }
+        })
       }))
   })
 })

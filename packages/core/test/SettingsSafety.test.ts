@@ -68,7 +68,9 @@ layer(NodeContext.layer)("Settings safety", (it) => {
       Effect.gen(function*() {
         const s = yield* scratch
         const claude = yield* s.write(".claude/settings.json", { permissions: { deny: ["Read(./.env)"] } })
-        const claudeLocal = yield* s.write(".claude/settings.local.json", { permissions: { ask: ["Bash(git push *)"] } })
+        const claudeLocal = yield* s.write(".claude/settings.local.json", {
+          permissions: { ask: ["Bash(git push *)"] }
+        })
         const own = yield* s.write(".switchyard/settings.json", { permissions: { allow: ["Bash(npm test *)"] } })
         const settings = yield* s.load()
         expect(settings.sources.map((source) => source.path)).toEqual([claude, own, claudeLocal])
@@ -123,7 +125,10 @@ layer(NodeContext.layer)("Settings safety", (it) => {
     it.scoped("a file that is not JSON fails closed for the tools its deny rules name", () =>
       Effect.gen(function*() {
         const s = yield* scratch
-        yield* s.write(".claude/settings.json", `{ "permissions": { "deny": ["WebFetch(domain:*.internal)", "Bash(curl *)"], } `)
+        yield* s.write(
+          ".claude/settings.json",
+          `{ "permissions": { "deny": ["WebFetch(domain:*.internal)", "Bash(curl *)"], } `
+        )
         const settings = yield* s.load()
         expect(settings.issues[0]?.message).toMatch(/invalid JSON.*every WebFetch, Bash call asks/)
         const bypass = { ...settings.permissions, mode: "bypassPermissions" as const }
@@ -159,7 +164,9 @@ layer(NodeContext.layer)("Settings safety", (it) => {
   it.scoped("a lowercase tool name is a warning that names the intended tool", () =>
     Effect.gen(function*() {
       const s = yield* scratch
-      yield* s.write(".switchyard/settings.json", { permissions: { deny: ["bash(rm *)", "read(./.env)", "mcp__srv__x"] } })
+      yield* s.write(".switchyard/settings.json", {
+        permissions: { deny: ["bash(rm *)", "read(./.env)", "mcp__srv__x"] }
+      })
       const settings = yield* s.load()
       expect(settings.issues.map((i) => [i.field, i.message.includes("did you mean")])).toEqual([
         ["permissions.deny[0]", true],
@@ -210,7 +217,9 @@ layer(NodeContext.layer)("Settings safety", (it) => {
         expect((yield* s.load()).permissions.mode).toBe("bypassPermissions")
         expect(yield* Ref.get(asked)).toEqual([file])
         // Another content is another question, here declined.
-        yield* s.write(".switchyard/settings.json", { permissions: { defaultMode: "bypassPermissions", allow: ["Bash"] } })
+        yield* s.write(".switchyard/settings.json", {
+          permissions: { defaultMode: "bypassPermissions", allow: ["Bash"] }
+        })
         const changed = yield* s.load().pipe(confirming(asked, false))
         expect(changed.permissions.mode).toBe("default")
         expect(changed.issues[0]?.message).toContain("not confirmed")

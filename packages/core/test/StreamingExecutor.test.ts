@@ -94,12 +94,14 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       const log = new RunLog()
       const env = yield* environment(tools(log))
       const executor = yield* StreamingExecutor.make(env)
-      for (const block of [
-        call("r1", "Read", { ms: 100 }),
-        call("e", "Edit", { ms: 50 }),
-        call("r2", "Read", { ms: 10 }),
-        call("r3", "Read", { ms: 20 })
-      ]) yield* executor.addTool(block)
+      for (
+        const block of [
+          call("r1", "Read", { ms: 100 }),
+          call("e", "Edit", { ms: 50 }),
+          call("r2", "Read", { ms: 10 }),
+          call("r3", "Read", { ms: 20 })
+        ]
+      ) yield* executor.addTool(block)
       expect((yield* executor.tools).map((t) => t.status)).toEqual(["executing", "queued", "queued", "queued"])
       const { fiber, seen } = yield* consume(executor)
       yield* TestClock.adjust(1_000)
@@ -304,12 +306,16 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
               )
           }
           const env = yield* environment([spy])
-          const fiber = yield* StreamingExecutor.runAll([
-            call("A", "Read", { ms: 100, label: "A" }),
-            call("B", "Read", { ms: 10, label: "B" }),
-            call("C", "Read", { ms: 10, label: "C" }),
-            call("D", "Read", { ms: 10, label: "D" })
-          ], env, { concurrency: 2, scheduling }).pipe(Stream.runDrain, Effect.fork)
+          const fiber = yield* StreamingExecutor.runAll(
+            [
+              call("A", "Read", { ms: 100, label: "A" }),
+              call("B", "Read", { ms: 10, label: "B" }),
+              call("C", "Read", { ms: 10, label: "C" }),
+              call("D", "Read", { ms: 10, label: "D" })
+            ],
+            env,
+            { concurrency: 2, scheduling }
+          ).pipe(Stream.runDrain, Effect.fork)
           yield* TestClock.adjust(200)
           yield* Fiber.join(fiber)
           expect(seenAtStart).toEqual({ A: [], B: [], C: ["B"], D: ["B", "C"] })
@@ -643,7 +649,9 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
       // `links` is the tree's symlinks; a footprint resolves its path through them when it is asked.
       const links = new Map<string, string>()
       const resolve = (p: string) => {
-        for (const [link, target] of links) if (p === link || p.startsWith(`${link}/`)) return target + p.slice(link.length)
+        for (const [link, target] of links) {
+          if (p === link || p.startsWith(`${link}/`)) return target + p.slice(link.length)
+        }
         return p
       }
       const log = new RunLog()

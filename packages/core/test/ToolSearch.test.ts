@@ -3,7 +3,7 @@
  * exact `tool_reference` result shape, `select:`, and a ranking-quality test
  * over 300 generated MCP tools.
  */
-import { Execution, Messages, Registry, Results, Tool, ToolSearch, ToolUseContext } from "@switchyard/core"
+import { Execution, Messages, Registry, Tool, ToolSearch, ToolUseContext } from "@switchyard/core"
 import * as Deferral from "@switchyard/core/Deferral"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -24,15 +24,18 @@ const tool = (name: string, description: string, extra: Extra = {}) =>
     ...extra
   }) as Tool.Any
 
-const mcp = (name: string, description: string, extra: Extra = {}) =>
-  tool(name, description, { isMcp: true, ...extra })
+const mcp = (name: string, description: string, extra: Extra = {}) => tool(name, description, { isMcp: true, ...extra })
 
 const builtin = tool("Read", "Read a file")
 const names = (tools: ReadonlyArray<Tool.Any>) => tools.map((t) => t.name)
 const deferredNames = (tools: ReadonlyArray<Tool.Any>) => tools.filter(Tool.isDeferred).map((t) => t.name)
 
 describe("deferral per ENABLE_TOOL_SEARCH", () => {
-  const tools = [builtin, mcp("mcp__db__query", "Run a SQL query"), tool("Slow", "A deferred builtin", { shouldDefer: true })]
+  const tools = [
+    builtin,
+    mcp("mcp__db__query", "Run a SQL query"),
+    tool("Slow", "A deferred builtin", { shouldDefer: true })
+  ]
 
   it("parses the policies", () => {
     expect(Deferral.parsePolicy(undefined)).toEqual({ _tag: "Always" })
@@ -83,7 +86,11 @@ describe("deferral per ENABLE_TOOL_SEARCH", () => {
     Effect.gen(function*() {
       const registry = yield* Registry.ToolRegistry
       expect(names(yield* registry.getTools(() => false))).toEqual(["Read", "mcp__db__query", "Slow", "ToolSearch"])
-      expect(names(yield* registry.getTools((name) => name === "ToolSearch"))).toEqual(["Read", "mcp__db__query", "Slow"])
+      expect(names(yield* registry.getTools((name) => name === "ToolSearch"))).toEqual([
+        "Read",
+        "mcp__db__query",
+        "Slow"
+      ])
     }).pipe(Effect.provide(Registry.layerTools(tools, { deferral: { _tag: "Always" } })), Effect.runPromise))
 
   it("the system prompt lists deferred tools one line each (name: searchHint)", () => {
@@ -104,12 +111,17 @@ describe("ToolSearch", () => {
     mcp("mcp__slack__postMessage", "Post a message to a Slack channel"),
     mcp("mcp__db__run-query", "Run a SQL query against the database")
   ]
-  const env = Layer.mergeAll(Registry.layerTools([builtin, ...deferred], { deferral: { _tag: "Always" } }), MemoryAllowAll)
+  const env = Layer.mergeAll(
+    Registry.layerTools([builtin, ...deferred], { deferral: { _tag: "Always" } }),
+    MemoryAllowAll
+  )
 
   const run = (input: unknown, messages: ReadonlyArray<Messages.Message> = []) =>
     Effect.gen(function*() {
       const environment = yield* Execution.makeEnvironment(ToolUseContext.make({ cwd: "/", sessionId: "ts", messages }))
-      const events = yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("ts1", "ToolSearch", input), environment))
+      const events = yield* Stream.runCollect(
+        Execution.runToolUse(Messages.toolUse("ts1", "ToolSearch", input), environment)
+      )
       return Chunk.toReadonlyArray(events).find((e) => e._tag === "Result")!
     }).pipe(Effect.provide(env))
 
@@ -152,15 +164,19 @@ describe("ToolSearch", () => {
     Effect.gen(function*() {
       const call = (messages: ReadonlyArray<Messages.Message>) =>
         Effect.gen(function*() {
-          const environment = yield* Execution.makeEnvironment(ToolUseContext.make({ cwd: "/", sessionId: "h", messages }))
+          const environment = yield* Execution.makeEnvironment(
+            ToolUseContext.make({ cwd: "/", sessionId: "h", messages })
+          )
           const events = yield* Stream.runCollect(
             Execution.runToolUse(Messages.toolUse("c1", "mcp__db__run-query", { value: "x" }), environment)
           )
-          return Messages.contentText(Chunk.toReadonlyArray(events).flatMap((e) => (e._tag === "Result" ? [e.block.content] : []))[0]!)
+          return Messages.contentText(
+            Chunk.toReadonlyArray(events).flatMap((e) => (e._tag === "Result" ? [e.block.content] : []))[0]!
+          )
         })
       const fresh = yield* call([])
       expect(fresh).toContain("InputValidationError")
-      expect(fresh).toContain('Call ToolSearch with query "select:mcp__db__run-query"')
+      expect(fresh).toContain("Call ToolSearch with query \"select:mcp__db__run-query\"")
       const referenced: ReadonlyArray<Messages.Message> = [{
         role: "user",
         content: [Messages.toolResult("t0", [{ type: "tool_reference", tool_name: "mcp__db__run-query" }])]
@@ -170,7 +186,9 @@ describe("ToolSearch", () => {
       expect(loaded).not.toContain("select:")
       // Valid input just runs, loaded or not.
       const environment = yield* Execution.makeEnvironment(ToolUseContext.make({ cwd: "/", sessionId: "h" }))
-      const ok = yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("c2", "mcp__db__run-query", { value: 1 }), environment))
+      const ok = yield* Stream.runCollect(
+        Execution.runToolUse(Messages.toolUse("c2", "mcp__db__run-query", { value: 1 }), environment)
+      )
       expect(Chunk.toReadonlyArray(ok).find((e) => e._tag === "Result")).toMatchObject({ status: "success" })
     }).pipe(Effect.provide(env)))
 })

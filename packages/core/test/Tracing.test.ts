@@ -3,16 +3,7 @@
  * by a real OpenTelemetry SDK (an in-memory exporter), with a child span for
  * the time blocked on the user's permission answer.
  */
-import {
-  Batches,
-  DispatchEvent,
-  Execution,
-  Messages,
-  PermissionChain,
-  Results,
-  Tool,
-  ToolUseContext
-} from "@switchyard/core"
+import { Batches, DispatchEvent, Execution, Messages, PermissionChain, Tool, ToolUseContext } from "@switchyard/core"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
@@ -107,7 +98,15 @@ describe("tracing (issue 14)", () => {
       ])
       expect(named(spans, "execute_tool mcp__shop__order").attributes["gen_ai.tool.type"]).toBe("extension")
       const failures = spans.filter((span) => span.attributes["gen_ai.tool.name"] !== "mcp__shop__order")
-      expect(failures.map((span) => [span.attributes["gen_ai.tool.call.id"], span.attributes["error.type"], span.attributes["switchyard.status"]]))
+      expect(
+        failures.map((
+          span
+        ) => [
+          span.attributes["gen_ai.tool.call.id"],
+          span.attributes["error.type"],
+          span.attributes["switchyard.status"]
+        ])
+      )
         .toEqual([
           ["toolu_2", "OutOfStock", "error"],
           ["toolu_3", "InputValidationError", "error"],
@@ -183,7 +182,9 @@ describe("tracing (issue 14)", () => {
       }
       const inner = spans.filter((span) => span.name === "inside Slow")
       expect(inner).toHaveLength(2)
-      const byId = new Map(calledSpans.map((span) => [span.spanContext().spanId, span.attributes["gen_ai.tool.call.id"]]))
+      const byId = new Map(
+        calledSpans.map((span) => [span.spanContext().spanId, span.attributes["gen_ai.tool.call.id"]])
+      )
       expect(inner.map((span) => byId.get(span.parentSpanContext!.spanId)).sort()).toEqual(["toolu_2", "toolu_4"])
     }))
 

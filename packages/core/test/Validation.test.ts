@@ -48,7 +48,9 @@ const resultOf = (input: unknown, name = "Editor", layer: Layer.Layer<never> = L
       pool: [editor],
       context: yield* Ref.make(ToolUseContext.make({ cwd: "/work", sessionId: "s" }))
     }
-    const events = Chunk.toArray(yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("t", name, input), env)))
+    const events = Chunk.toArray(
+      yield* Stream.runCollect(Execution.runToolUse(Messages.toolUse("t", name, input), env))
+    )
     const results = events.filter(DispatchEvent.isResult)
     expect(results).toHaveLength(1)
     return results[0]!
@@ -125,7 +127,11 @@ describe("Validation (SPEC §4.4)", () => {
             seen.push({ observable: request.input, call: undefined })
             return updatedInput === undefined
               ? { behavior: "allow" as const, source: "default" }
-              : { behavior: "allow" as const, source: "default", updatedInput: { input: updatedInput, source: "test rule X" } }
+              : {
+                behavior: "allow" as const,
+                source: "default",
+                updatedInput: { input: updatedInput, source: "test rule X" }
+              }
           })
       })
 
@@ -189,7 +195,8 @@ describe("Validation (SPEC §4.4)", () => {
             decision: "allow" as const,
             updatedInput: { input: updatedInput, source: "PreToolUse hook rewrite.sh" }
           }),
-        postToolUse: (request) => Effect.sync(() => void posted.push(request.input)).pipe(Effect.as(Hooks.emptyPostToolUse))
+        postToolUse: (request) =>
+          Effect.sync(() => void posted.push(request.input)).pipe(Effect.as(Hooks.emptyPostToolUse))
       }
       const run = (policy: Layer.Layer<never, never, never>) =>
         Effect.gen(function*() {
@@ -209,7 +216,10 @@ describe("Validation (SPEC §4.4)", () => {
       ["the default policy", Layer.empty],
       [
         "the permission chain",
-        Layer.provide(PermissionChain.layer({ home: "/nonexistent-home" }), NodeContext.layer) as unknown as Layer.Layer<never>
+        Layer.provide(
+          PermissionChain.layer({ home: "/nonexistent-home" }),
+          NodeContext.layer
+        ) as unknown as Layer.Layer<never>
       ]
     ]
     for (const [label, policy] of policies) {
@@ -247,13 +257,38 @@ describe("Validation (SPEC §4.4)", () => {
       return decoded._tag === "Left" ? decoded.left.message : ""
     }
     const cases: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext, unknown, string]> = [
-      ["an optional transformed field", Schema.Struct({ n: Schema.optional(Schema.NumberFromString) }), { n: "abc" }, "Unable to decode \"abc\" into a number"],
+      [
+        "an optional transformed field",
+        Schema.Struct({ n: Schema.optional(Schema.NumberFromString) }),
+        { n: "abc" },
+        "Unable to decode \"abc\" into a number"
+      ],
       ["null", Schema.Struct({ s: Schema.String }), { s: null }, "The parameter `s` must be a string, but was null"],
-      ["nested arrays", Schema.Struct({ m: Schema.Array(Schema.Array(Schema.Number)) }), { m: "x" }, "must be an array of arrays of numbers, but was the string \"x\""],
-      ["an array of objects", Schema.Struct({ e: Schema.Array(Schema.Struct({ a: Schema.String })) }), { e: 1 }, "must be an array of objects with `a`"],
+      [
+        "nested arrays",
+        Schema.Struct({ m: Schema.Array(Schema.Array(Schema.Number)) }),
+        { m: "x" },
+        "must be an array of arrays of numbers, but was the string \"x\""
+      ],
+      [
+        "an array of objects",
+        Schema.Struct({ e: Schema.Array(Schema.Struct({ a: Schema.String })) }),
+        { e: 1 },
+        "must be an array of objects with `a`"
+      ],
       ["a nullable number", Schema.Struct({ s: Schema.NullOr(Schema.Number) }), { s: "x" }, "must be a number or null"],
-      ["an optional literal", Schema.Struct({ m: Schema.optional(Schema.Literal("a", "b")) }), { m: 3 }, "must be \"a\" or \"b\", but was the number 3"],
-      ["a nested object", Schema.Struct({ o: Schema.Struct({ x: Schema.Number }) }), { o: 5 }, "must be an object with `x`"]
+      [
+        "an optional literal",
+        Schema.Struct({ m: Schema.optional(Schema.Literal("a", "b")) }),
+        { m: 3 },
+        "must be \"a\" or \"b\", but was the number 3"
+      ],
+      [
+        "a nested object",
+        Schema.Struct({ o: Schema.Struct({ x: Schema.Number }) }),
+        { o: 5 },
+        "must be an object with `x`"
+      ]
     ]
     for (const [label, schema, input, fragment] of cases) {
       it(label, () => {
@@ -271,7 +306,11 @@ describe("Validation (SPEC §4.4)", () => {
       isMcp: true,
       call: () => Effect.succeed("rows")
     })
-    const search = Tool.make("ToolSearch", { description: "search", input: Schema.Struct({}), call: () => Effect.succeed("") })
+    const search = Tool.make("ToolSearch", {
+      description: "search",
+      input: Schema.Struct({}),
+      call: () => Effect.succeed("")
+    })
     const context = ToolUseContext.make({ cwd: "/" })
 
     it("hints at ToolSearch when the schema was never loaded", () => {
@@ -284,7 +323,11 @@ describe("Validation (SPEC §4.4)", () => {
         cwd: "/",
         messages: [{
           role: "user",
-          content: [{ type: "tool_result", tool_use_id: "x", content: [{ type: "tool_reference", tool_name: "mcp__db__query" }] }]
+          content: [{
+            type: "tool_result",
+            tool_use_id: "x",
+            content: [{ type: "tool_reference", tool_name: "mcp__db__query" }]
+          }]
         }]
       })
       const withRef = Validation.decodeInput(deferred, {}, loaded, [deferred, search])

@@ -1,7 +1,16 @@
 /**
  * Test tools and environments for the engine's tests.
  */
-import { type Execution, type Footprint, Messages, Permissions, Registry, Results, Tool, ToolUseContext } from "@switchyard/core"
+import {
+  type Execution,
+  type Footprint,
+  Messages,
+  Permissions,
+  Registry,
+  Results,
+  Tool,
+  ToolUseContext
+} from "@switchyard/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -72,8 +81,7 @@ export const scriptedTool = (
     aliases: options.aliases ?? [],
     ...(options.maxResultSizeChars !== undefined ? { maxResultSizeChars: options.maxResultSizeChars } : {}),
     interruptBehavior: options.interruptBehavior ?? "block",
-    isConcurrencySafe: (input) =>
-      typeof options.safe === "function" ? options.safe(input) : options.safe ?? false,
+    isConcurrencySafe: (input) => typeof options.safe === "function" ? options.safe(input) : options.safe ?? false,
     isReadOnly: (input) => (typeof options.safe === "function" ? options.safe(input) : options.safe ?? false),
     ...(options.footprint !== undefined ? { footprint: options.footprint } : {}),
     call: (input, ctx) =>
@@ -95,8 +103,7 @@ export const scriptedTool = (
         }).pipe(
           Effect.onExit((exit) =>
             Effect.flatMap(Clock.currentTimeMillis, (at) =>
-              Effect.sync(() => log.exit(span, at, Exit.isInterrupted(exit)))
-            )
+              Effect.sync(() => log.exit(span, at, Exit.isInterrupted(exit))))
           )
         )
       })

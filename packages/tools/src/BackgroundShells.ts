@@ -24,7 +24,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import * as ShellProcess from "./internal/shellProcess.js"
-import * as SandboxPort from "@switchyard/core/Sandbox"
+import type * as SandboxPort from "@switchyard/core/Sandbox"
 
 /**
  * @since 0.1.0
@@ -274,7 +274,9 @@ const jsonSchemaOf = (schema: Schema.Schema.Any): Tool.JsonObjectSchema => {
     if (typeof value !== "object" || value === null) return value
     return Object.fromEntries(
       Object.entries(value)
-        .filter(([key, child]) => !(key === "title" && typeof child === "string" && /^[a-z][A-Za-z]*(\(.*\))?$/.test(child)))
+        .filter(([key, child]) =>
+          !(key === "title" && typeof child === "string" && /^[a-z][A-Za-z]*(\(.*\))?$/.test(child))
+        )
         .map(([key, child]) => [key, untitled(child)])
     )
   }
@@ -283,7 +285,8 @@ const jsonSchemaOf = (schema: Schema.Schema.Any): Tool.JsonObjectSchema => {
 
 const Block = Schema.Boolean.annotations({ description: "Whether to wait for the task to finish (default true)" })
 const Timeout = Schema.Number.pipe(Schema.positive()).annotations({
-  description: "Maximum time to wait in milliseconds when blocking (default 30000; max 600000: a longer wait is capped to it)"
+  description:
+    "Maximum time to wait in milliseconds when blocking (default 30000; max 600000: a longer wait is capped to it)"
 })
 
 const TaskOutputParameters = Schema.Struct({

@@ -262,7 +262,8 @@ export const Bash = Tool.make<
         mode._tag === "Refused" ? { behavior: "deny", message: mode.message } as const : { behavior: "allow" } as const
     ),
   // Hard links meet by inode: the same keying as the file tools' footprints.
-  footprint: (input, context) => Effect.flatMap(ShellFootprint.footprint(input, context), Footprints.identifiedWhereKnown),
+  footprint: (input, context) =>
+    Effect.flatMap(ShellFootprint.footprint(input, context), Footprints.identifiedWhereKnown),
   userFacingName: (input) => (input?.run_in_background === true ? "Bash (background)" : "Bash"),
   call: (input, context) =>
     input.run_in_background === true

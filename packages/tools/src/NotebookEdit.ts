@@ -87,7 +87,10 @@ const serialize = (notebook: Json, layout: Layout): string =>
   JSON.stringify(notebook, null, layout.indent === "" ? undefined : layout.indent) + (layout.finalNewline ? "\n" : "")
 
 /** Jupyter stores source as a list of lines, each keeping its `\n`. */
-const sourceLike = (text: string, asList: boolean): Json => (asList ? text.split(/(?<=\n)/).filter((line) => line !== "") : text)
+const sourceLike = (
+  text: string,
+  asList: boolean
+): Json => (asList ? text.split(/(?<=\n)/).filter((line) => line !== "") : text)
 
 const sortedKeys = (cell: Cell): Cell => Object.fromEntries(Object.entries(cell).sort(([a], [b]) => (a < b ? -1 : 1)))
 
@@ -119,9 +122,13 @@ const plan = (
   input: NotebookEditInput
 ): Effect.Effect<Plan, Files.FileToolError> =>
   Effect.gen(function*() {
-    const failWith = (reason: Files.FileErrorReason, message: string) => Effect.fail(Files.fail(target, reason, message))
+    const failWith = (reason: Files.FileErrorReason, message: string) =>
+      Effect.fail(Files.fail(target, reason, message))
     if (Files.extensionOf(target.path) !== "ipynb") {
-      return yield* failWith("InvalidInput", `${target.path} is not a Jupyter notebook (.ipynb file). Use Edit instead.`)
+      return yield* failWith(
+        "InvalidInput",
+        `${target.path} is not a Jupyter notebook (.ipynb file). Use Edit instead.`
+      )
     }
     const info = yield* Files.statOption(fs, target)
     if (Option.isNone(info)) return yield* Effect.flip(Files.notFound(fs, path, target))
@@ -163,7 +170,8 @@ const plan = (
       if (input.cell_type === undefined) {
         return yield* failWith("InvalidInput", "cell_type is required when edit_mode is \"insert\".")
       }
-      const withIds = (notebook.nbformat ?? 4) > 4 || ((notebook.nbformat ?? 4) === 4 && (notebook.nbformat_minor ?? 0) >= 5)
+      const withIds = (notebook.nbformat ?? 4) > 4 ||
+        ((notebook.nbformat ?? 4) === 4 && (notebook.nbformat_minor ?? 0) >= 5)
       const id = randomBytes(4).toString("hex")
       // Keys in the sorted order Jupyter writes.
       const cell: Cell = input.cell_type === "code"
@@ -201,7 +209,10 @@ const plan = (
       const cell = cells[index]!
       const type = input.cell_type ?? String(cell["cell_type"])
       const changedType = type !== cell["cell_type"]
-      cell["source"] = sourceLike(input.new_source, Array.isArray(cell["source"]) || (cell["source"] === undefined && sourceAsList))
+      cell["source"] = sourceLike(
+        input.new_source,
+        Array.isArray(cell["source"]) || (cell["source"] === undefined && sourceAsList)
+      )
       if (type === "code") {
         // The old outputs belong to the old source.
         cell["execution_count"] = null

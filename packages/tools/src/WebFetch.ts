@@ -153,7 +153,8 @@ const isPermittedRedirect = (from: URL, to: URL) =>
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308])
 
-const TEXT_TYPES = /^(text\/|application\/(json|xml|xhtml\+xml|javascript|ld\+json|rss\+xml|atom\+xml|x-ndjson))|\+json|\+xml/
+const TEXT_TYPES =
+  /^(text\/|application\/(json|xml|xhtml\+xml|javascript|ld\+json|rss\+xml|atom\+xml|x-ndjson))|\+json|\+xml/
 
 interface Page {
   readonly _tag: "Page"
@@ -182,7 +183,11 @@ const readCapped = (stream: Stream.Stream<Uint8Array, unknown>, maxBytes: number
         const room = maxBytes - state.size
         const taken = chunk.length > room ? chunk.subarray(0, room) : chunk
         state.chunks.push(taken)
-        return { chunks: state.chunks, size: state.size + taken.length, truncated: state.truncated || chunk.length > room }
+        return {
+          chunks: state.chunks,
+          size: state.size + taken.length,
+          truncated: state.truncated || chunk.length > room
+        }
       }
     ),
     (state) => {
@@ -196,7 +201,10 @@ const readCapped = (stream: Stream.Stream<Uint8Array, unknown>, maxBytes: number
     }
   )
 
-const fetchPage = (start: URL, options: Options): Effect.Effect<Page | Redirected, WebFetchError, HttpClient.HttpClient> =>
+const fetchPage = (
+  start: URL,
+  options: Options
+): Effect.Effect<Page | Redirected, WebFetchError, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     let url = start
@@ -209,7 +217,11 @@ const fetchPage = (start: URL, options: Options): Effect.Effect<Page | Redirecte
       )
       const response = yield* client.execute(request).pipe(
         Effect.mapError((error) =>
-          new WebFetchError({ url: url.href, reason: "Transport", message: `Could not fetch ${url.href}: ${error.message}` })
+          new WebFetchError({
+            url: url.href,
+            reason: "Transport",
+            message: `Could not fetch ${url.href}: ${error.message}`
+          })
         )
       )
       if (REDIRECT_STATUSES.has(response.status)) {
@@ -243,7 +255,11 @@ const fetchPage = (start: URL, options: Options): Effect.Effect<Page | Redirecte
       const contentType = response.headers["content-type"] ?? ""
       const { body, truncated } = yield* readCapped(response.stream, options.maxBytes).pipe(
         Effect.mapError((error) =>
-          new WebFetchError({ url: url.href, reason: "Transport", message: `Reading ${url.href} failed: ${String(error)}` })
+          new WebFetchError({
+            url: url.href,
+            reason: "Transport",
+            message: `Reading ${url.href} failed: ${String(error)}`
+          })
         )
       )
       return { _tag: "Page", url, status: response.status, contentType, body, truncated }
@@ -355,14 +371,19 @@ export const WebFetch = Tool.make("WebFetch", {
       // The fetch client follows redirects by itself unless told not to; WebFetch decides which to follow.
       const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
       const fetched = yield* fetchPage(parsed.right, options).pipe(
-        Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrElse(init, () => ({})), redirect: "manual" }),
+        Effect.provideService(FetchHttpClient.RequestInit, {
+          ...Option.getOrElse(init, () => ({})),
+          redirect: "manual"
+        }),
         Effect.timeoutFail({
           duration: options.timeout,
           onTimeout: () =>
             new WebFetchError({
               url: parsed.right.href,
               reason: "Timeout",
-              message: `Fetching ${parsed.right.href} timed out after ${Duration.format(Duration.decode(options.timeout))}`
+              message: `Fetching ${parsed.right.href} timed out after ${
+                Duration.format(Duration.decode(options.timeout))
+              }`
             })
         })
       )

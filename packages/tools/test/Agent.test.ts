@@ -34,12 +34,20 @@ const routedModel = (scripts: Record<string, Turns>, requests: Array<Model.Model
       Stream.suspend(() => {
         requests.push(request)
         const first = request.messages[0]
-        const key = first === undefined ? "" : Messages.blocks(first).flatMap((b) => (b.type === "text" ? [b.text] : [])).join("")
+        const key = first === undefined
+          ? ""
+          : Messages.blocks(first).flatMap((b) => (b.type === "text" ? [b.text] : [])).join("")
         const turns = scripts[key]
         const assistantTurns = request.messages.filter((m) => m.role === "assistant").length
         const turn = turns?.[assistantTurns]
         if (turn === undefined) {
-          return Stream.fail(new Model.ModelError({ reason: "replay", message: `no script for "${key}" turn ${assistantTurns}`, retryable: false }))
+          return Stream.fail(
+            new Model.ModelError({
+              reason: "replay",
+              message: `no script for "${key}" turn ${assistantTurns}`,
+              retryable: false
+            })
+          )
         }
         return Stream.fromIterable(ReplayModel.turnEvents(turn, { messageId: `m-${key}-${assistantTurns}` })).pipe(
           Stream.mapEffect(({ delayMs, event }) => Effect.as(Effect.sleep(delayMs), event))
@@ -83,15 +91,21 @@ describe("Agent tool", () => {
       const requests: Array<Model.ModelRequest> = []
       const scripts: Record<string, Turns> = {
         "research both": [
-          { blocks: [toolUse("a1", "Agent", { description: "look at A", prompt: "inspect A" }), toolUse("a2", "Task", { description: "look at B", prompt: "inspect B" })] },
+          {
+            blocks: [
+              toolUse("a1", "Agent", { description: "look at A", prompt: "inspect A" }),
+              toolUse("a2", "Task", { description: "look at B", prompt: "inspect B" })
+            ]
+          },
           { blocks: [say("Both inspected.")] }
         ],
         "inspect A": [{ blocks: [toolUse("ra", "Read", { ms: 300, label: "A" })] }, { blocks: [say("A is fine.")] }],
         "inspect B": [{ blocks: [toolUse("rb", "Read", { ms: 300, label: "B" })] }, { blocks: [say("B needs work.")] }]
       }
-      const { events, messages } = yield* runParent("research both", ToolUseContext.make({ cwd: "/", sessionId: "p" })).pipe(
-        Effect.provide(setup(log, scripts, requests))
-      )
+      const { events, messages } = yield* runParent("research both", ToolUseContext.make({ cwd: "/", sessionId: "p" }))
+        .pipe(
+          Effect.provide(setup(log, scripts, requests))
+        )
       expect(events.at(-1)).toMatchObject({ _tag: "Stopped", reason: "end_turn" })
       const results = Messages.blocks(messages[2]!) as ReadonlyArray<Messages.ToolResultBlock>
       expect(results.map((r) => [r.tool_use_id, r.content])).toEqual([["a1", "A is fine."], ["a2", "B needs work."]])
@@ -104,8 +118,12 @@ describe("Agent tool", () => {
         expect.arrayContaining([["a1", "tool_started"], ["a1", "tool_finished"], ["a2", "text"]])
       )
       // Sub-agents do not get the Agent tool; the parent does.
-      const parentRequest = requests.find((r) => Messages.blocks(r.messages[0]!).some((b) => b.type === "text" && b.text === "research both"))!
-      const childRequest = requests.find((r) => Messages.blocks(r.messages[0]!).some((b) => b.type === "text" && b.text === "inspect A"))!
+      const parentRequest = requests.find((r) =>
+        Messages.blocks(r.messages[0]!).some((b) => b.type === "text" && b.text === "research both")
+      )!
+      const childRequest = requests.find((r) =>
+        Messages.blocks(r.messages[0]!).some((b) => b.type === "text" && b.text === "inspect A")
+      )!
       expect(parentRequest.tools.map((t) => t.name)).toContain("Agent")
       expect(childRequest.tools.map((t) => t.name)).not.toContain("Agent")
       expect(childRequest.tools.map((t) => t.name)).toContain("Read")
@@ -140,7 +158,9 @@ describe("Agent tool", () => {
         // The engine's default policy runs only read-only calls; this test is about scheduling.
         Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)
       )))
-      yield* runParent("change and check", ToolUseContext.make({ cwd: "/", sessionId: "p" })).pipe(Effect.provide(layer))
+      yield* runParent("change and check", ToolUseContext.make({ cwd: "/", sessionId: "p" })).pipe(
+        Effect.provide(layer)
+      )
       const [ea, eb, r1] = [log.get("ea")!, log.get("eb")!, log.get("r1")!]
       // The sub-agents' edits never overlap each other, and the parent's Read starts after both.
       expect(ea.end! <= eb.start || eb.end! <= ea.start).toBe(true)
@@ -161,7 +181,9 @@ describe("Agent tool", () => {
       yield* runParent("go", ToolUseContext.make({ cwd: "/", sessionId: "p", permissions })).pipe(
         Effect.provide(setup(new RunLog(), scripts, requests))
       )
-      const child = requests.find((r) => Messages.blocks(r.messages[0]!).some((b) => b.type === "text" && b.text === "child"))!
+      const child = requests.find((r) =>
+        Messages.blocks(r.messages[0]!).some((b) => b.type === "text" && b.text === "child")
+      )!
       expect(child.tools.map((t) => t.name)).not.toContain("Glob")
     }))
 
@@ -187,19 +209,23 @@ describe("Agent tool", () => {
       const visible = yield* registry.getTools(() => false)
       expect(visible.map((t) => t.name)).not.toContain("Agent")
       expect((yield* registry.pool).map((t) => t.name)).toContain("Agent")
-    }).pipe(Effect.provide(Agent.layer().pipe(Layer.provideMerge(Layer.mergeAll(Registry.layer(), Results.layerMemory))))))
+    }).pipe(
+      Effect.provide(Agent.layer().pipe(Layer.provideMerge(Layer.mergeAll(Registry.layer(), Results.layerMemory))))
+    ))
 
   it.effect("an unknown subagent_type is a validation error naming the known ones", () =>
     Effect.gen(function*() {
       const scripts: Record<string, Turns> = {
-        go: [{ blocks: [toolUse("a1", "Agent", { description: "d", prompt: "x", subagent_type: "wizard" })] }, { blocks: [say("ok")] }]
+        go: [{ blocks: [toolUse("a1", "Agent", { description: "d", prompt: "x", subagent_type: "wizard" })] }, {
+          blocks: [say("ok")]
+        }]
       }
       const { messages } = yield* runParent("go", ToolUseContext.make({ cwd: "/", sessionId: "p" })).pipe(
         Effect.provide(setup(new RunLog(), scripts, []))
       )
       const result = Messages.blocks(messages[2]!)[0] as Messages.ToolResultBlock
       expect(result.is_error).toBe(true)
-      expect(result.content).toContain('Unknown subagent_type "wizard"')
+      expect(result.content).toContain("Unknown subagent_type \"wizard\"")
       expect(result.content).toContain("general-purpose")
     }))
 })

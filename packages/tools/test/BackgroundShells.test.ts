@@ -38,7 +38,12 @@ const TestLayer = Layer.mergeAll(Bash.layer, BackgroundShells.layerTools).pipe(
   Layer.provideMerge(ShellsLayer),
   Layer.provide(Settings),
   Layer.provideMerge(Registry.layer()),
-  Layer.provideMerge(Layer.merge(NodeContext.layer, Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)))))
+  Layer.provideMerge(
+    Layer.merge(
+      NodeContext.layer,
+      Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)))
+    )
+  )
 )
 
 const environment = Effect.gen(function*() {
@@ -105,7 +110,12 @@ describe("BackgroundShells", () => {
       yield* fs.writeFileString(path.join(cwd, "next"), "")
       const finished = yield* call(env, "TaskOutput", { task_id: taskId, block: true, timeout: 10_000 })
       expect(finished.text).toBe(
-        [`<task_id>${taskId}</task_id>`, "<status>completed</status>", "<exit_code>0</exit_code>", "<output>\ntwo\n</output>"]
+        [
+          `<task_id>${taskId}</task_id>`,
+          "<status>completed</status>",
+          "<exit_code>0</exit_code>",
+          "<output>\ntwo\n</output>"
+        ]
           .join("\n")
       )
     }).pipe(Effect.provide(TestLayer)))
@@ -124,11 +134,13 @@ describe("BackgroundShells", () => {
     Effect.gen(function*() {
       const { env } = yield* environment
       const taskId = yield* startInBackground(env, "echo a")
-      for (const [name, input] of [
-        ["TaskOutput", { task_id: taskId }],
-        ["BashOutput", { bash_id: taskId }],
-        ["TaskOutput", { shell_id: taskId }]
-      ] as const) {
+      for (
+        const [name, input] of [
+          ["TaskOutput", { task_id: taskId }],
+          ["BashOutput", { bash_id: taskId }],
+          ["TaskOutput", { shell_id: taskId }]
+        ] as const
+      ) {
         const result = yield* call(env, name, input)
         expect(result.status, `${name} ${JSON.stringify(input)}`).toBe("success")
         expect(result.text).toContain(`<task_id>${taskId}</task_id>`)

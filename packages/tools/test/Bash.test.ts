@@ -47,7 +47,10 @@ const ToolsLayer = (
     Layer.provideMerge(NodeContext.layer)
   )
 
-const TestLayer = Layer.merge(ToolsLayer(), Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll))))
+const TestLayer = Layer.merge(
+  ToolsLayer(),
+  Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)))
+)
 
 /** An environment over the registered tools, working in a fresh temp directory. */
 const environment = Effect.gen(function*() {
@@ -89,7 +92,9 @@ describe("Bash", () => {
         expect(result.status).toBe("success")
         const path = yield* Path.Path
         const lines = result.text.split("\n")
-        expect(path.resolve(lines[0]!)).toBe(yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.realPath(cwd))))
+        expect(path.resolve(lines[0]!)).toBe(
+          yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.realPath(cwd)))
+        )
         expect(lines.slice(1).sort()).toEqual(["hello", "to-stderr"])
       }).pipe(Effect.provide(TestLayer)))
 
@@ -257,9 +262,22 @@ describe("Bash", () => {
     it.scopedLive("without the shell analyser every command is serial (core fails closed)", () =>
       Effect.gen(function*() {
         expect(yield* partition).toEqual([
-          [false, "a"], [false, "b"], [false, "c"], [false, "d"], [false, "e"], [false, "f"], [false, "g"]
+          [false, "a"],
+          [false, "b"],
+          [false, "c"],
+          [false, "d"],
+          [false, "e"],
+          [false, "f"],
+          [false, "g"]
         ])
-      }).pipe(Effect.provide(Layer.merge(ToolsLayer(Tool.layer(Bash.Bash)), Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)))))))
+      }).pipe(
+        Effect.provide(
+          Layer.merge(
+            ToolsLayer(Tool.layer(Bash.Bash)),
+            Results.layerMemory.pipe(Layer.merge(Layer.succeed(Permissions.PermissionPolicy, Permissions.allowAll)))
+          )
+        )
+      ))
 
     it.scopedLive("sends a plain object JSON schema", () =>
       Effect.gen(function*() {
@@ -269,7 +287,11 @@ describe("Bash", () => {
         expect(schema.type).toBe("object")
         expect(schema.required).toEqual(["command"])
         expect(Object.keys(schema.properties ?? {}).sort()).toEqual([
-          "command", "dangerouslyDisableSandbox", "description", "run_in_background", "timeout"
+          "command",
+          "dangerouslyDisableSandbox",
+          "description",
+          "run_in_background",
+          "timeout"
         ])
         expect(JSON.stringify(schema)).not.toMatch(/\$ref|\$schema|\$defs/)
         expect(tool.maxResultSizeChars).toBe(30_000)

@@ -211,7 +211,11 @@ describe("Edit", () => {
       const write = yield* dispatch(ctx, "Edit", { file_path: file, old_string: "abc", new_string: "xyz" })
       expect(write).toMatchObject({ status: "error", text: `Error: Permission denied: cannot write ${file}` })
       expect(yield* fs.readFileString(file)).toBe("abc\n")
-      const read = yield* dispatch(ctx, "Edit", { file_path: `${dir}/unreadable.txt`, old_string: "a", new_string: "b" })
+      const read = yield* dispatch(ctx, "Edit", {
+        file_path: `${dir}/unreadable.txt`,
+        old_string: "a",
+        new_string: "b"
+      })
       expect(read).toMatchObject({ status: "error", text: `Permission denied: cannot read ${dir}/unreadable.txt` })
     }).pipe(
       Effect.provide(toolsLayer(

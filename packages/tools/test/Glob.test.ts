@@ -139,9 +139,13 @@ describe("Glob", () => {
         Effect.provideService(Glob.GlobEngine, "walk"),
         Effect.fork
       )
-      yield* Deferred.await(signals.started).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "not started" }))
+      yield* Deferred.await(signals.started).pipe(
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "not started" })
+      )
       yield* Fiber.interrupt(call)
-      yield* Deferred.await(signals.interrupted).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "leaked" }))
+      yield* Deferred.await(signals.interrupted).pipe(
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "leaked" })
+      )
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it("is concurrency-safe, read-only, and cancelled by a new message", () => {
@@ -160,4 +164,3 @@ describe("Glob", () => {
     expect(schema.required).toEqual(["pattern"])
   })
 })
-

@@ -11,7 +11,6 @@ import { PermissionContext } from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -28,14 +27,40 @@ const tree = FastCheck.record({
     minLength: 1,
     maxLength: 25
   }),
-  links: FastCheck.array(FastCheck.tuple(FastCheck.nat(30), FastCheck.constantFrom("ln1", "ln2", "src/ln3")), { maxLength: 2 })
+  links: FastCheck.array(FastCheck.tuple(FastCheck.nat(30), FastCheck.constantFrom("ln1", "ln2", "src/ln3")), {
+    maxLength: 2
+  })
 })
 const patternPart = FastCheck.constantFrom(
-  "**", "*", "*.ts", "a*", "?.ts", "{a,src}", "*.{ts,md}", "[ab]*", ".h", ".*", "+(a|b)", "x.ts", "*.d.ts", "src", "ln1", "c d.ts",
+  "**",
+  "*",
+  "*.ts",
+  "a*",
+  "?.ts",
+  "{a,src}",
+  "*.{ts,md}",
+  "[ab]*",
+  ".h",
+  ".*",
+  "+(a|b)",
+  "x.ts",
+  "*.d.ts",
+  "src",
+  "ln1",
+  "c d.ts",
   // Segments the per-path matcher must judge as the walk's pruning does: escapes, a brace holding a slash, extglobs.
-  "\\[x\\]", "[x]", "{src/a,b}", "@(a|src)", "!(a)", "*(x).ts", "a/**", "**/.h", "{.h,b}",
+  "\\[x\\]",
+  "[x]",
+  "{src/a,b}",
+  "@(a|src)",
+  "!(a)",
+  "*(x).ts",
+  "a/**",
+  "**/.h",
+  "{.h,b}",
   // First in a pattern, a `!` that starts no extglob makes the whole pattern an exclusion.
-  "!x.ts", "!*"
+  "!x.ts",
+  "!*"
 )
 const pattern = FastCheck.tuple(
   FastCheck.array(patternPart, { minLength: 1, maxLength: 4 }),
@@ -44,8 +69,13 @@ const pattern = FastCheck.tuple(
 ).map(([parts, lead, trail]) => lead + parts.join("/") + trail)
 
 /** Files at the generated paths (a path that is a prefix of another becomes a directory), and links to some of them. */
-const build = (dir: string, spec: { files: ReadonlyArray<string>; links: ReadonlyArray<readonly [number, string]> }) => {
-  const directories = new Set(spec.files.flatMap((file) => file.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/"))))
+const build = (
+  dir: string,
+  spec: { files: ReadonlyArray<string>; links: ReadonlyArray<readonly [number, string]> }
+) => {
+  const directories = new Set(
+    spec.files.flatMap((file) => file.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/")))
+  )
   const made: Array<string> = []
   for (const file of spec.files) {
     if (directories.has(file)) continue
@@ -92,7 +122,9 @@ describe.runIf(hasRg)("Glob engines", () => {
         const listed = yield* globWith("ripgrep", dir, { pattern: glob })
         expect(listed).toEqual(walked)
         const found = walked.text === "No files found" ? [] : walked.text.split("\n")
-        if (Exit.isSuccess(viaRipgrep)) expect(viaRipgrep.value.map((entry) => entry.file).sort()).toEqual([...found].sort())
+        if (Exit.isSuccess(viaRipgrep)) {
+          expect(viaRipgrep.value.map((entry) => entry.file).sort()).toEqual([...found].sort())
+        }
       }).pipe(Effect.provide(toolsLayer(Glob.layer))),
     { fastCheck: { numRuns: 60 } }
   )
@@ -107,7 +139,9 @@ describe.runIf(hasRg)("Glob engines", () => {
         build(dir, spec)
         // Deny one of the tree's own paths (a file, or a directory with everything under it); links reach it too.
         // (A name with glob characters, `[x]`, would be a pattern in the rule, not that name.)
-        const paths = spec.files.flatMap((file) => file.split("/").map((_, i, parts) => parts.slice(0, i + 1).join("/")))
+        const paths = spec.files.flatMap((file) =>
+          file.split("/").map((_, i, parts) => parts.slice(0, i + 1).join("/"))
+        )
           .filter((candidate) => !candidate.includes("["))
         if (paths.length === 0) return
         const target = paths[pick % paths.length]!
@@ -145,15 +179,19 @@ describe.runIf(hasRg)("Glob engines", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       build(dir, { files: ["src/a.ts", "src/deep/b.ts", "lib/c.ts", ".h/d.ts"], links: [] })
-      for (const input of [
-        { pattern: `${dir}/src/**/*.ts` },
-        { pattern: "*.ts", path: "lib" },
-        { pattern: "../*/src/*.ts", path: "lib" },
-        { pattern: "**/*.ts" },
-        { pattern: ".h/*" },
-        { pattern: "src/{a" }
-      ]) {
-        expect(yield* globWith("ripgrep", dir, input), JSON.stringify(input)).toEqual(yield* globWith("walk", dir, input))
+      for (
+        const input of [
+          { pattern: `${dir}/src/**/*.ts` },
+          { pattern: "*.ts", path: "lib" },
+          { pattern: "../*/src/*.ts", path: "lib" },
+          { pattern: "**/*.ts" },
+          { pattern: ".h/*" },
+          { pattern: "src/{a" }
+        ]
+      ) {
+        expect(yield* globWith("ripgrep", dir, input), JSON.stringify(input)).toEqual(
+          yield* globWith("walk", dir, input)
+        )
       }
       expect((yield* globWith("auto", dir, { pattern: "**/*.ts" })).text.split("\n").sort()).toEqual(
         [`${dir}/lib/c.ts`, `${dir}/src/a.ts`, `${dir}/src/deep/b.ts`].sort()
@@ -175,7 +213,16 @@ describe.runIf(hasRg)("Glob engines", () => {
 
   it("lists with rg's flags that match the walk: no ignore files, hidden files, links followed", () => {
     expect(GlobRipgrep.args("**/*.ts")).toEqual([
-      "--no-config", "--files", "--no-ignore", "--hidden", "--follow", "--null", "--glob", "**/*.ts", "--", "."
+      "--no-config",
+      "--files",
+      "--no-ignore",
+      "--hidden",
+      "--follow",
+      "--null",
+      "--glob",
+      "**/*.ts",
+      "--",
+      "."
     ])
     expect(GlobRipgrep.args("+(a|b).ts")).not.toContain("--glob")
     expect(GlobRipgrep.supports("../x/*.ts")).toBe(false)

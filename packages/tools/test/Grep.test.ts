@@ -11,7 +11,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { spawnSync } from "node:child_process"
 import * as System from "../../../test/support/system.js"
 import {
   dispatch,
@@ -189,7 +188,11 @@ describe("Grep", () => {
         expect(yield* files({ glob: "*.ts" })).toEqual(ts)
         expect(yield* files({ glob: "*.{ts,tsx}" })).toEqual([ts[0], `${dir}/sub/deeper/d.tsx`, ...ts.slice(1)])
         expect(yield* files({ glob: "*.ts *.js" })).toEqual([...ts.slice(0, 3), `${dir}/b.js`, ts[3]])
-        expect(yield* files({ glob: "sub/**" })).toEqual([`${dir}/sub/deeper/d.tsx`, `${dir}/sub/local.ts`, `${dir}/sub/c.ts`])
+        expect(yield* files({ glob: "sub/**" })).toEqual([
+          `${dir}/sub/deeper/d.tsx`,
+          `${dir}/sub/local.ts`,
+          `${dir}/sub/c.ts`
+        ])
         // An anchored glob is relative to the search root, so `deeper/*` matches nothing at the root.
         expect(yield* files({ glob: "deeper/*" })).toEqual([])
         expect(yield* files({ glob: "!*.txt" })).toEqual([
@@ -310,7 +313,9 @@ describe("Grep", () => {
         const env = yield* Execution.makeEnvironment(ctx)
         const executor = yield* StreamingExecutor.make(env)
         yield* executor.addTool(Messages.toolUse("g", "Grep", { pattern: "x" }))
-        yield* Deferred.await(signals.started).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "not started" }))
+        yield* Deferred.await(signals.started).pipe(
+          Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "not started" })
+        )
         yield* executor.interrupt("new_message")
         return yield* Stream.runCollect(executor.getRemainingResults)
       }).pipe(
@@ -323,7 +328,9 @@ describe("Grep", () => {
       )
       const result = Chunk.toReadonlyArray(events).find((event) => event._tag === "Result")
       expect(result).toMatchObject({ _tag: "Result", toolUseId: "g", status: "cancelled" })
-      yield* Deferred.await(signals.interrupted).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "leaked" }))
+      yield* Deferred.await(signals.interrupted).pipe(
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "leaked" })
+      )
     }).pipe(Effect.provide(NodeContext.layer)))
 
   describe("engine selection", () => {
@@ -447,16 +454,18 @@ describe("Grep", () => {
       yield* fs.symlink(`${dir}/repo/sub`, `${dir}/repo/linked`)
       return dir
     })
-    for (const query of [
-      { pattern: "needle" },
-      { pattern: "needle", path: "repo" },
-      { pattern: "needle", path: "repo/sub", output_mode: "content" },
-      { pattern: "needle", path: "vendor" },
-      { pattern: "needle", path: "vendor/pkg", output_mode: "content" },
-      { pattern: "needle", path: "vendor/pkg/dist" },
-      { pattern: "needle", path: "proj/build", output_mode: "count" },
-      { pattern: "needle", glob: "*.gen", output_mode: "count" }
-    ]) {
+    for (
+      const query of [
+        { pattern: "needle" },
+        { pattern: "needle", path: "repo" },
+        { pattern: "needle", path: "repo/sub", output_mode: "content" },
+        { pattern: "needle", path: "vendor" },
+        { pattern: "needle", path: "vendor/pkg", output_mode: "content" },
+        { pattern: "needle", path: "vendor/pkg/dist" },
+        { pattern: "needle", path: "proj/build", output_mode: "count" },
+        { pattern: "needle", glob: "*.gen", output_mode: "count" }
+      ]
+    ) {
       it.scoped(`ignore rules: ${JSON.stringify(query)}`, () =>
         Effect.gen(function*() {
           const dir = yield* makeIgnoreTree
@@ -509,7 +518,21 @@ describe("Grep", () => {
     const schema = expectPlainObjectSchema(Grep.Grep)
     expect(schema.required).toEqual(["pattern"])
     expect(Object.keys(schema.properties ?? {}).sort()).toEqual(
-      ["-A", "-B", "-C", "-i", "-n", "glob", "head_limit", "multiline", "offset", "output_mode", "path", "pattern", "type"]
+      [
+        "-A",
+        "-B",
+        "-C",
+        "-i",
+        "-n",
+        "glob",
+        "head_limit",
+        "multiline",
+        "offset",
+        "output_mode",
+        "path",
+        "pattern",
+        "type"
+      ]
     )
   })
 })
@@ -539,4 +562,3 @@ const noRipgrep = Layer.effect(
       )
   }))
 ).pipe(Layer.provide(NodeContext.layer))
-

@@ -25,8 +25,17 @@ describe("McpConfig", () => {
     const loaded = McpConfig.parse(
       JSON.stringify({
         mcpServers: {
-          local: { command: "${HOME_DIR}/bin/server", args: ["--root", "${ROOT:-/srv}"], env: { API_TOKEN: "${TOKEN}" }, timeout: 5000 },
-          remote: { type: "http", url: "https://${HOST:-example.test}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } }
+          local: {
+            command: "${HOME_DIR}/bin/server",
+            args: ["--root", "${ROOT:-/srv}"],
+            env: { API_TOKEN: "${TOKEN}" },
+            timeout: 5000
+          },
+          remote: {
+            type: "http",
+            url: "https://${HOST:-example.test}/mcp",
+            headers: { Authorization: "Bearer ${TOKEN}" }
+          }
         }
       }),
       "a.json",
@@ -37,7 +46,13 @@ describe("McpConfig", () => {
       {
         name: "local",
         source: "a.json",
-        transport: { _tag: "stdio", command: "/home/me/bin/server", args: ["--root", "/srv"], env: { API_TOKEN: "secret" }, cwd: undefined },
+        transport: {
+          _tag: "stdio",
+          command: "/home/me/bin/server",
+          args: ["--root", "/srv"],
+          env: { API_TOKEN: "secret" },
+          cwd: undefined
+        },
         timeoutMs: 5000,
         scope: "dynamic",
         footprint: "server"
@@ -76,7 +91,9 @@ describe("McpConfig", () => {
     expect(loaded.issues).toHaveLength(5)
     expect(loaded.issues[0]).toMatch(/^b\.json: mcpServers\.noCommand\.command: /)
     expect(loaded.issues[1]).toMatch(/^b\.json: mcpServers\.badArgs\.args: /)
-    expect(loaded.issues[2]).toBe('b.json: mcpServers.badType.type: expected "stdio", "http" or "sse", got "websocket"')
+    expect(loaded.issues[2]).toBe(
+      "b.json: mcpServers.badType.type: expected \"stdio\", \"http\" or \"sse\", got \"websocket\""
+    )
     expect(loaded.issues[3]).toBe("b.json: mcpServers.unset.command: ${MISSING_VAR} is not set and has no default")
     expect(loaded.issues[4]).toMatch(/^b\.json: mcpServers\.noUrl\.url: /)
   })
@@ -89,9 +106,16 @@ describe("McpConfig", () => {
   it.effect(".mcp.json first, then --mcp-config files (a later server of the same name wins); strict reads only the given files", () =>
     Effect.gen(function*() {
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "switchyard-mcpconfig-"))
-      Fs.writeFileSync(Path.join(dir, ".mcp.json"), JSON.stringify({ mcpServers: { a: { command: "one" }, b: { command: "b" } } }))
+      Fs.writeFileSync(
+        Path.join(dir, ".mcp.json"),
+        JSON.stringify({ mcpServers: { a: { command: "one" }, b: { command: "b" } } })
+      )
       Fs.writeFileSync(Path.join(dir, "extra.json"), JSON.stringify({ mcpServers: { a: { command: "two" } } }))
-      const all = yield* McpConfig.load({ cwd: dir, files: ["extra.json", '{"mcpServers":{"c":{"command":"c"}}}'], strict: false })
+      const all = yield* McpConfig.load({
+        cwd: dir,
+        files: ["extra.json", "{\"mcpServers\":{\"c\":{\"command\":\"c\"}}}"],
+        strict: false
+      })
       expect(all.servers.map((s) => [s.name, s.transport._tag === "stdio" && s.transport.command])).toEqual([
         ["b", "b"],
         ["a", "two"],
@@ -160,14 +184,20 @@ describe("MCP tool input schemas", () => {
     expect(Either.isLeft(bad)).toBe(true)
     const message = Either.isLeft(bad) ? bad.left.message : ""
     expect(message).toContain("InputValidationError: mcp__fs__walk")
-    for (const parameter of ["`path`", "`mode`", "`depth`", "`recursive`", "`tags[0]`", "`options.extra`", "`labels.k`"]) {
+    for (
+      const parameter of ["`path`", "`mode`", "`depth`", "`recursive`", "`tags[0]`", "`options.extra`", "`labels.k`"]
+    ) {
       expect(message).toContain(parameter)
     }
   })
 
-  it.prop("tool names are mcp__<server>__<tool> with only [A-Za-z0-9_-]", [FastCheck.string(), FastCheck.string()], ([server, name]) => {
-    const qualified = McpServers.toolName(server, name)
-    return /^mcp__[A-Za-z0-9_-]*__[A-Za-z0-9_-]*$/.test(qualified) &&
-      qualified.length === `mcp__${server}__${name}`.length
-  })
+  it.prop(
+    "tool names are mcp__<server>__<tool> with only [A-Za-z0-9_-]",
+    [FastCheck.string(), FastCheck.string()],
+    ([server, name]) => {
+      const qualified = McpServers.toolName(server, name)
+      return /^mcp__[A-Za-z0-9_-]*__[A-Za-z0-9_-]*$/.test(qualified) &&
+        qualified.length === `mcp__${server}__${name}`.length
+    }
+  )
 })

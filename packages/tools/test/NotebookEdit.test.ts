@@ -125,7 +125,12 @@ describe("NotebookEdit", () => {
       })
       expect(first.text).toMatch(/^Inserted code cell [0-9a-f]{8} in /)
       const cells = cellsOf(yield* fs.readFileString(file))
-      expect(cells.map((cell) => cell["id"])).toEqual([expect.stringMatching(/^[0-9a-f]{8}$/), "intro", expect.any(String), "calc"])
+      expect(cells.map((cell) => cell["id"])).toEqual([
+        expect.stringMatching(/^[0-9a-f]{8}$/),
+        "intro",
+        expect.any(String),
+        "calc"
+      ])
       expect(cells[0]).toEqual({
         cell_type: "code",
         execution_count: null,

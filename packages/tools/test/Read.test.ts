@@ -212,17 +212,20 @@ describe("Read", () => {
         expect(result.text).toMatch(/not a directory/i)
       }).pipe(Effect.provide(toolsLayer(Read.layer))))
 
-    it.scoped.skipIf(isRoot)("permission denied (chmod 000; skipped as root, where chmod does not deny reads)", () =>
-      Effect.gen(function*() {
-        const fs = yield* FileSystem.FileSystem
-        const dir = yield* tempDir
-        yield* fs.writeFileString(`${dir}/secret.txt`, "x")
-        yield* fs.chmod(`${dir}/secret.txt`, 0o000)
-        const ctx = yield* makeContext(dir)
-        const result = yield* dispatch(ctx, "Read", { file_path: `${dir}/secret.txt` })
-        expect(result.status).toBe("error")
-        expect(result.text).toBe(`Error: Permission denied: cannot read ${dir}/secret.txt`)
-      }).pipe(Effect.provide(toolsLayer(Read.layer))))
+    it.scoped.skipIf(isRoot)(
+      "permission denied (chmod 000; skipped as root, where chmod does not deny reads)",
+      () =>
+        Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const dir = yield* tempDir
+          yield* fs.writeFileString(`${dir}/secret.txt`, "x")
+          yield* fs.chmod(`${dir}/secret.txt`, 0o000)
+          const ctx = yield* makeContext(dir)
+          const result = yield* dispatch(ctx, "Read", { file_path: `${dir}/secret.txt` })
+          expect(result.status).toBe("error")
+          expect(result.text).toBe(`Error: Permission denied: cannot read ${dir}/secret.txt`)
+        }).pipe(Effect.provide(toolsLayer(Read.layer)))
+    )
 
     // Runs as root too: the FileSystem service underneath denies the read, as a real EACCES would.
     it.scoped("permission denied reported by the FileSystem service", () =>
@@ -235,7 +238,9 @@ describe("Read", () => {
         expect(result.status).toBe("error")
         expect(result.text).toBe(`Error: Permission denied: cannot read ${dir}/secret.txt`)
         expect((yield* Ref.get(ctx)).fileState.size).toBe(0)
-      }).pipe(Effect.provide(toolsLayer(Read.layer.pipe(Layer.provide(denyingFileSystem((path) => path.endsWith("/secret.txt"))))))))
+      }).pipe(Effect.provide(toolsLayer(Read.layer.pipe(Layer.provide(denyingFileSystem((path) =>
+        path.endsWith("/secret.txt")
+      )))))))
 
     it.scoped("binary files are refused: NUL bytes, or a known binary extension", () =>
       Effect.gen(function*() {

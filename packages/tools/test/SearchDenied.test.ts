@@ -15,7 +15,6 @@ import * as Glob from "@switchyard/tools/Glob"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
-import { spawnSync } from "node:child_process"
 import { dispatch, makeContext, tempDir, toolsLayer } from "./fixtures/toolHarness.js"
 import * as System from "../../../test/support/system.js"
 
@@ -94,7 +93,17 @@ describe("Grep and Glob leave out Read-denied paths", () => {
       const dir = yield* makeTree
       const ctx = yield* contextFor(dir)
       const patterns = FastCheck.sample(
-        FastCheck.constantFrom("**/*", "**", ".env", "**/.env", "secrets/**", "**/*.pem", "*/*", "**/key.txt", "docs/**"),
+        FastCheck.constantFrom(
+          "**/*",
+          "**",
+          ".env",
+          "**/.env",
+          "secrets/**",
+          "**/*.pem",
+          "*/*",
+          "**/key.txt",
+          "docs/**"
+        ),
         { numRuns: 30, seed: 9 }
       )
       for (const pattern of [...new Set(patterns), `${dir}/**/*`, `${dir}/secrets/*`]) {
@@ -105,33 +114,43 @@ describe("Grep and Glob leave out Read-denied paths", () => {
       expect(all.text).toContain(`${dir}/src/a.ts`)
     }).pipe(Effect.provide(layerFor("builtin"))))
 
-  it.scoped.skipIf(!hasRipgrep)("ripgrep itself leaves the denied paths out: its exclusions, before any filtering", () =>
-    Effect.gen(function*() {
-      const dir = yield* makeTree
-      const path = yield* Path.Path
-      const env = PermissionRules.makeEnvironment({ cwd: dir, home: "/nonexistent-home", additionalDirectories: [], path })
-      const permissions = { ...PermissionContext.empty, rules: denyRules(dir) }
-      for (const [root, expected] of [[dir, ["/.env", "/secrets/**", "*.pem"]], [`${dir}/config`, ["*.pem"]]] as const) {
-        const globs = PermissionRules.readDeniedPatterns(permissions, "Grep", env, root)
-        expect(globs).toEqual(expected)
-        for (const userGlobs of [[], ["**/.env", "*.txt", "*.pem"]]) {
-          const results = yield* GrepRipgrep.search({
-            pattern: "marker",
-            root,
-            rootIsFile: false,
-            globs: [...userGlobs, ...globs.map((glob) => `!${glob}`)],
-            type: undefined,
-            caseInsensitive: false,
-            multiline: false,
-            mode: "content",
-            before: 0,
-            after: 0
-          }, root)
-          const text = JSON.stringify(results)
-          for (const secret of SECRETS) expect(text, `${root} ${userGlobs.join(",")}`).not.toContain(secret)
+  it.scoped.skipIf(!hasRipgrep)(
+    "ripgrep itself leaves the denied paths out: its exclusions, before any filtering",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* makeTree
+        const path = yield* Path.Path
+        const env = PermissionRules.makeEnvironment({
+          cwd: dir,
+          home: "/nonexistent-home",
+          additionalDirectories: [],
+          path
+        })
+        const permissions = { ...PermissionContext.empty, rules: denyRules(dir) }
+        for (
+          const [root, expected] of [[dir, ["/.env", "/secrets/**", "*.pem"]], [`${dir}/config`, ["*.pem"]]] as const
+        ) {
+          const globs = PermissionRules.readDeniedPatterns(permissions, "Grep", env, root)
+          expect(globs).toEqual(expected)
+          for (const userGlobs of [[], ["**/.env", "*.txt", "*.pem"]]) {
+            const results = yield* GrepRipgrep.search({
+              pattern: "marker",
+              root,
+              rootIsFile: false,
+              globs: [...userGlobs, ...globs.map((glob) => `!${glob}`)],
+              type: undefined,
+              caseInsensitive: false,
+              multiline: false,
+              mode: "content",
+              before: 0,
+              after: 0
+            }, root)
+            const text = JSON.stringify(results)
+            for (const secret of SECRETS) expect(text, `${root} ${userGlobs.join(",")}`).not.toContain(secret)
+          }
         }
-      }
-    }).pipe(Effect.provide(layerFor("ripgrep"))))
+      }).pipe(Effect.provide(layerFor("ripgrep")))
+  )
 
   it.scoped("without deny rules nothing is left out", () =>
     Effect.gen(function*() {

@@ -63,7 +63,8 @@ describe("TodoWrite", () => {
 
   it("sends a plain inlined object schema with the items inlined", () => {
     const schema = expectPlainObjectSchema(TodoWrite.TodoWrite)
-    const todos = (schema.properties as Record<string, { items?: { properties?: object; required?: unknown } }>)["todos"]
+    const todos =
+      (schema.properties as Record<string, { items?: { properties?: object; required?: unknown } }>)["todos"]
     expect(Object.keys(todos?.items?.properties ?? {})).toEqual(["content", "status", "activeForm"])
     expect(todos?.items?.required).toEqual(["content", "status", "activeForm"])
   })

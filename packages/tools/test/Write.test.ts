@@ -109,7 +109,9 @@ describe("Write", () => {
       yield* fs.writeFileString(`${dir}/f.txt`, "v2 by someone else\n")
       const result = yield* dispatch(ctx, "Write", { file_path: `${dir}/f.txt`, content: "mine\n" })
       expect(result.status).toBe("error")
-      expect(result.text).toContain(`File has been modified since read, either by the user or by a linter: ${dir}/f.txt`)
+      expect(result.text).toContain(
+        `File has been modified since read, either by the user or by a linter: ${dir}/f.txt`
+      )
       expect(yield* fs.readFileString(`${dir}/f.txt`)).toBe("v2 by someone else\n")
     }).pipe(Effect.provide(FileTools)))
 
@@ -188,17 +190,23 @@ describe("Write", () => {
       expect(underFile.text).toContain(`${dir}/plain/child.txt`)
     }).pipe(Effect.provide(FileTools)))
 
-  it.scoped.skipIf(isRoot)("permission denied by the OS (read-only directory; skipped as root)", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const dir = yield* tempDir
-      yield* fs.makeDirectory(`${dir}/locked`)
-      yield* fs.chmod(`${dir}/locked`, 0o555)
-      const ctx = yield* makeContext(dir)
-      const result = yield* dispatch(ctx, "Write", { file_path: `${dir}/locked/a.txt`, content: "x" })
-      yield* fs.chmod(`${dir}/locked`, 0o755)
-      expect(result).toMatchObject({ status: "error", text: `Error: Permission denied: cannot write ${dir}/locked/a.txt` })
-    }).pipe(Effect.provide(FileTools)))
+  it.scoped.skipIf(isRoot)(
+    "permission denied by the OS (read-only directory; skipped as root)",
+    () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const dir = yield* tempDir
+        yield* fs.makeDirectory(`${dir}/locked`)
+        yield* fs.chmod(`${dir}/locked`, 0o555)
+        const ctx = yield* makeContext(dir)
+        const result = yield* dispatch(ctx, "Write", { file_path: `${dir}/locked/a.txt`, content: "x" })
+        yield* fs.chmod(`${dir}/locked`, 0o755)
+        expect(result).toMatchObject({
+          status: "error",
+          text: `Error: Permission denied: cannot write ${dir}/locked/a.txt`
+        })
+      }).pipe(Effect.provide(FileTools))
+  )
 
   it.scoped("permission denied reported by the FileSystem service leaves nothing behind", () =>
     Effect.gen(function*() {
@@ -207,11 +215,16 @@ describe("Write", () => {
       yield* fs.makeDirectory(`${dir}/locked`)
       const ctx = yield* makeContext(dir)
       const result = yield* dispatch(ctx, "Write", { file_path: `${dir}/locked/a.txt`, content: "x" })
-      expect(result).toMatchObject({ status: "error", text: `Error: Permission denied: cannot write ${dir}/locked/a.txt` })
+      expect(result).toMatchObject({
+        status: "error",
+        text: `Error: Permission denied: cannot write ${dir}/locked/a.txt`
+      })
       expect(yield* fs.readDirectory(`${dir}/locked`)).toEqual([])
       expect((yield* Ref.get(ctx)).fileState.size).toBe(0)
     }).pipe(
-      Effect.provide(toolsLayer(Write.layer.pipe(Layer.provide(denyingFileSystem((path) => path.includes("/locked/"))))))
+      Effect.provide(
+        toolsLayer(Write.layer.pipe(Layer.provide(denyingFileSystem((path) => path.includes("/locked/")))))
+      )
     ))
 
   it("is neither concurrency-safe nor read-only", () => {

@@ -3,7 +3,8 @@
  * the retry policy, and pulling the SDK's raw event stream into a decoded
  * `Stream`.
  */
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk"
+import type Anthropic from "@anthropic-ai/sdk"
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -83,7 +84,9 @@ export const classify = (error: unknown): AttemptFailure => {
     retryAfter: Option.none<Duration.Duration>()
   })
   if (error instanceof APIUserAbortError) return fail("network", false, "the request was aborted")
-  if (error instanceof APIConnectionTimeoutError) return fail("network", true, "the request to the Anthropic API timed out")
+  if (error instanceof APIConnectionTimeoutError) {
+    return fail("network", true, "the request to the Anthropic API timed out")
+  }
   if (error instanceof APIConnectionError) {
     return fail("network", true, `cannot reach the Anthropic API: ${describe(error)}`)
   }
@@ -117,9 +120,13 @@ export const classify = (error: unknown): AttemptFailure => {
       retryAfter: retryAfterOf(error.headers)
     }
   }
-  if (error instanceof SyntaxError) return fail("protocol", false, `the Anthropic API sent malformed data: ${error.message}`)
+  if (error instanceof SyntaxError) {
+    return fail("protocol", false, `the Anthropic API sent malformed data: ${error.message}`)
+  }
   // undici reports a connection that broke while reading the body as a TypeError ("terminated").
-  if (error instanceof TypeError) return fail("network", true, `the connection to the Anthropic API broke: ${describe(error)}`)
+  if (error instanceof TypeError) {
+    return fail("network", true, `the connection to the Anthropic API broke: ${describe(error)}`)
+  }
   return fail("api", false, describe(error))
 }
 
@@ -244,7 +251,10 @@ const typeOf = (value: unknown): string =>
  * before it, breaking, stalling for `idleTimeout` or sending an undecodable
  * event fails with a `ModelError` (not retryable: events were emitted).
  */
-export const events = (opened: Opened, idleTimeout: Duration.Duration): Stream.Stream<Model.ModelStreamEvent, Model.ModelError> =>
+export const events = (
+  opened: Opened,
+  idleTimeout: Duration.Duration
+): Stream.Stream<Model.ModelStreamEvent, Model.ModelError> =>
   Stream.suspend(() => {
     let pending: IteratorResult<unknown> | undefined = opened.first
     let count = 0

@@ -15,8 +15,37 @@ export const tokenize = (text: string): Array<string> =>
     .map(stem)
 
 const STOP_WORDS = new Set([
-  "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "its", "of", "on",
-  "or", "that", "the", "this", "to", "with", "me", "my", "i", "all", "some", "can", "use", "using"
+  "a",
+  "an",
+  "and",
+  "are",
+  "as",
+  "at",
+  "be",
+  "by",
+  "for",
+  "from",
+  "in",
+  "into",
+  "is",
+  "it",
+  "its",
+  "of",
+  "on",
+  "or",
+  "that",
+  "the",
+  "this",
+  "to",
+  "with",
+  "me",
+  "my",
+  "i",
+  "all",
+  "some",
+  "can",
+  "use",
+  "using"
 ])
 
 /** A light suffix stemmer: plurals, -ing, -ed, -er (enough for "issues" ≈ "issue", "listing" ≈ "list"). */

@@ -42,7 +42,8 @@ export class CallHeap<T extends { readonly index: number }> {
     return this.popHeap()
   }
 
-  private pushHeap(item: T): void {    const items = this.items
+  private pushHeap(item: T): void {
+    const items = this.items
     items.push(item)
     let i = items.length - 1
     while (i > 0) {

@@ -126,7 +126,9 @@ export const fromValue = (event: Hooks.HookEvent, source: string, value: unknown
   const decoded = decodeOutput(value, { onExcessProperty: "ignore", errors: "all" })
   if (Either.isLeft(decoded)) {
     return errorVerdict(
-      `${label(event, source)} answered with JSON that is not a hook output (${formatIssues(decoded.left)}); it was ignored`
+      `${label(event, source)} answered with JSON that is not a hook output (${
+        formatIssues(decoded.left)
+      }); it was ignored`
     )
   }
   return fromOutput(event, source, decoded.right)

@@ -16,7 +16,7 @@
  */
 import * as Command from "@effect/platform/Command"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -167,7 +167,12 @@ export const run = (
       const stderr = Either.getOrElse(stderrResult, () => empty)
       const truncated = truncationOf(stdout, stderr)
       if (Either.isLeft(exitCode)) {
-        return { _tag: "Signaled", message: exitCode.left.message, stderr: stderr.text, truncated } satisfies ProcessResult
+        return {
+          _tag: "Signaled",
+          message: exitCode.left.message,
+          stderr: stderr.text,
+          truncated
+        } satisfies ProcessResult
       }
       return {
         _tag: "Exited",

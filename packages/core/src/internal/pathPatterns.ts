@@ -64,7 +64,14 @@ export const compilePathPattern = (specifier: string): PathPattern => {
   const literal = anchored || segments.length > 1 ? segments.slice(0, -1) : []
   const stop = literal.findIndex((segment) => /[*?[\]\\!]/.test(segment) || segment === "")
   const prefix = stop === -1 ? literal : literal.slice(0, stop)
-  return { anchor, up, prefix, lead: prefix.join("/").toLowerCase(), gitignore: pattern, matcher: ignore().add(pattern) }
+  return {
+    anchor,
+    up,
+    prefix,
+    lead: prefix.join("/").toLowerCase(),
+    gitignore: pattern,
+    matcher: ignore().add(pattern)
+  }
 }
 
 /**
@@ -92,7 +99,12 @@ export const baseOf = (pattern: PathPattern, root: string, bases: PathBases): st
  *
  * @internal
  */
-export const relativeTo = (pattern: PathPattern, base: string, directory: string, bases: PathBases): string | undefined => {
+export const relativeTo = (
+  pattern: PathPattern,
+  base: string,
+  directory: string,
+  bases: PathBases
+): string | undefined => {
   const sep = bases.path.sep
   const anchored = pattern.gitignore.startsWith("/")
   if (base === directory) return pattern.gitignore
@@ -182,6 +194,4 @@ export const matchPathPattern = (
  *
  * @internal
  */
-export const escapePathPattern = (literal: string): string =>
-  literal.replace(/[\\*?[\]]/g, "\\$&").replace(/ $/, "\\ ")
-
+export const escapePathPattern = (literal: string): string => literal.replace(/[\\*?[\]]/g, "\\$&").replace(/ $/, "\\ ")

@@ -96,7 +96,15 @@ const everyRuleTool: ReadonlyArray<string> = ["Bash", "Read", "Edit", "WebFetch"
 
 const knownTools: ReadonlySet<string> = new Set([
   ...everyRuleTool,
-  "Glob", "Grep", "LS", "Write", "MultiEdit", "NotebookEdit", "NotebookRead", "BashOutput", "KillShell"
+  "Glob",
+  "Grep",
+  "LS",
+  "Write",
+  "MultiEdit",
+  "NotebookEdit",
+  "NotebookRead",
+  "BashOutput",
+  "KillShell"
 ])
 
 /** `bash` → `Bash`: Claude Code's tool names start with a capital; MCP names are kept. */
@@ -113,8 +121,8 @@ export const namedTools = (value: unknown): ReadonlyArray<string> => {
   const texts: Array<string> = []
   const collect = (item: unknown, depth: number) => {
     if (typeof item === "string") texts.push(item)
-    else if (depth < 4 && Array.isArray(item)) for (const entry of item) collect(entry, depth + 1)
-    else if (depth < 4 && isRecord(item)) for (const entry of Object.values(item)) collect(entry, depth + 1)
+    else if (depth < 4 && Array.isArray(item)) { for (const entry of item) collect(entry, depth + 1) }
+    else if (depth < 4 && isRecord(item)) { for (const entry of Object.values(item)) collect(entry, depth + 1) }
   }
   collect(value, 0)
   const names = new Set<string>()
@@ -212,7 +220,9 @@ export const decodeSettings = (
         list.forEach((raw: unknown, index) => {
           const field = `permissions.${behavior}[${index}]`
           const text = typeof raw === "string" ? raw : undefined
-          const rule = text === undefined ? undefined : PermissionContext.parseRule(text, behavior, source.path, source.root)
+          const rule = text === undefined
+            ? undefined
+            : PermissionContext.parseRule(text, behavior, source.path, source.root)
           if (rule !== undefined) {
             rules.push(rule)
             const canonical = canonicalToolName(rule.toolName)

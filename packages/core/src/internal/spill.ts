@@ -22,7 +22,12 @@ export interface SpillFailure {
 }
 
 /** Writes `text` to `file` atomically; `done` gets the failure, if any. */
-export type Spill = (directory: string, file: string, text: string, done: (failure: SpillFailure | undefined) => void) => void
+export type Spill = (
+  directory: string,
+  file: string,
+  text: string,
+  done: (failure: SpillFailure | undefined) => void
+) => void
 
 const INITIAL_BUFFER_BYTES = 64 * 1024
 
@@ -63,8 +68,7 @@ export const make = (): Spill => {
       free.push(buffer)
       done(result)
     }
-    const abandon = (fd: number, result: SpillFailure) =>
-      fs.close(fd, () => fs.unlink(temp, () => finish(result)))
+    const abandon = (fd: number, result: SpillFailure) => fs.close(fd, () => fs.unlink(temp, () => finish(result)))
 
     const writeFrom = (fd: number, offset: number): void =>
       fs.write(fd, buffer, offset, length - offset, null, (writeError, written) => {

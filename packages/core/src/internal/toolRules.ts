@@ -105,9 +105,10 @@ export const assessTool = (
     // Deny and ask rules see the path as written and every form of its target; allow rules only the target.
     const guarded = factsOf(resolved === undefined ? [] : Array.from(new Set([resolved.lexical, ...realPaths])))
     const targets = factsOf(realPaths)
-    const pattern = resolved !== undefined && !directory && isPathTool(tool.name) && globCharacters.test(resolved.lexical)
-      ? staticPrefix(resolved.lexical, env)
-      : undefined
+    const pattern =
+      resolved !== undefined && !directory && isPathTool(tool.name) && globCharacters.test(resolved.lexical)
+        ? staticPrefix(resolved.lexical, env)
+        : undefined
     const subject = absolutePath ?? url ?? tool.name
     // The first rule (in the settings' order) that covers some variant of the call.
     const find = (behavior: PermissionContext.RuleBehavior, variants: ReadonlyArray<RuleIndex.ToolFacts>) => {

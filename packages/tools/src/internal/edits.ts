@@ -48,7 +48,10 @@ const toCrlf = (text: string): string => text.replace(/\r?\n/g, "\r\n")
  * wrote with LF line ends — with both strings converted to CRLF, so the file
  * keeps its line endings.
  */
-const locate = (content: string, edit: EditSpec): { readonly old: string; readonly new: string; readonly count: number } => {
+const locate = (
+  content: string,
+  edit: EditSpec
+): { readonly old: string; readonly new: string; readonly count: number } => {
   const verbatim = countOccurrences(content, edit.old_string)
   if (verbatim > 0 || !content.includes("\r\n") || !edit.old_string.includes("\n")) {
     return { old: edit.old_string, new: edit.new_string, count: verbatim }

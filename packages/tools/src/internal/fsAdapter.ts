@@ -108,7 +108,8 @@ export const make = (runtime: Runtime.Runtime<FileSystem.FileSystem>): Adapter =
     run(
       Effect.flatMap(FileSystem.FileSystem, (fs) =>
         Effect.flatMap(fs.readDirectory(path), (names) =>
-          Effect.forEach(names, (name) => entry(fs, path, name), { concurrency: ENTRY_CONCURRENCY }))),
+          Effect.forEach(names, (name) =>
+            entry(fs, path, name), { concurrency: ENTRY_CONCURRENCY }))),
       callback
     )
 

@@ -67,7 +67,10 @@ export const args = (pattern: string): ReadonlyArray<string> => {
   // A trailing `**` also matches its directory's name as a file in picomatch (`src/**` matches a file `src`), not in rg;
   // a trailing slash is dropped by tinyglobby, but makes an rg glob match directories only.
   const last = pattern.at(-1)
-  if (PLAIN.test(pattern) && !pattern.startsWith("!") && !pattern.startsWith("./") && !pattern.endsWith("**") && last !== "/") {
+  if (
+    PLAIN.test(pattern) && !pattern.startsWith("!") && !pattern.startsWith("./") && !pattern.endsWith("**") &&
+    last !== "/"
+  ) {
     out.push("--glob", pattern)
   }
   out.push("--", ".")
@@ -92,7 +95,7 @@ const MATCH_OPTIONS: picomatch.PicomatchOptions = {
  *
  * @internal
  */
-export const compile = (glob: string): ((input: string) => boolean) => {
+export const compile = (glob: string): (input: string) => boolean => {
   const regex = picomatch.makeRe(glob, MATCH_OPTIONS)
   return (input) => input !== "" && (input === glob || regex.test(input))
 }
@@ -118,7 +121,7 @@ const normalizeRelative = (pattern: string): string =>
  *
  * @internal
  */
-export const matcher = (pattern: string): ((relativePath: string) => boolean) => {
+export const matcher = (pattern: string): (relativePath: string) => boolean => {
   // A leading `!` (not an extglob's) makes tinyglobby take the pattern as an exclusion, leaving nothing to match.
   if (pattern.startsWith("!") && pattern[1] !== "(") return () => false
   const normalized = normalizeRelative(pattern)
@@ -244,8 +247,13 @@ export const search = (pattern: string, cwd: string): Effect.Effect<Array<Dated>
         if (!loop && (errors.slice(-LOOP.length) + text).includes(LOOP)) loop = true
         if (errors.length < MAX_ERROR_CHARS) errors += text.slice(0, MAX_ERROR_CHARS - errors.length)
       })
-      child.on("error", (error: NodeJS.ErrnoException) =>
-        settle(Effect.fail(error.code === "ENOENT" ? { _tag: "NotInstalled" } : { _tag: "Failed", message: error.message })))
+      child.on(
+        "error",
+        (error: NodeJS.ErrnoException) =>
+          settle(
+            Effect.fail(error.code === "ENOENT" ? { _tag: "NotInstalled" } : { _tag: "Failed", message: error.message })
+          )
+      )
       child.on("close", (exitCode) => {
         if (loop) return settle(Effect.fail({ _tag: "Unsupported", reason: "link loop" }))
         // 1 is "nothing listed"; 2 with a listing is unreadable entries, which the walk skips too.

@@ -67,8 +67,19 @@ export const FILE_TYPES: Readonly<Record<string, ReadonlyArray<string>>> = {
   clojure: ["*.clj", "*.cljc", "*.cljs", "*.cljx"],
   cmake: ["*.cmake", "CMakeLists.txt"],
   config: ["*.cfg", "*.conf", "*.config", "*.ini"],
-  cpp: ["*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in", "*.hh",
-    "*.hh.in", "*.inl"],
+  cpp: [
+    "*.[ChH]",
+    "*.[ChH].in",
+    "*.[ch]pp",
+    "*.[ch]pp.in",
+    "*.[ch]xx",
+    "*.[ch]xx.in",
+    "*.cc",
+    "*.cc.in",
+    "*.hh",
+    "*.hh.in",
+    "*.inl"
+  ],
   cs: ["*.cs"],
   csharp: ["*.cs"],
   css: ["*.css", "*.scss"],
@@ -90,8 +101,16 @@ export const FILE_TYPES: Readonly<Record<string, ReadonlyArray<string>>> = {
   less: ["*.less"],
   lock: ["*.lock", "package-lock.json"],
   lua: ["*.lua"],
-  make: ["*.mak", "*.mk", "[Gg][Nn][Uu]makefile", "[Mm]akefile", "[Gg][Nn][Uu]makefile.am", "[Mm]akefile.am",
-    "[Gg][Nn][Uu]makefile.in", "[Mm]akefile.in"],
+  make: [
+    "*.mak",
+    "*.mk",
+    "[Gg][Nn][Uu]makefile",
+    "[Mm]akefile",
+    "[Gg][Nn][Uu]makefile.am",
+    "[Mm]akefile.am",
+    "[Gg][Nn][Uu]makefile.in",
+    "[Mm]akefile.in"
+  ],
   markdown: ["*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"],
   md: ["*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn", "*.mdx"],
   nix: ["*.nix"],
@@ -108,9 +127,32 @@ export const FILE_TYPES: Readonly<Record<string, ReadonlyArray<string>>> = {
   rust: ["*.rs"],
   sass: ["*.sass", "*.scss"],
   scala: ["*.sbt", "*.scala"],
-  sh: ["*.bash", "*.bashrc", "*.csh", "*.cshrc", "*.ksh", "*.kshrc", "*.sh", "*.tcsh", "*.zsh", ".bash_login",
-    ".bash_logout", ".bash_profile", ".bashrc", ".cshrc", ".kshrc", ".login", ".logout", ".profile", ".tcshrc",
-    ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc"],
+  sh: [
+    "*.bash",
+    "*.bashrc",
+    "*.csh",
+    "*.cshrc",
+    "*.ksh",
+    "*.kshrc",
+    "*.sh",
+    "*.tcsh",
+    "*.zsh",
+    ".bash_login",
+    ".bash_logout",
+    ".bash_profile",
+    ".bashrc",
+    ".cshrc",
+    ".kshrc",
+    ".login",
+    ".logout",
+    ".profile",
+    ".tcshrc",
+    ".zlogin",
+    ".zlogout",
+    ".zprofile",
+    ".zshenv",
+    ".zshrc"
+  ],
   sql: ["*.psql", "*.sql"],
   svelte: ["*.svelte"],
   svg: ["*.svg"],
@@ -230,9 +272,11 @@ const expandBraces = (glob: string): Either.Either<ReadonlyArray<string>, string
       const bounds = [open, ...commas, i]
       const alternatives = bounds.slice(1).map((end, k) => glob.slice(bounds[k]! + 1, end)).filter((alt) => alt !== "")
       return Either.map(
-        Either.all((alternatives.length > 0 ? alternatives : [""]).map((alternative) =>
-          expandBraces(`${glob.slice(0, open)}${alternative}${glob.slice(i + 1)}`)
-        )),
+        Either.all(
+          (alternatives.length > 0 ? alternatives : [""]).map((alternative) =>
+            expandBraces(`${glob.slice(0, open)}${alternative}${glob.slice(i + 1)}`)
+          )
+        ),
         (expanded) => expanded.flat()
       )
     }
@@ -268,15 +312,18 @@ const readLine = (raw: string): Either.Either<ReadonlyArray<string>, string> => 
     }
   }
   const anchor = !head.endsWith("/") && hasInnerSlash(body)
-  return Either.map(expandBraces(body), (globs) =>
-    globs.filter((glob) => glob !== "").map((glob) =>
-      anchor && !hasInnerSlash(glob)
-        ? `${head}/${glob}`
-        // An alternative must not turn into a comment or a negation.
-        : head === "" && (glob.startsWith("!") || glob.startsWith("#"))
-        ? `\\${glob}`
-        : `${head}${glob}`
-    ))
+  return Either.map(
+    expandBraces(body),
+    (globs) =>
+      globs.filter((glob) => glob !== "").map((glob) =>
+        anchor && !hasInnerSlash(glob)
+          ? `${head}/${glob}`
+          // An alternative must not turn into a comment or a negation.
+          : head === "" && (glob.startsWith("!") || glob.startsWith("#"))
+          ? `\\${glob}`
+          : `${head}${glob}`
+      )
+  )
 }
 
 /**
@@ -390,7 +437,9 @@ export interface FormatOptions {
 }
 
 const paginate = <A>(items: ReadonlyArray<A>, options: FormatOptions) => {
-  const end = options.headLimit === undefined || options.headLimit === 0 ? items.length : options.offset + options.headLimit
+  const end = options.headLimit === undefined || options.headLimit === 0
+    ? items.length
+    : options.offset + options.headLimit
   const page = items.slice(options.offset, end)
   const limited = options.offset > 0 || end < items.length
   return { page, limited }

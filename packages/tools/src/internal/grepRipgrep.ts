@@ -173,12 +173,15 @@ export const search = (
       const results = json ? reader.results() : parseNullSeparated(stdoutChunks.join(""), query.mode)
       if (exitCode === 2 && results.length === 0) {
         const problems = errors.split("\n").filter((line) => !isBenign(line))
-        if (problems.length > 0) return yield* Effect.fail<RipgrepFailure>({ _tag: "Failed", message: problems.join("\n") })
+        if (problems.length > 0) {
+          return yield* Effect.fail<RipgrepFailure>({ _tag: "Failed", message: problems.join("\n") })
+        }
       }
       return results
     })
   ).pipe(
     Effect.catchTag("SystemError", (error): Effect.Effect<never, RipgrepFailure> =>
       Effect.fail(isNotInstalled(error) ? { _tag: "NotInstalled" } : { _tag: "Failed", message: error.message })),
-    Effect.catchTag("BadArgument", (error) => Effect.fail<RipgrepFailure>({ _tag: "Failed", message: error.message }))
+    Effect.catchTag("BadArgument", (error) =>
+      Effect.fail<RipgrepFailure>({ _tag: "Failed", message: error.message }))
   )

@@ -57,7 +57,9 @@ export const make = (
   const realPath = (path: string): Effect.Effect<string, PlatformError.PlatformError> => {
     const cached = known.get(path)
     if (cached !== undefined) return cached
-    return Effect.flatten(Effect.tap(Effect.exit(resolve(path)), (exit) => Effect.sync(() => void known.set(path, exit))))
+    return Effect.flatten(
+      Effect.tap(Effect.exit(resolve(path)), (exit) => Effect.sync(() => void known.set(path, exit)))
+    )
   }
   return { ...fileSystem, realPath }
 }

@@ -62,7 +62,16 @@ export const mayBeOption = (word: Word): boolean => word.dynamic ? word.option !
 export const mayBeSeveral = (word: Word): boolean => word.dynamic && word.several !== false
 
 /** What an option is. */
-export type OptionKind = "flag" | "value" | "attached" | "read" | "names" | "script" | "scriptFile" | "recursive" | "forbidden"
+export type OptionKind =
+  | "flag"
+  | "value"
+  | "attached"
+  | "read"
+  | "names"
+  | "script"
+  | "scriptFile"
+  | "recursive"
+  | "forbidden"
 
 const SUFFIXES: Readonly<Record<string, OptionKind>> = {
   ":": "value",
