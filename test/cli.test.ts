@@ -105,7 +105,18 @@ describe("switchyard CLI", () => {
         use("r2", "Read", { file_path: "b.txt" }),
         use("g", "Glob", { pattern: "*.txt" })
       ]
-      const result = await runCli(["dispatch", "-", "--cwd", dir, "--output-format", "stream-json"], {
+      // The greedy schedule starts every safe call at once; under footprints (the default) each call starts once its
+      // footprint is resolved, which on a cold process can be after a small Read has already finished.
+      const result = await runCli([
+        "dispatch",
+        "-",
+        "--cwd",
+        dir,
+        "--output-format",
+        "stream-json",
+        "--scheduling",
+        "greedy"
+      ], {
         input: JSON.stringify(calls)
       })
       expect(result.code).toBe(0)

@@ -117,8 +117,10 @@ describe("Ctrl-C in dispatch and replay", () => {
       JSON.parse(l) as { readonly type?: string; readonly message?: { readonly content?: unknown } }
     )
     const user = lines.find((l) => l.type === "user")
+    // As in Claude Code: the result, then the note that the user interrupted the tool use.
     expect(user?.message?.content).toEqual([
-      expect.objectContaining({ type: "tool_result", tool_use_id: "toolu_1", is_error: true })
+      expect.objectContaining({ type: "tool_result", tool_use_id: "toolu_1", is_error: true }),
+      { type: "text", text: "[Request interrupted by user for tool use]" }
     ])
     expect(lines.at(-1)).toMatchObject({ type: "result", is_error: true })
     expect(sleepers(marker)).toEqual([])

@@ -23,6 +23,8 @@ const sleeper = Tool.make("Sleep", {
   description: "sleeps",
   input: Schema.Struct({ ms: Schema.Number }),
   isConcurrencySafe: () => true,
+  // It changes nothing: the default policy (no permission layer here) runs it.
+  isReadOnly: () => true,
   call: (input) => Effect.as(Effect.sleep(input.ms), `slept ${input.ms}`)
 })
 const deferredTool = Tool.make("mcp__db__query", {

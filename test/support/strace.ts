@@ -131,7 +131,12 @@ exec 3>"$codes"
 reset
 while IFS= read -r -d '' command && IFS= read -r -d '' dir; do
   cd "$copy/$dir" || cd "$copy"
-  strace "$@" -o "$logs/$i" timeout -s KILL "$limit" bash -c "$command" </dev/null >/dev/null 2>&1
+  # The command runs under timeout as the leader of its own process group (setsid: a background job here shares
+  # the driver's group, so setsid does not fork); what it leaves running (sleep 100 &) is killed with that group
+  # when it ends, or strace -f would wait for it.
+  strace "$@" -o "$logs/$i" bash -c \
+    'setsid -w timeout -s KILL "$2" bash -c "$1" & p=$!; wait "$p"; s=$?; kill -KILL -- "-$p" 2>/dev/null; exit "$s"' \
+    _ "$command" "$limit" </dev/null >/dev/null 2>&1
   echo "$?" >&3
   cd /
   # A call that may have written, in the copy (not /dev/tty, /dev/null): start the next job from the template.
