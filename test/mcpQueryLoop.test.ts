@@ -18,6 +18,8 @@ const weather = Tool.make("mcp__weather__get_forecast", {
   description: "Get the weather forecast for a city",
   input: Schema.Struct({ city: Schema.String }),
   isMcp: true,
+  // A read (an MCP server's readOnlyHint): the default policy, with no permission layer here, runs it.
+  isReadOnly: () => true,
   call: ({ city }) => Effect.succeed(`Sunny in ${city}`)
 })
 const tickets = Tool.make("mcp__jira__create_ticket", {

@@ -377,8 +377,9 @@ export const judge = (run: Finished, stats: Stats) =>
           expect(starts.length, `${key} ran ${starts.length} times`).toBeLessThanOrEqual(1)
           if (cutOff) expect(text, key).toContain(EFFECT_UNKNOWN)
           if (text?.includes(EFFECT_UNKNOWN)) {
-            // "Unknown" only for a write that started and has no result the model saw.
-            expect(starts.length, key).toBe(1)
+            // "Unknown" only for a write that may have started and has no result the model saw: journaled as
+            // started, it may have reached the server (1 start) or been killed before its request left (0).
+            expect(starts.length, key).toBeLessThanOrEqual(1)
             stats.unknownWrites++
           } else {
             expect(text).toBe(`mutate ${key} ok`)
