@@ -66,7 +66,8 @@ describe("Ctrl-C in dispatch and replay", () => {
     const calls = JSON.stringify([
       { type: "tool_use", id: "b1", name: "Bash", input: { command: marker } },
       { type: "tool_use", id: "r1", name: "Read", input: { file_path: Path.join(dir, "a.txt") } },
-      { type: "tool_use", id: "b2", name: "Bash", input: { command: "echo after" } }
+      // A write: it waits for the calls before it (sleep and Read are safe and run together), so it never starts.
+      { type: "tool_use", id: "b2", name: "Bash", input: { command: "echo after > after.txt" } }
     ])
     const result = await interrupted(
       [
@@ -90,6 +91,7 @@ describe("Ctrl-C in dispatch and replay", () => {
     expect(results.get("b1")!["status"]).not.toBe("success")
     expect(String(results.get("b1")!["content"]).toLowerCase()).toContain("interrupt")
     expect(results.get("b2")!["status"]).not.toBe("success")
+    expect(Fs.existsSync(Path.join(dir, "after.txt"))).toBe(false)
     expect(sleepers(marker)).toEqual([])
   }, 90_000)
 
