@@ -378,7 +378,6 @@ const makeFeedable = (
     return { executor, addNow }
   })
 
-
 /**
  * Feed a complete list of calls to a fresh executor at once (what
  * `switchyard dispatch` does): under `"greedy"` the schedule equals the
