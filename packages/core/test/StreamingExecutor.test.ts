@@ -14,6 +14,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -350,6 +352,29 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         // A chain of forks would make the last call's stacks about 1 000 entries deep.
         expect(depths.get("p1999")!).toBeLessThanOrEqual(depths.get("p0")! + 2)
       }
+    }).pipe(Effect.provide(MemoryAllowAll)))
+
+  it.effect("a call that changes a FiberRef for good does not pass it on to the calls after it", () =>
+    Effect.gen(function*() {
+      const seen: Array<unknown> = []
+      const leak = Tool.make("Leak", {
+        description: "sets a log annotation on its fiber and leaves it",
+        input: ScriptInput,
+        isConcurrencySafe: () => true,
+        call: () => FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("leaked", true))
+      })
+      const probe = Tool.make("Probe", {
+        description: "records the log annotations it starts with",
+        input: ScriptInput,
+        isConcurrencySafe: () => true,
+        call: () =>
+          Effect.map(FiberRef.get(FiberRef.currentLogAnnotations), (a) => void seen.push(HashMap.get(a, "leaked")))
+      })
+      const env = yield* environment([leak, probe])
+      const calls = Array.from({ length: 200 }, (_, i) => call(`c${i}`, i % 2 === 0 ? "Leak" : "Probe", {}))
+      yield* Stream.runDrain(StreamingExecutor.runAll(calls, env, { concurrency: 2 }))
+      expect(seen).toHaveLength(100)
+      expect(seen.every(Option.isNone)).toBe(true)
     }).pipe(Effect.provide(MemoryAllowAll)))
 
   describe("interrupts", () => {
