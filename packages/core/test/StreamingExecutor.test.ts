@@ -356,12 +356,16 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
 
   it.effect("a call that changes a FiberRef for good does not pass it on to the calls after it", () =>
     Effect.gen(function*() {
-      const seen: Array<unknown> = []
+      const seen: Array<Option.Option<unknown>> = []
       const leak = Tool.make("Leak", {
         description: "sets a log annotation on its fiber and leaves it",
         input: ScriptInput,
         isConcurrencySafe: () => true,
-        call: () => FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("leaked", true))
+        call: () =>
+          FiberRef.update(
+            FiberRef.currentLogAnnotations,
+            (a: HashMap.HashMap<string, unknown>) => HashMap.set(a, "leaked", true)
+          )
       })
       const probe = Tool.make("Probe", {
         description: "records the log annotations it starts with",
@@ -374,7 +378,7 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
       const calls = Array.from({ length: 200 }, (_, i) => call(`c${i}`, i % 2 === 0 ? "Leak" : "Probe", {}))
       yield* Stream.runDrain(StreamingExecutor.runAll(calls, env, { concurrency: 2 }))
       expect(seen).toHaveLength(100)
-      expect(seen.every(Option.isNone)).toBe(true)
+      expect(seen.every((annotation) => Option.isNone(annotation))).toBe(true)
     }).pipe(Effect.provide(MemoryAllowAll)))
 
   describe("interrupts", () => {
