@@ -36,8 +36,11 @@ const deferredBuiltins = [
 /** V8 flags the blob is built and started with; a snapshot only starts under the flags it was built with. */
 export const flags = ["--liftoff-only"]
 
-/** Packages the snapshot must not evaluate at build time: they hold per-process state at load (the owner id). */
-const notAtBuild = [/packages\/durable\//, /@effect\/(cluster|workflow)\//]
+/**
+ * Packages outside the bundle that a module the snapshot evaluates imports statically (the journal's SQLite
+ * binding, a native module): stand-ins too, required from node_modules on first access.
+ */
+const deferredPackages = ["libsql"]
 
 /**
  * Runs first in the script: lends the build the array methods it lacks, removed again before the heap is
@@ -59,10 +62,11 @@ const lend = `for (const [name, method] of [
 `
 
 /** The \`require\` the bundled script sees: built-ins, deferred built-ins, and packages from \`from\`'s node_modules. */
-const requireShim = (from, keys) => `(() => {
+const requireShim = (from, keys, packageKeys) => `(() => {
   const base = require
   const building = () => base("node:v8").startupSnapshot.isBuildingSnapshot()
   const keys = ${JSON.stringify(keys)}
+  const packageKeys = ${JSON.stringify(packageKeys)}
   const builtins = new Set(${JSON.stringify(builtinModules)})
   // createRequire at build time: only JSON (package.json for the version) may be read then.
   const moduleAtBuild = {
@@ -79,45 +83,50 @@ const requireShim = (from, keys) => `(() => {
       return required
     }
   }
-  const standIns = new Map()
-  const standIn = (id) => {
-    let real
-    const load = () => real ??= (id === "module" && building() ? moduleAtBuild : base("node:" + id))
-    return new Proxy({}, {
-      get: (_, key) => load()[key],
-      has: (_, key) => key in load(),
-      ownKeys: () => [...keys[id]],
-      getOwnPropertyDescriptor: (_, key) =>
-        keys[id].includes(key) ? { configurable: true, enumerable: true, writable: true, value: undefined } : undefined
-    })
-  }
   let outside
-  return (id) => {
-    const bare = id.startsWith("node:") ? id.slice(5) : id
-    if (Object.hasOwn(keys, bare)) {
-      if (!standIns.has(bare)) standIns.set(bare, standIn(bare))
-      return standIns.get(bare)
-    }
-    if (id.startsWith("node:") || builtins.has(id)) return base(id)
+  const required = (id) => {
     if (building()) throw new Error("the snapshot's build required " + id + " while loading")
     outside ??= base("node:module").createRequire(${JSON.stringify(from)})
     return outside(id)
   }
-})()`
-
-/** The static imports' closure of the entry, from esbuild's metafile. */
-const staticClosure = (metafile, entry) => {
-  const seen = new Set()
-  const visit = (file) => {
-    if (seen.has(file)) return
-    seen.add(file)
-    for (const edge of metafile.inputs[file]?.imports ?? []) {
-      if (edge.kind !== "dynamic-import" && !edge.external) visit(edge.path)
-    }
+  // A stand-in answers the property names the real module had when the bundle was built (so esbuild's
+  // interop can copy them) and loads the real module when one is read.
+  const standIns = new Map()
+  // A module that is a function (libsql's Database class) gets a function to stand on, so it can be called
+  // and constructed; the target's own "prototype" is reported as it is (a proxy may not hide it).
+  const standIn = ([callable, names], load) => {
+    let real
+    const get = () => real ??= load()
+    const target = callable ? function () { "use strict" } : {}
+    const own = callable ? [...names.filter((name) => name !== "prototype"), "prototype"] : names
+    const proxy = new Proxy(target, {
+      get: (_, key) => get()[key],
+      has: (_, key) => key in get(),
+      ownKeys: () => [...own],
+      getOwnPropertyDescriptor: (_, key) =>
+        callable && key === "prototype"
+          ? Reflect.getOwnPropertyDescriptor(target, key)
+          : names.includes(key) ? { configurable: true, enumerable: true, writable: true, value: undefined } : undefined,
+      apply: (_, self, args) => Reflect.apply(get(), self, args),
+      construct: (_, args, newTarget) => Reflect.construct(get(), args, newTarget === proxy ? get() : newTarget)
+    })
+    return proxy
   }
-  visit(entry)
-  return seen
-}
+  const cached = (id, make) => {
+    if (!standIns.has(id)) standIns.set(id, make())
+    return standIns.get(id)
+  }
+  return (id) => {
+    const bare = id.startsWith("node:") ? id.slice(5) : id
+    if (Object.hasOwn(keys, bare)) {
+      return cached(bare, () =>
+        standIn([false, keys[bare]], () => bare === "module" && building() ? moduleAtBuild : base("node:" + bare)))
+    }
+    if (id.startsWith("node:") || builtins.has(id)) return base(id)
+    if (Object.hasOwn(packageKeys, id)) return cached(id, () => standIn(packageKeys[id], () => required(id)))
+    return required(id)
+  }
+})()`
 
 /**
  * Build `bundle/snapshot.{cjs,blob,node}`; resolves to a line for the build's log. A failure removes them (the
@@ -132,6 +141,11 @@ export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
   }
   try {
     const keys = Object.fromEntries(deferredBuiltins.map((id) => [id, Object.getOwnPropertyNames(require(`node:${id}`))]))
+    const fromCli = createRequire(path.join(here, "package.json"))
+    const packageKeys = Object.fromEntries(deferredPackages.map((id) => {
+      const loaded = fromCli(id)
+      return [id, [typeof loaded === "function", Object.getOwnPropertyNames(loaded)]]
+    }))
     const entry = path.join(here, "src/internal/snapshot.ts")
     // Modules resolve their files (package.json, assets) next to the bundle's chunks, as in bundle/*.js.
     const url = new URL(`file://${path.join(outdir, "snapshot.cjs")}`).href
@@ -144,7 +158,6 @@ export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
       target: "node20",
       external,
       plugins,
-      metafile: true,
       // import() of a package outside the bundle becomes require(): a snapshot has no ES module loader.
       supported: { "dynamic-import": false },
       define: {
@@ -152,14 +165,11 @@ export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
         SWITCHYARD_SNAPSHOT_BIN: JSON.stringify(path.join(here, "bin", "switchyard.js"))
       },
       banner: { js: `${lend}(function (require) {` },
-      footer: { js: `})(${requireShim(path.join(outdir, "snapshot.cjs"), keys)});` },
+      footer: { js: `})(${requireShim(path.join(outdir, "snapshot.cjs"), keys, packageKeys)});` },
       logLevel: "error",
       legalComments: "none",
       minify: process.env.SWITCHYARD_NO_MINIFY === undefined
     })
-    const entryKey = Object.keys(result.metafile.inputs).find((file) => path.resolve(file) === entry)
-    const atBuild = [...staticClosure(result.metafile, entryKey)].filter((file) => notAtBuild.some((re) => re.test(file)))
-    if (atBuild.length > 0) throw new Error(`it would evaluate ${atBuild[0]} at build time`)
     const report = path.join(outdir, "snapshot.warm-up")
     fs.rmSync(report, { force: true })
     await run(process.execPath, [...flags, "--snapshot-blob", blob, "--build-snapshot", script], {
@@ -178,7 +188,10 @@ export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
       (warmUp === undefined ? "" : ` (its warm-up failed: ${warmUp})`)
   } catch (error) {
     if (process.env.SWITCHYARD_KEEP_SNAPSHOT === undefined) remove()
-    const message = error instanceof Error ? (error.stderr || error.message).split("\n").find((l) => l.trim()) : error
+    // Node's warnings about built-ins in a snapshot come first on stderr; the error is the line that says so.
+    const lines = String(error instanceof Error ? error.stderr || error.message : error).split("\n")
+      .filter((line) => line.trim() !== "" && !/^\(node:\d+\) Warning|^It may still|^To request|^\(Use `node/.test(line))
+    const message = lines.find((line) => /Error|error/.test(line)) ?? lines[0]
     return `no start-up snapshot (${message}); the binary starts from the bundle`
   }
 }

@@ -6,10 +6,10 @@
  *
  * What is evaluated here is frozen into every process started from the
  * snapshot, so nothing here (or in a module it imports statically) may read the
- * environment, the time, the working directory or a random number at load
- * time; the build checks that the durable package (its owner id holds the pid)
- * is not among them. Effect's default `Random` is the one exception it cannot
- * avoid: it is seeded at load, so it is reseeded for each process (defaultRandom.ts).
+ * environment, the time, the working directory, the process id or a random
+ * number at load time (the journal's owner id is made on first use for this
+ * reason). Effect's default `Random` is the one exception it cannot avoid: it
+ * is seeded at load, and Node draws UUIDs in batches: both are renewed for each process (processRandomness.ts).
  *
  * @internal
  */
@@ -17,10 +17,11 @@ import * as PrintCommand from "../Run.js"
 import * as DispatchCommand from "../Dispatch.js"
 import * as ToolsCommand from "../ToolsCommand.js"
 import * as Anthropic from "@switchyard/core/anthropic"
+import * as JournalDatabase from "@switchyard/durable/JournalDatabase"
 import * as fs from "node:fs"
 import * as v8 from "node:v8"
 import * as Front from "../front.js"
-import * as DefaultRandom from "./defaultRandom.js"
+import * as ProcessRandomness from "./processRandomness.js"
 import * as FastTools from "./fastTools.js"
 import * as WarmUp from "./snapshotWarmUp.js"
 
@@ -28,7 +29,7 @@ import * as WarmUp from "./snapshotWarmUp.js"
 declare const SWITCHYARD_SNAPSHOT_BIN: string
 
 // Referenced so the bundler keeps (and the snapshot evaluates) the modules most commands run.
-const evaluated = [PrintCommand, DispatchCommand, ToolsCommand, Anthropic, FastTools]
+const evaluated = [PrintCommand, DispatchCommand, ToolsCommand, Anthropic, JournalDatabase, FastTools]
 
 if (v8.startupSnapshot.isBuildingSnapshot()) {
   // The build (scripts/snapshot.mjs) reports a failed warm-up from this file.
@@ -38,7 +39,7 @@ if (v8.startupSnapshot.isBuildingSnapshot()) {
   })
   v8.startupSnapshot.setDeserializeMainFunction(() => {
     void evaluated
-    DefaultRandom.reseed()
+    ProcessRandomness.renew()
     // Started as `node --snapshot-blob FILE args…`: argv[1] is the first argument; main.ts expects the script there.
     process.argv.splice(1, 0, SWITCHYARD_SNAPSHOT_BIN)
     Front.start(process.argv.slice(2)).catch((error: unknown) => {
