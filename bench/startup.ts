@@ -25,8 +25,25 @@ import * as Server from "../test/support/messagesServer.js"
 import { compare, note, ratio, recordStats, stats, type Stats } from "./harness.js"
 
 const SUITE = "startup"
-const bin = path.join(import.meta.dirname, "..", "packages/cli/bin/switchyard.js")
-const run = promisify(execFile)
+/** The `switchyard` command as installed: starts Node from the start-up snapshot when the build made one. */
+const launcher = path.join(import.meta.dirname, "..", "packages/cli/bin/switchyard")
+/** The script the launcher falls back to: `node bin/switchyard.js` starts from the ES-module bundle. */
+const script = path.join(import.meta.dirname, "..", "packages/cli/bin/switchyard.js")
+const execFileAsync = promisify(execFile)
+/**
+ * Run a command with its stdin closed, as a script's `< /dev/null` does: `-p` with an open, silent stdin waits a
+ * moment for piped input before it starts (Run.stdinWaitMs, as Claude Code does), which is not start-up.
+ */
+const run = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: Readonly<Record<string, string>>; readonly encoding: "utf8" }
+) => {
+  const running = execFileAsync(file, args, options)
+  running.child.stdin?.end()
+  return running
+}
+const time = "/usr/bin/time"
 
 /** A project like a real one: settings with rules and a hook-free env, a CLAUDE.md, a file to read. */
 const makeProject = () => {
@@ -65,55 +82,37 @@ const makeProject = () => {
   return { root, project, home, call: path.join(root, "call.json"), bash: path.join(root, "bash.json") }
 }
 
-/** A preload that writes the peak RSS (KiB) and CPU time (user + system, µs) to $SWITCHYARD_BENCH_RSS at exit. */
-const rssPreload = "data:text/javascript," + encodeURIComponent(
-  "import * as fs from 'node:fs';" +
-    "process.on('exit', () => { const u = process.resourceUsage(); " +
-    "fs.writeFileSync(process.env.SWITCHYARD_BENCH_RSS, JSON.stringify([u.maxRSS, u.userCPUTime + u.systemCPUTime])) })"
-)
+type Measured = "node" | "print" | "list" | "dispatch" | "bash" | "printScript" | "listScript" | "dispatchScript"
 
-/** Peak RSS (KiB) and CPU time (ms) of each command over three untimed runs. */
+/**
+ * Peak RSS (KiB) and CPU time (user + system, ms) of each command over five untimed runs, from GNU time's
+ * report on the process it waited for (Debian `time`); undefined without it.
+ */
 const peakRss = async (
   dirs: ReturnType<typeof makeProject>,
   env: Readonly<Record<string, string>>,
+  commands: Record<Measured, ReadonlyArray<string>>,
   answer: () => void
-): Promise<Record<"node" | "print" | "list" | "dispatch" | "bash", { readonly rss: Stats; readonly cpu: Stats }>> => {
+): Promise<Record<Measured, { readonly rss: Stats; readonly cpu: Stats }> | undefined> => {
+  if (!fs.existsSync(time)) return undefined
   const file = path.join(dirs.root, "rss")
-  const measure = async (args: ReadonlyArray<string>) => {
-    await run(process.execPath, ["--import", rssPreload, ...args], {
-      cwd: dirs.project,
-      env: { ...env, SWITCHYARD_BENCH_RSS: file },
-      encoding: "utf8"
-    })
-    const [rss, cpu] = JSON.parse(fs.readFileSync(file, "utf8")) as [number, number]
-    return { rss, cpu: cpu / 1000 }
+  const measure = async (command: ReadonlyArray<string>) => {
+    await run(time, ["-f", "%M %U %S", "-o", file, ...command], { cwd: dirs.project, env, encoding: "utf8" })
+    const [rss, user, system] = fs.readFileSync(file, "utf8").trim().split("\n").at(-1)!.split(" ").map(Number)
+    return { rss: rss!, cpu: (user! + system!) * 1000 }
   }
-  const samples = {
-    node: [] as Array<{ rss: number; cpu: number }>,
-    print: [] as Array<{ rss: number; cpu: number }>,
-    list: [] as Array<{ rss: number; cpu: number }>,
-    dispatch: [] as Array<{ rss: number; cpu: number }>,
-    bash: [] as Array<{ rss: number; cpu: number }>
-  }
+  const keys = Object.keys(commands) as Array<Measured>
+  const samples = Object.fromEntries(keys.map((k) => [k, [] as Array<{ rss: number; cpu: number }>]))
   for (let i = 0; i < 5; i++) {
-    samples.node.push(await measure(["-e", "0"]))
-    answer()
-    samples.print.push(await measure([bin, "-p", "hi"]))
-    samples.list.push(await measure([bin, "tools", "list"]))
-    samples.dispatch.push(await measure([bin, "dispatch", dirs.call]))
-    samples.bash.push(await measure([bin, "dispatch", dirs.bash]))
+    for (const key of keys) {
+      if (key === "print" || key === "printScript") answer()
+      samples[key]!.push(await measure(commands[key]))
+    }
   }
-  const of = (list: ReadonlyArray<{ rss: number; cpu: number }>) => ({
-    rss: stats(list.map((s) => s.rss)),
-    cpu: stats(list.map((s) => s.cpu))
-  })
-  return {
-    node: of(samples.node),
-    print: of(samples.print),
-    list: of(samples.list),
-    dispatch: of(samples.dispatch),
-    bash: of(samples.bash)
-  }
+  return Object.fromEntries(keys.map((key) => [key, {
+    rss: stats(samples[key]!.map((s) => s.rss)),
+    cpu: stats(samples[key]!.map((s) => s.cpu))
+  }])) as Record<Measured, { readonly rss: Stats; readonly cpu: Stats }>
 }
 
 /**
@@ -178,63 +177,68 @@ export const run_ = async () => {
         ANTHROPIC_API_KEY: "sk-bench",
         ANTHROPIC_BASE_URL: server.url
       }
-      const node = (args: ReadonlyArray<string>, check?: (stdout: string) => boolean) => async () => {
-        const { stdout } = await run(process.execPath, args, { cwd: dirs.project, env, encoding: "utf8" })
-        if (check !== undefined && !check(stdout)) throw new Error(`${args.join(" ")}: unexpected output ${stdout}`)
+      const commands: Record<Measured, ReadonlyArray<string>> = {
+        node: [process.execPath, "-e", "0"],
+        print: [launcher, "-p", "hi"],
+        list: [launcher, "tools", "list"],
+        dispatch: [launcher, "dispatch", dirs.call],
+        bash: [launcher, "dispatch", dirs.bash],
+        printScript: [process.execPath, script, "-p", "hi"],
+        listScript: [process.execPath, script, "tools", "list"],
+        dispatchScript: [process.execPath, script, "dispatch", dirs.call]
+      }
+      const expected: Partial<Record<Measured, string>> = {
+        print: "Hello there.",
+        list: "Read",
+        dispatch: "success",
+        bash: "success",
+        printScript: "Hello there.",
+        listScript: "Read",
+        dispatchScript: "success"
       }
       const answer = () =>
         server.enqueue(Server.message({ blocks: [{ block: { type: "text", text: "Hello there." } }] }))
-      const print = node([bin, "-p", "hi"], (out) => out.includes("Hello there."))
-      const candidates = {
-        node: node(["-e", "0"]),
-        print: async () => {
-          answer()
-          await print()
-        },
-        list: node([bin, "tools", "list"], (out) => out.includes("Read")),
-        dispatch: node([bin, "dispatch", dirs.call], (out) => out.includes("success")),
-        bash: node([bin, "dispatch", dirs.bash], (out) => out.includes("success"))
+      const candidate = (key: Measured) => async () => {
+        if (key === "print" || key === "printScript") answer()
+        const [file, ...args] = commands[key]
+        const { stdout } = await run(file!, args, { cwd: dirs.project, env, encoding: "utf8" })
+        const want = expected[key]
+        if (want !== undefined && !stdout.includes(want)) throw new Error(`${key}: unexpected output ${stdout}`)
       }
+      const keys = Object.keys(commands) as Array<Measured>
+      const candidates = Object.fromEntries(keys.map((key) => [key, candidate(key)])) as Record<
+        Measured,
+        () => Promise<void>
+      >
       const t = yield* Effect.promise(() => compare(candidates, { rounds: 11, warmup: 1 }))
-      const rss = yield* Effect.promise(() => peakRss(dirs, env, answer))
-      const kb = (s: Stats) => `${(s.median / 1024).toFixed(0)} MB`
-      recordStats(SUITE, "node -e 0", t.node, "ms", `peak RSS ${kb(rss.node.rss)}`)
-      // CPU time (user + system) is what a busy machine disturbs least: the same work costs the same CPU.
-      const cpu = (name: string, s: Stats) =>
-        recordStats(SUITE, `${name}, CPU time`, s, "ms", `${ratio(s, rss.node.cpu)} bare node's CPU time`)
-      cpu("node -e 0", rss.node.cpu)
-      cpu("switchyard -p hi", rss.print.cpu)
-      cpu("switchyard tools list", rss.list.cpu)
-      cpu("switchyard dispatch, one Read call", rss.dispatch.cpu)
-      cpu("switchyard dispatch, one Bash call", rss.bash.cpu)
-      recordStats(
-        SUITE,
-        "switchyard -p hi, to its answer",
-        t.print,
-        "ms",
-        `${ratio(t.print, t.node)} bare node (goal ≤ 3×); peak RSS ${kb(rss.print.rss)} (goal ≤ 80 MB)`
-      )
-      recordStats(
-        SUITE,
-        "switchyard tools list",
-        t.list,
-        "ms",
-        `${ratio(t.list, t.node)} bare node (goal ≤ 2×); peak RSS ${kb(rss.list.rss)}`
-      )
-      recordStats(
-        SUITE,
-        "switchyard dispatch, one Read call",
-        t.dispatch,
-        "ms",
-        `${ratio(t.dispatch, t.node)} bare node (goal ≤ 2.5×); peak RSS ${kb(rss.dispatch.rss)}`
-      )
-      recordStats(
-        SUITE,
-        "switchyard dispatch, one Bash call (loads the shell grammar)",
-        t.bash,
-        "ms",
-        `${ratio(t.bash, t.node)} bare node; peak RSS ${kb(rss.bash.rss)}`
-      )
+      const rss = yield* Effect.promise(() => peakRss(dirs, env, commands, answer))
+      const kb = (key: Measured) =>
+        rss === undefined
+          ? "peak RSS not measured (no GNU time)"
+          : `peak RSS ${(rss[key].rss.median / 1024).toFixed(0)} MB`
+      recordStats(SUITE, "node -e 0", t.node, "ms", kb("node"))
+      if (rss !== undefined) {
+        // CPU time (user + system) is what a busy machine disturbs least: the same work costs the same CPU.
+        const cpu = (name: string, s: Stats) =>
+          recordStats(SUITE, `${name}, CPU time`, s, "ms", `${ratio(s, rss.node.cpu)} bare node's CPU time`)
+        cpu("node -e 0", rss.node.cpu)
+        cpu("switchyard -p hi", rss.print.cpu)
+        cpu("switchyard tools list", rss.list.cpu)
+        cpu("switchyard dispatch, one Read call", rss.dispatch.cpu)
+        cpu("switchyard dispatch, one Bash call", rss.bash.cpu)
+        cpu("node bin/switchyard.js -p hi (no snapshot)", rss.printScript.cpu)
+        cpu("node bin/switchyard.js tools list (no snapshot)", rss.listScript.cpu)
+        cpu("node bin/switchyard.js dispatch, one Read call (no snapshot)", rss.dispatchScript.cpu)
+      }
+      const row = (name: string, key: Measured, goal: string) =>
+        recordStats(SUITE, name, t[key], "ms", `${ratio(t[key], t.node)} bare node${goal}; ${kb(key)}`)
+      row("switchyard -p hi, to its answer", "print", " (goal ≤ 3×, peak RSS ≤ 80 MB)")
+      row("switchyard tools list", "list", " (goal ≤ 2×)")
+      row("switchyard dispatch, one Read call", "dispatch", " (goal ≤ 2.5×)")
+      row("switchyard dispatch, one Bash call (loads the shell grammar)", "bash", "")
+      row("node bin/switchyard.js -p hi (the bundle, no snapshot)", "printScript", "")
+      row("node bin/switchyard.js tools list (the bundle, no snapshot)", "listScript", "")
+      row("node bin/switchyard.js dispatch, one Read call (the bundle, no snapshot)", "dispatchScript", "")
     })).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(dirs.root, { recursive: true, force: true }))))
   )
   note(

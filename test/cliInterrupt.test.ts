@@ -15,7 +15,7 @@ const temp = () => Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "switch
 /** Run switchyard, send SIGINT once `when` holds (checked as output arrives and every 20 ms), and collect how it ended. */
 const interrupted = (args: ReadonlyArray<string>, cwd: string, when: (stdout: string) => boolean, input = "") =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
+    const child = spawn(bin, args, {
       cwd,
       env: { ...process.env, SWITCHYARD_HOME: temp() },
       stdio: ["pipe", "pipe", "pipe"]

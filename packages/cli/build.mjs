@@ -30,6 +30,7 @@ import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { promisify } from "node:util"
 import * as esbuild from "esbuild"
+import { buildSnapshot } from "./scripts/snapshot.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const outdir = path.join(here, "bundle")
@@ -62,6 +63,7 @@ const newestInput = () => {
   }
   visit(fileURLToPath(import.meta.url))
   visit(recorder)
+  visit(path.join(here, "scripts", "snapshot.mjs"))
   const lock = path.join(root, "node_modules", ".package-lock.json")
   if (fs.existsSync(lock)) visit(lock)
   return String(newest)
@@ -73,19 +75,20 @@ if (!process.argv.includes("--force") && fs.existsSync(stamp) && fs.readFileSync
 }
 
 fs.rmSync(outdir, { recursive: true, force: true })
+// The tree-sitter runtime finds its own .wasm next to its module, so it is loaded from node_modules.
+// The MCP SDK too: it loads only when servers are configured (a test traces that import).
+// The journal's SQLite binding (libsql) is a native module, loaded from node_modules; pg's optional
+// native driver is never used.
+const external = ["web-tree-sitter", "tree-sitter-bash", "@modelcontextprotocol/client", "libsql", "pg-native"]
 await esbuild.build({
-  entryPoints: { front: path.join(here, "src/front.ts"), main: path.join(here, "src/main.ts") },
+  entryPoints: { front: path.join(here, "src/bin.ts"), main: path.join(here, "src/main.ts") },
   outdir,
   bundle: true,
   splitting: true,
   format: "esm",
   platform: "node",
   target: "node20",
-  // The tree-sitter runtime finds its own .wasm next to its module, so it is loaded from node_modules.
-  // The MCP SDK too: it loads only when servers are configured (a test traces that import).
-  // The journal's SQLite binding (libsql) is a native module, loaded from node_modules; pg's optional
-  // native driver is never used.
-  external: ["web-tree-sitter", "tree-sitter-bash", "@modelcontextprotocol/client", "libsql", "pg-native"],
+  external,
   plugins: [emptyModules],
   chunkNames: "[name]-[hash]",
   // Bundled CommonJS dependencies call `require`; give the ESM chunks one.
@@ -255,7 +258,9 @@ fs.writeFileSync(
   path.join(outdir, "tools.json"),
   JSON.stringify({ variants: variants.map(({ skipped, ...variant }) => variant) }) + "\n"
 )
+const snapshot = await buildSnapshot({ here, outdir, external, plugins: [emptyModules] })
 fs.writeFileSync(stamp, inputs)
+console.log(`cli bundle: ${snapshot}`)
 console.log(
   `cli bundle: ${Object.keys(pages).length} help pages and ` +
     `${variants.map((v) => Object.keys(v.pages).length).join(" + ")} tools pages rendered for the front`

@@ -6,7 +6,8 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 
 export const root = path.join(import.meta.dirname, "..", "..")
-export const bin = path.join(root, "packages/cli/bin/switchyard.js")
+/** The `switchyard` command as installed: a launcher that starts Node from the CLI's start-up snapshot. */
+export const bin = path.join(root, "packages/cli/bin/switchyard")
 
 export interface CliResult {
   readonly code: number | null
@@ -22,6 +23,8 @@ export const runCli = (
     readonly input?: string
     readonly env?: Readonly<Record<string, string | undefined>>
     readonly timeoutMs?: number
+    /** Another launcher than the built one. */
+    readonly bin?: string
   } = {}
 ): Promise<CliResult> =>
   new Promise((resolve, reject) => {
@@ -33,7 +36,7 @@ export const runCli = (
     // Nor the real ~/.claude/CLAUDE.md (memory files).
     env["CLAUDE_CONFIG_DIR"] ??= path.join(root, ".switchyard-test", "claude")
     delete env["FORCE_COLOR"]
-    const child = spawn(process.execPath, [bin, ...args], {
+    const child = spawn(options.bin ?? bin, args, {
       cwd: options.cwd ?? root,
       env,
       stdio: ["pipe", "pipe", "pipe"]

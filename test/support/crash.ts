@@ -164,7 +164,7 @@ export const harness = (
       Effect.async<RunRecord>((resume) => {
         const env = { ...baseEnv, SWITCHYARD_HOME: machine.home }
         const wal = path.join(machine.home, "journal.db-wal")
-        const child = spawn(process.execPath, [bin, ...args], {
+        const child = spawn(bin, args, {
           cwd: machine.cwd,
           env,
           stdio: ["ignore", "pipe", "pipe"]

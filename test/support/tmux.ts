@@ -53,7 +53,6 @@ export const start = (
         CLAUDE_CONFIG_DIR: path.join(root, ".switchyard-test", "claude"),
         ...env
       }).map(([k, v]) => `${k}=${v}`),
-      process.execPath,
       bin,
       ...args
     ]

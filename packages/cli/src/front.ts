@@ -109,18 +109,26 @@ const toolPage = (args: ReadonlyArray<string>): string | undefined => {
   return undefined
 }
 
-const args = process.argv.slice(2)
-const pages = readJson<Pages>("./help.json")
-const text = (pages === undefined ? undefined : answer(args, pages)) ??
-  (args[0] === "tools" ? toolPage(args) : undefined)
-if (
-  text === undefined && args[0] === "tools" && args[1] === "list" &&
-  (args.length === 2 || (args.length === 3 && args[2] === "--json"))
-) {
-  const { list } = await import("./internal/fastTools.js")
-  process.exitCode = await list(args.length === 3)
-} else if (text === undefined) {
-  await import("./main.js")
-} else {
-  process.stdout.write(colorEnabled(process.stdout) ? text : text.replace(ANSI, ""))
+/**
+ * Answer the command line `args` (without `node` and the script): from the
+ * pages when they hold the answer, `tools list` without the full parser,
+ * everything else by loading it (main.ts, which reads `process.argv`).
+ *
+ * @since 0.1.0
+ */
+export const start = async (args: ReadonlyArray<string>): Promise<void> => {
+  const pages = readJson<Pages>("./help.json")
+  const text = (pages === undefined ? undefined : answer(args, pages)) ??
+    (args[0] === "tools" ? toolPage(args) : undefined)
+  if (
+    text === undefined && args[0] === "tools" && args[1] === "list" &&
+    (args.length === 2 || (args.length === 3 && args[2] === "--json"))
+  ) {
+    const { list } = await import("./internal/fastTools.js")
+    process.exitCode = await list(args.length === 3)
+  } else if (text === undefined) {
+    await import("./main.js")
+  } else {
+    process.stdout.write(colorEnabled(process.stdout) ? text : text.replace(ANSI, ""))
+  }
 }

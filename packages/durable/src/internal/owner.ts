@@ -14,8 +14,13 @@ export const HEARTBEAT_MS = 1_000
 /** A holder silent for this long is taken to be gone. */
 export const STALE_MS = 10_000
 
-/** This process, as a session holder. */
-export const self: string = `${os.hostname()} ${process.pid} ${Math.random().toString(36).slice(2, 10)}`
+let id: string | undefined
+
+/**
+ * This process, as a session holder (made on first use, not at load: a process started from the CLI's start-up
+ * snapshot would otherwise carry the id of the process that built it).
+ */
+export const self = (): string => id ??= `${os.hostname()} ${process.pid} ${Math.random().toString(36).slice(2, 10)}`
 
 /** The parts of a holder id. */
 export const parse = (owner: string): { readonly host: string; readonly pid: number } | undefined => {

@@ -68,12 +68,12 @@ export const make = (deps: Deps) =>
     yield* Effect.gen(function*() {
       if (sessions.size === 0) return
       const now = yield* Clock.currentTimeMillis
-      yield* Effect.ignore(onStore("record a heartbeat", Store.heartbeat(Owner.self, now)))
+      yield* Effect.ignore(onStore("record a heartbeat", Store.heartbeat(Owner.self(), now)))
     }).pipe(Effect.repeat(Schedule.spaced(Owner.HEARTBEAT_MS)), Effect.forkScoped)
     yield* Effect.addFinalizer(() =>
       Effect.forEach(
         sessions.keys(),
-        (id) => Effect.ignore(onStore("let a session go", Store.releaseSession(id, Owner.self))),
+        (id) => Effect.ignore(onStore("let a session go", Store.releaseSession(id, Owner.self()))),
         { discard: true }
       )
     )
@@ -106,7 +106,7 @@ export const make = (deps: Deps) =>
               sessionId,
               cwd,
               title,
-              owner: Owner.self,
+              owner: Owner.self(),
               now,
               isGone: (owner, heartbeatAt) => Owner.isGone(owner, heartbeatAt, now)
             })
@@ -155,7 +155,7 @@ export const make = (deps: Deps) =>
         if (!sessions.delete(sessionId)) {
           return Effect.void
         }
-        return Effect.ignore(onStore("let a session go", Store.releaseSession(sessionId, Owner.self)))
+        return Effect.ignore(onStore("let a session go", Store.releaseSession(sessionId, Owner.self())))
       })
 
     return { claimed, finishTurn, release, stateOf }

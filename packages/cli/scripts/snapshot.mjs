@@ -1,0 +1,194 @@
+/**
+ * Builds the CLI's start-up snapshot (run by build.mjs after the bundle):
+ *
+ * 1. esbuild bundles src/internal/snapshot.ts, and everything the commands import (lazily or not), into one
+ *    CommonJS script, `bundle/snapshot.cjs` (a Node 20 snapshot takes one script, no ES modules).
+ * 2. `node --build-snapshot` runs it and writes the heap to `bundle/snapshot.blob`: Effect, the engine, the
+ *    tools and the common commands loaded, evaluated and compiled.
+ * 3. The blob is tried (`--version` must answer) and `bundle/snapshot.node` records the Node binary it belongs
+ *    to (its size and modification time, then its path): bin/switchyard starts that binary from the blob only
+ *    while it is the same file, and falls back to bin/switchyard.js otherwise.
+ *
+ * What a snapshot cannot hold is deferred to the first use after it is started: the built-in modules Node does
+ * not support in a snapshot (lib/internal/main/mksnapshot.js: http, child_process, tty, readline, …) are
+ * stand-ins that load the real module on first access, and packages outside the bundle (tree-sitter, the MCP
+ * SDK, libsql) are required from node_modules when first imported. Array methods V8 installs only after
+ * deserializing (`toSorted` and friends) are lent to the build and removed before the heap is written.
+ */
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import { builtinModules, createRequire } from "node:module"
+import * as path from "node:path"
+import { promisify } from "node:util"
+import * as esbuild from "esbuild"
+
+const run = promisify(execFile)
+const require = createRequire(import.meta.url)
+
+/** Built-ins a snapshot cannot hold (Node 20's list of supported modules, inverted): loaded on first use. */
+const deferredBuiltins = [
+  "_http_agent", "_http_client", "_http_common", "_http_incoming", "_http_outgoing", "_http_server", "_tls_common",
+  "_tls_wrap", "async_hooks", "child_process", "cluster", "dgram", "dns/promises", "domain", "http", "http2",
+  "https", "inspector", "module", "perf_hooks", "readline", "readline/promises", "repl", "tls", "trace_events",
+  "tty", "vm", "worker_threads"
+]
+
+/** V8 flags the blob is built and started with; a snapshot only starts under the flags it was built with. */
+export const flags = ["--liftoff-only"]
+
+/**
+ * Packages outside the bundle that a module the snapshot evaluates imports statically (the journal's SQLite
+ * binding, a native module): stand-ins too, required from node_modules on first access.
+ */
+const deferredPackages = ["libsql"]
+
+/**
+ * Runs first in the script: lends the build the array methods it lacks, removed again before the heap is
+ * written (V8 installs the real ones when the snapshot starts and refuses to find them there already).
+ */
+const lend = `for (const [name, method] of [
+  ["toSorted", function (compare) { return this.slice().sort(compare) }],
+  ["toReversed", function () { return this.slice().reverse() }],
+  ["toSpliced", function (...args) { const copy = this.slice(); copy.splice(...args); return copy }],
+  ["with", function (index, value) { const copy = this.slice(); copy[index < 0 ? copy.length + index : index] = value; return copy }]
+]) {
+  if (typeof Array.prototype[name] !== "function") {
+    Object.defineProperty(Array.prototype, name, { value: method, writable: true, configurable: true })
+    require("node:v8").startupSnapshot.addSerializeCallback(() => {
+      if (Array.prototype[name] === method) delete Array.prototype[name]
+    })
+  }
+}
+`
+
+/** The \`require\` the bundled script sees: built-ins, deferred built-ins, and packages from \`from\`'s node_modules. */
+const requireShim = (from, keys, packageKeys) => `(() => {
+  const base = require
+  const building = () => base("node:v8").startupSnapshot.isBuildingSnapshot()
+  const keys = ${JSON.stringify(keys)}
+  const packageKeys = ${JSON.stringify(packageKeys)}
+  const builtins = new Set(${JSON.stringify(builtinModules)})
+  // createRequire at build time: only JSON (package.json for the version) may be read then.
+  const moduleAtBuild = {
+    createRequire: (url) => {
+      const dir = base("node:path").dirname(base("node:url").fileURLToPath(url))
+      let real
+      const get = () => real ??= base("node:module").createRequire(url)
+      const required = (id) => {
+        if (!building()) return get()(id)
+        if (id.endsWith(".json")) return JSON.parse(base("node:fs").readFileSync(base("node:path").resolve(dir, id), "utf8"))
+        throw new Error("the snapshot's build required " + id + " while loading")
+      }
+      required.resolve = (id, options) => get().resolve(id, options)
+      return required
+    }
+  }
+  let outside
+  const required = (id) => {
+    if (building()) throw new Error("the snapshot's build required " + id + " while loading")
+    outside ??= base("node:module").createRequire(${JSON.stringify(from)})
+    return outside(id)
+  }
+  // A stand-in answers the property names the real module had when the bundle was built (so esbuild's
+  // interop can copy them) and loads the real module when one is read.
+  const standIns = new Map()
+  // A module that is a function (libsql's Database class) gets a function to stand on, so it can be called
+  // and constructed; the target's own "prototype" is reported as it is (a proxy may not hide it).
+  const standIn = ([callable, names], load) => {
+    let real
+    const get = () => real ??= load()
+    const target = callable ? function () { "use strict" } : {}
+    const own = callable ? [...names.filter((name) => name !== "prototype"), "prototype"] : names
+    const proxy = new Proxy(target, {
+      get: (_, key) => get()[key],
+      has: (_, key) => key in get(),
+      ownKeys: () => [...own],
+      getOwnPropertyDescriptor: (_, key) =>
+        callable && key === "prototype"
+          ? Reflect.getOwnPropertyDescriptor(target, key)
+          : names.includes(key) ? { configurable: true, enumerable: true, writable: true, value: undefined } : undefined,
+      apply: (_, self, args) => Reflect.apply(get(), self, args),
+      construct: (_, args, newTarget) => Reflect.construct(get(), args, newTarget === proxy ? get() : newTarget)
+    })
+    return proxy
+  }
+  const cached = (id, make) => {
+    if (!standIns.has(id)) standIns.set(id, make())
+    return standIns.get(id)
+  }
+  return (id) => {
+    const bare = id.startsWith("node:") ? id.slice(5) : id
+    if (Object.hasOwn(keys, bare)) {
+      return cached(bare, () =>
+        standIn([false, keys[bare]], () => bare === "module" && building() ? moduleAtBuild : base("node:" + bare)))
+    }
+    if (id.startsWith("node:") || builtins.has(id)) return base(id)
+    if (Object.hasOwn(packageKeys, id)) return cached(id, () => standIn(packageKeys[id], () => required(id)))
+    return required(id)
+  }
+})()`
+
+/**
+ * Build `bundle/snapshot.{cjs,blob,node}`; resolves to a line for the build's log. A failure removes them (the
+ * binary then starts from the bundle) and is reported, not thrown: the snapshot only makes starting faster.
+ */
+export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
+  const script = path.join(outdir, "snapshot.cjs")
+  const blob = path.join(outdir, "snapshot.blob")
+  const stamp = path.join(outdir, "snapshot.node")
+  const remove = () => {
+    for (const file of [script, blob, stamp]) fs.rmSync(file, { force: true })
+  }
+  try {
+    const keys = Object.fromEntries(deferredBuiltins.map((id) => [id, Object.getOwnPropertyNames(require(`node:${id}`))]))
+    const fromCli = createRequire(path.join(here, "package.json"))
+    const packageKeys = Object.fromEntries(deferredPackages.map((id) => {
+      const loaded = fromCli(id)
+      return [id, [typeof loaded === "function", Object.getOwnPropertyNames(loaded)]]
+    }))
+    const entry = path.join(here, "src/internal/snapshot.ts")
+    // Modules resolve their files (package.json, assets) next to the bundle's chunks, as in bundle/*.js.
+    const url = new URL(`file://${path.join(outdir, "snapshot.cjs")}`).href
+    const result = await esbuild.build({
+      entryPoints: [entry],
+      outfile: script,
+      bundle: true,
+      format: "cjs",
+      platform: "node",
+      target: "node20",
+      external,
+      plugins,
+      // import() of a package outside the bundle becomes require(): a snapshot has no ES module loader.
+      supported: { "dynamic-import": false },
+      define: {
+        "import.meta.url": JSON.stringify(url),
+        SWITCHYARD_SNAPSHOT_BIN: JSON.stringify(path.join(here, "bin", "switchyard.js"))
+      },
+      banner: { js: `${lend}(function (require) {` },
+      footer: { js: `})(${requireShim(path.join(outdir, "snapshot.cjs"), keys, packageKeys)});` },
+      logLevel: "error",
+      legalComments: "none",
+      minify: process.env.SWITCHYARD_NO_MINIFY === undefined
+    })
+    const report = path.join(outdir, "snapshot.warm-up")
+    fs.rmSync(report, { force: true })
+    await run(process.execPath, [...flags, "--snapshot-blob", blob, "--build-snapshot", script], {
+      cwd: outdir,
+      env: { ...process.env, SWITCHYARD_SNAPSHOT_REPORT: report }
+    })
+    const warmUp = fs.existsSync(report) ? fs.readFileSync(report, "utf8").split("\n")[0] : undefined
+    fs.rmSync(report, { force: true })
+    const { stdout } = await run(process.execPath, [...flags, "--snapshot-blob", blob, "--", "--version"], { cwd: outdir })
+    const version = JSON.parse(fs.readFileSync(path.join(here, "package.json"), "utf8")).version
+    if (stdout.trim() !== version) throw new Error(`started from it, --version printed ${JSON.stringify(stdout)}`)
+    const node = fs.realpathSync(process.execPath)
+    const info = fs.statSync(node)
+    fs.writeFileSync(stamp, `${info.size}:${Math.floor(info.mtimeMs / 1000)} ${node}\n`)
+    return `start-up snapshot ${(fs.statSync(blob).size / 2 ** 20).toFixed(1)} MB for ${process.version}` +
+      (warmUp === undefined ? "" : ` (its warm-up failed: ${warmUp})`)
+  } catch (error) {
+    if (process.env.SWITCHYARD_KEEP_SNAPSHOT === undefined) remove()
+    const message = error instanceof Error ? (error.stderr || error.message).split("\n").find((l) => l.trim()) : error
+    return `no start-up snapshot (${message}); the binary starts from the bundle`
+  }
+}

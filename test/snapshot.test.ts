@@ -1,0 +1,135 @@
+/**
+ * The start-up snapshot (issue 25): `bin/switchyard` starts Node from
+ * `bundle/snapshot.blob` when the build made one for this Node binary, and
+ * from `bin/switchyard.js` otherwise. Judged by what the process really is —
+ * a Bash call prints its parent's command line (`/proc/$PPID/cmdline`: the
+ * Node process that runs the tool) — and by its output, which must be the same
+ * on both paths: pages, tool lists, a dispatch, an error.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as DefaultRandom from "../packages/cli/src/internal/defaultRandom.js"
+import { bin, root, runCli } from "./support/cli.js"
+
+const bundle = path.join(root, "packages/cli/bundle")
+const built = fs.existsSync(path.join(bundle, "snapshot.blob")) && fs.existsSync(path.join(bundle, "snapshot.node"))
+if (!built) console.warn("test/snapshot.test.ts: no start-up snapshot was built here (see `npm run build`); skipped")
+
+const withProject = <A>(f: (dir: string) => Promise<A>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-snapshot-")))
+      fs.mkdirSync(path.join(dir, ".claude"))
+      fs.writeFileSync(
+        path.join(dir, ".claude", "settings.json"),
+        JSON.stringify({ permissions: { allow: ["Read", "Bash(tr *)"], deny: ["WebFetch"] } })
+      )
+      fs.writeFileSync(path.join(dir, "notes.txt"), "alpha\nbeta\n")
+      fs.writeFileSync(
+        path.join(dir, "parent.json"),
+        JSON.stringify([{
+          type: "tool_use",
+          id: "toolu_1",
+          name: "Bash",
+          input: { command: "tr '\\0' ' ' < /proc/$PPID/cmdline" }
+        }])
+      )
+      fs.writeFileSync(
+        path.join(dir, "read.json"),
+        JSON.stringify([{ type: "tool_use", id: "toolu_1", name: "Read", input: { file_path: "notes.txt" } }])
+      )
+      return dir
+    }),
+    (dir) => Effect.promise(() => f(dir)),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+
+/** The command line of the Node process that ran the Bash call, from the dispatch's JSON result. */
+const toolParent = (stdout: string): string => {
+  const [result] = JSON.parse(stdout) as ReadonlyArray<{ readonly content: unknown }>
+  return JSON.stringify(result?.content)
+}
+
+describe.skipIf(!built)("the start-up snapshot", () => {
+  it.effect("bin/switchyard runs the command from the snapshot, and with NODE_OPTIONS from bin/switchyard.js", () =>
+    withProject(async (cwd) => {
+      const args = ["dispatch", "parent.json", "--output-format", "json"]
+      const fromSnapshot = await runCli(args, { cwd })
+      expect(fromSnapshot.code, fromSnapshot.stderr).toBe(0)
+      expect(toolParent(fromSnapshot.stdout)).toContain("--snapshot-blob")
+      expect(toolParent(fromSnapshot.stdout)).toContain("/bundle/snapshot.blob -- dispatch parent.json")
+      // NODE_OPTIONS may carry V8 flags the snapshot was not built with: the launcher does not risk it.
+      const fromScript = await runCli(args, { cwd, env: { NODE_OPTIONS: "--no-warnings" } })
+      expect(fromScript.code, fromScript.stderr).toBe(0)
+      expect(toolParent(fromScript.stdout)).not.toContain("--snapshot-blob")
+      expect(toolParent(fromScript.stdout)).toContain("switchyard.js")
+    }))
+
+  it.effect("prints what bin/switchyard.js prints: pages, tool lists, schemas, a dispatch, bad input", () =>
+    withProject(async (cwd) => {
+      const commands = [
+        ["--version"],
+        ["--help"],
+        ["tools", "list"],
+        ["tools", "list", "--json"],
+        ["tools", "schema", "Bash"],
+        ["tools", "search", "notebook"],
+        ["dispatch", "read.json", "--output-format", "json"],
+        ["dispatch", "missing.json"],
+        ["dispatch", "read.json", "--allowed-tools", "Bash("],
+        ["--no-such-flag"]
+      ]
+      for (const args of commands) {
+        const fromSnapshot = await runCli(args, { cwd })
+        const fromScript = await runCli(args, { cwd, env: { NODE_OPTIONS: "--no-warnings" } })
+        const timing = (text: string) => text.replace(/"(durationMs|startedAt|endedAt|at|duration_ms)":\s*\d+/g, "$1")
+        expect({ args, code: fromSnapshot.code, stderr: fromSnapshot.stderr, stdout: timing(fromSnapshot.stdout) })
+          .toEqual({ args, code: fromScript.code, stderr: fromScript.stderr, stdout: timing(fromScript.stdout) })
+      }
+    }))
+
+  it.effect("falls back to bin/switchyard.js when the snapshot belongs to another Node binary", () =>
+    withProject(async (cwd) => {
+      // A copy of the launcher beside the real script and bundle, whose record names another binary.
+      const copy = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-launcher-"))
+      try {
+        fs.mkdirSync(path.join(copy, "bin"))
+        fs.mkdirSync(path.join(copy, "bundle"))
+        fs.copyFileSync(bin, path.join(copy, "bin", "switchyard"))
+        fs.symlinkSync(path.join(root, "packages/cli/bin/switchyard.js"), path.join(copy, "bin", "switchyard.js"))
+        fs.symlinkSync(path.join(bundle, "snapshot.blob"), path.join(copy, "bundle", "snapshot.blob"))
+        const [, node] = fs.readFileSync(path.join(bundle, "snapshot.node"), "utf8").trim().split(" ")
+        fs.writeFileSync(path.join(copy, "bundle", "snapshot.node"), `1:1 ${node}\n`)
+        const launcher = path.join(copy, "bin", "switchyard")
+        const result = await runCli(["dispatch", "parent.json", "--output-format", "json"], { cwd, bin: launcher })
+        expect(result.code, result.stderr).toBe(0)
+        expect(toolParent(result.stdout)).not.toContain("--snapshot-blob")
+        expect(toolParent(result.stdout)).toContain("switchyard.js")
+      } finally {
+        fs.rmSync(copy, { recursive: true, force: true })
+      }
+    }))
+})
+
+describe("Effect's default Random in a process started from a snapshot", () => {
+  it("is reseeded from this process's Math.random", () => {
+    const random = Math.random
+    try {
+      Math.random = () => 0.25
+      DefaultRandom.reseed()
+      const drawn = [Effect.runSync(Random.next), Effect.runSync(Random.next)]
+      const expected = Random.make(0.25)
+      expect(drawn).toEqual([Effect.runSync(expected.next), Effect.runSync(expected.next)])
+      Math.random = () => 0.75
+      DefaultRandom.reseed()
+      expect(Effect.runSync(Random.next)).not.toBe(drawn[0])
+    } finally {
+      Math.random = random
+      DefaultRandom.reseed()
+    }
+  })
+})
