@@ -116,49 +116,37 @@ const peakRss = async (
 }
 
 /**
- * Where the time goes (issue 25 item 1), from `node --cpu-prof` of the
- * unminified bundle (its source maps give each sample its package), a
- * module-loader hook's log and `strace`, on this machine at load ≈ 17. These
- * are a profile's findings, not re-measured by the suite; CPU times are
- * user + system medians.
+ * Where the time goes (issue 25 item 1), from `node --cpu-prof` of the unminified bundle, a module-loader hook's
+ * log and `strace`. These are a profile's findings, not re-measured by the suite.
  */
 const profile: ReadonlyArray<string> = [
-  "**Profile of `-p hi` (share of CPU samples).** Effect's fiber runtime running the program 33 % — the Layer " +
-  "graph's construction, settings, the registry, the query loop; spread thin: no switchyard function holds more " +
-  "than 1–2 % (settings decoding < 1 %, the tools' JSON Schemas ≈ 1 %). Module loading and compiling 21 % " +
-  "(≈ 1.2 MB of bundle: effect ≈ 730 KB unminified, the Anthropic SDK ≈ 1 MB with its OpenTelemetry/webhook " +
-  "deps, the tools chunk ≈ 580 KB with picomatch and ignore, @effect/cli ≈ 220 KB). Module evaluation 20 % " +
-  "(top-level `Schema.Struct`s of Messages/Model/Tool, first calls compiling lazily). GC 7 %. Node's fetch " +
-  "(undici, loaded by the SDK's first `Headers`) 4.5 %, ≈ 60–70 ms CPU on its own. @effect/cli's parse 2 %, " +
-  "the SDK's request building 2 %.",
-  "**CPU time per piece** (ms): `node -e 0` 150; the front answering `--version` 170; + effect's core chunk " +
-  "250; + the tools chunk 390; the full parser (`main.js --version`) 390; `tools list` 690 through the front's " +
-  "fast path and 660 through the full parser (so @effect/cli's share is within the noise: effect, the tools " +
-  "and running the Layer graph are the cost); a `Read` dispatch 760; `-p hi` 1120–1350.",
-  "**What each command loads** (test/startupLoading.test.ts, from the module loader's log): `-p` loads the " +
-  "Anthropic SDK and neither the terminal UI, the shell grammar nor the MCP SDK; `tools list` and a `Read` " +
-  "dispatch load none of the four; the first Bash analysis loads the grammar (test/mcpCli.test.ts: the MCP SDK " +
-  "only with servers configured). At start the process reads the settings files, `.mcp.json` and the working " +
-  "directory's status, and scans nothing (`strace -e trace=%file`).",
-  "**The shell grammar.** A one-call Bash `dispatch` printed its answer after ≈ 2.8 s and exited ≈ 17 s later " +
-  "at 3–4 CPU-seconds and 125 MB: V8's optimizing tier recompiled tree-sitter-bash's 1.3 MB of WebAssembly on " +
-  "background threads, and Node waits for them at exit. The binary now sets `--liftoff-only` before any " +
-  "WebAssembly compiles (packages/cli/bin/switchyard.js): ≈ 3.4 s to exit, 0.9 CPU-seconds, 83 MB; a 170 KB " +
-  "script parses as fast or faster in a fresh process, one line in 0.09 ms instead of 0.04 ms. Node 20 cannot " +
-  "persist a compiled WebAssembly module, so the grammar is compiled (by the baseline tier, ≈ 0.2 s) per process.",
-  "**Node 20's other options, tried.** A V8 code cache: Node 20 has none for ES modules " +
-  "(`module.enableCompileCache` is Node 22). A prototype bundling the same sources as one CommonJS file run " +
-  "through `vm.Script` with `cachedData` cut CPU time by 21–30 % (Read dispatch 760 → 530 ms, `-p` 1120 → " +
-  "880 ms, `tools list` 590 → 430 ms) but raised peak RSS by ≈ 14 MB (the cache materialises every function " +
-  "it holds: `-p` 113 → 127 MB) and means CommonJS chunks and a cache written by the build — not shipped; on " +
-  "Node 22 it is one `module.enableCompileCache()` line in the bin. `--build-snapshot`: Node 20's user-land " +
-  "snapshot takes one CommonJS script and must be started as `node --snapshot-blob FILE`, i.e. the bin would " +
-  "re-exec Node — one more bare start, 1× by itself. Tree-shaking: each command's chunks already hold only " +
-  "what it imports; what remains is effect's core runtime and the SDK, which `sideEffects: false` would not " +
-  "remove (they are imported, not dead).",
-  "**Against the goals:** none of the ratio goals is met; the remaining cost is Effect's runtime and compiling " +
-  "≈ 1 MB of JavaScript per start. What would move it: fewer fibers and Layers on the start-up path (the " +
-  "largest share), a compile cache (Node 22), and for `-p` a model client lighter than the SDK plus undici."
+  "**The start-up snapshot.** `switchyard` (bin/switchyard, a shell launcher) execs `node --snapshot-blob " +
+  "bundle/snapshot.blob` when the build wrote one for this Node binary (packages/cli/scripts/snapshot.mjs): the " +
+  "whole CLI bundled as one CommonJS script, run once by `node --build-snapshot` with Effect, the engine, the tools, " +
+  "the journal, the Anthropic SDK and the common commands loaded and evaluated, and a Read/Write dispatch run in a " +
+  "throwaway project so V8 keeps those functions' bytecode. A process started from it skips loading, compiling and " +
+  "evaluating ≈ 1 MB of JavaScript: the rows above show the launcher beside `node bin/switchyard.js` (the same CLI " +
+  "from the ES-module bundle) in the same rounds. Deserialising the 13 MB heap costs ≈ 0.1 CPU-seconds of its own, " +
+  "and the snapshot holds modules a command may not need, so peak RSS is a few MB above the bundle's for `tools` " +
+  "and `dispatch`. Node 20 forbids some built-ins in a snapshot (http, child_process, tty, …): they are stand-ins " +
+  "loaded on first use. What cannot be in it: Node's fetch (undici needs WebAssembly, which the snapshot builder " +
+  "lacks), the shell grammar's WebAssembly, native modules (libsql) and the MCP SDK, all loaded when first used.",
+  "**What remains** (CPU, from the same profile of the snapshot path): Effect's fiber runtime interpreting the " +
+  "command — settings, the Layer graph, the registry, the executor — spread thin over its core (no switchyard " +
+  "function above 1–2 %); GC; for `-p`, the journal (libsql's native module and opening SQLite), undici and the " +
+  "SDK's request. Bare node's own start is ≈ 30–40 ms of CPU here.",
+  "**What each command loads from disk** (test/startupLoading.test.ts, through `bin/switchyard.js` and a module " +
+  "loader hook): `-p` loads the Anthropic SDK and neither the terminal UI, the shell grammar nor the MCP SDK; " +
+  "`tools list` and a `Read` dispatch load none of the four; the first Bash analysis loads the grammar " +
+  "(test/mcpCli.test.ts: the MCP SDK only with servers configured). At start the process reads the settings " +
+  "files, `.mcp.json` and the working directory's status, and scans nothing (`strace -e trace=%file`).",
+  "**The shell grammar.** V8's optimizing tier recompiled tree-sitter-bash's 1.3 MB of WebAssembly on background " +
+  "threads that Node waits for at exit (a one-call Bash `dispatch` lingered ≈ 17 s): both entries run with " +
+  "`--liftoff-only` (the launcher passes it, the snapshot is built with it); the grammar is compiled by the " +
+  "baseline tier, ≈ 0.2 s, per process (Node 20 cannot persist a compiled WebAssembly module).",
+  "**`-p` and stdin.** With a PROMPT argument and a piped stdin that stays open and silent, `-p` waits " +
+  "`Run.stdinWaitMs` (3 s, as Claude Code does) for piped input; the suite closes stdin, as `< /dev/null` does. " +
+  "An earlier version of this suite measured that wait as start-up."
 ]
 
 export const run_ = async () => {

@@ -19,7 +19,7 @@ const temp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 /** A `switchyard` on PATH that runs the built binary, as `npm link` would. */
 const shimDirectory = (() => {
   const dir = temp("switchyard-shim-")
-  fs.writeFileSync(path.join(dir, "switchyard"), `#!/bin/sh\nexec '${process.execPath}' '${bin}' "$@"\n`, {
+  fs.writeFileSync(path.join(dir, "switchyard"), `#!/bin/sh\nexec '${bin}' "$@"\n`, {
     mode: 0o755
   })
   return dir

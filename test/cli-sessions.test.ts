@@ -203,8 +203,8 @@ describe("sessions", () => {
         const childEnv: Record<string, string> = {}
         for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v
         const child = spawn(
-          process.execPath,
-          [bin, "-p", "read the notes, then wait", "--cwd", dir, "--session-id", id, "--allowed-tools", "Bash"],
+          bin,
+          ["-p", "read the notes, then wait", "--cwd", dir, "--session-id", id, "--allowed-tools", "Bash"],
           { cwd: dir, env: childEnv, stdio: ["ignore", "ignore", "pipe"] }
         )
         let stderr = ""

@@ -102,7 +102,7 @@ describe.skipIf(bin === undefined)("durable sessions on PostgreSQL (SPEC §4.14)
         const started = (name: string, port: number) =>
           Effect.acquireRelease(
             Effect.async<{ readonly kill: () => void; readonly exited: Promise<void> }>((resume) => {
-              const child = spawn(process.execPath, [cli, "runner", "--port", String(port), "--cwd", m.cwd], {
+              const child = spawn(cli, ["runner", "--port", String(port), "--cwd", m.cwd], {
                 env: {
                   ...h.env,
                   SWITCHYARD_HOME: path.join(dir, name),
@@ -137,8 +137,7 @@ describe.skipIf(bin === undefined)("durable sessions on PostgreSQL (SPEC §4.14)
         const ids = ["s1", "s2", "s3"]
         const clients = ids.map((id) =>
           new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
-            const child = spawn(process.execPath, [
-              cli,
+            const child = spawn(cli, [
               "submit",
               `start ${id}`,
               "--session-id",

@@ -218,7 +218,7 @@ describe("approval of a project's .mcp.json servers", () => {
 /** What bash completion offers for `switchyard tools schema <TAB>` in the project. */
 const completeToolNames = async (project: { dir: string; home: string }): Promise<ReadonlyArray<string>> => {
   const shim = temp("switchyard-approval-shim-")
-  Fs.writeFileSync(Path.join(shim, "switchyard"), `#!/bin/sh\nexec '${process.execPath}' '${bin}' "$@"\n`, {
+  Fs.writeFileSync(Path.join(shim, "switchyard"), `#!/bin/sh\nexec '${bin}' "$@"\n`, {
     mode: 0o755
   })
   const script = Path.join(shim, "switchyard.bash")

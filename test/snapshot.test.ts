@@ -12,8 +12,9 @@ import * as Random from "effect/Random"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as DefaultRandom from "../packages/cli/src/internal/defaultRandom.js"
+import * as ProcessRandomness from "../packages/cli/src/internal/processRandomness.js"
 import { bin, root, runCli } from "./support/cli.js"
+import * as Server from "./support/messagesServer.js"
 
 const bundle = path.join(root, "packages/cli/bundle")
 const built = fs.existsSync(path.join(bundle, "snapshot.blob")) && fs.existsSync(path.join(bundle, "snapshot.node"))
@@ -115,21 +116,39 @@ describe.skipIf(!built)("the start-up snapshot", () => {
     }))
 })
 
+describe.skipIf(!built)("randomness in processes started from the snapshot", () => {
+  it.scoped("each -p run gets its own session id (randomUUID's batch is not the build's)", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-snapshot-home-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(home, { recursive: true, force: true })))
+      const env = { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url, SWITCHYARD_HOME: home }
+      const ids: Array<unknown> = []
+      for (let i = 0; i < 3; i++) {
+        server.enqueue(Server.message({ blocks: [{ block: { type: "text", text: "Hello." } }] }))
+        const result = yield* Effect.promise(() => runCli(["-p", "hi", "--output-format", "json"], { cwd: home, env }))
+        expect(result.code, result.stderr).toBe(0)
+        ids.push((JSON.parse(result.stdout) as { readonly session_id: unknown }).session_id)
+      }
+      expect(new Set(ids).size).toBe(3)
+    }))
+})
+
 describe("Effect's default Random in a process started from a snapshot", () => {
   it("is reseeded from this process's Math.random", () => {
     const random = Math.random
     try {
       Math.random = () => 0.25
-      DefaultRandom.reseed()
+      ProcessRandomness.reseedDefaultRandom()
       const drawn = [Effect.runSync(Random.next), Effect.runSync(Random.next)]
       const expected = Random.make(0.25)
       expect(drawn).toEqual([Effect.runSync(expected.next), Effect.runSync(expected.next)])
       Math.random = () => 0.75
-      DefaultRandom.reseed()
+      ProcessRandomness.reseedDefaultRandom()
       expect(Effect.runSync(Random.next)).not.toBe(drawn[0])
     } finally {
       Math.random = random
-      DefaultRandom.reseed()
+      ProcessRandomness.reseedDefaultRandom()
     }
   })
 })

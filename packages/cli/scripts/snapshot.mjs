@@ -188,7 +188,10 @@ export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
       (warmUp === undefined ? "" : ` (its warm-up failed: ${warmUp})`)
   } catch (error) {
     if (process.env.SWITCHYARD_KEEP_SNAPSHOT === undefined) remove()
-    const message = error instanceof Error ? (error.stderr || error.message).split("\n").find((l) => l.trim()) : error
+    // Node's warnings about built-ins in a snapshot come first on stderr; the error is the line that says so.
+    const lines = String(error instanceof Error ? error.stderr || error.message : error).split("\n")
+      .filter((line) => line.trim() !== "" && !/^\(node:\d+\) Warning|^It may still|^To request|^\(Use `node/.test(line))
+    const message = lines.find((line) => /Error|error/.test(line)) ?? lines[0]
     return `no start-up snapshot (${message}); the binary starts from the bundle`
   }
 }

@@ -147,12 +147,7 @@ export const makeEnvironment = (options: {
   readonly directoryRealPaths?: Map<string, string> | undefined
 }): Environment => {
   const { fileSystem, path } = options
-  const cwd = path.resolve(options.cwd)
-  const extra = options.additionalDirectories.map((dir) =>
-    path.resolve(cwd, PathRules.expandHome(dir, options.home, path))
-  )
-  const workingDirectories = Array.from(new Set([cwd, ...extra]))
-  const through = [...workingDirectories, options.home]
+  const { cwd, through, workingDirectories } = layoutOf(options.cwd, options.home, options.additionalDirectories, path)
   if (fileSystem === undefined) {
     return {
       cwd,
@@ -173,6 +168,53 @@ export const makeEnvironment = (options: {
     path,
     resolvePath: (absolute) => RealPaths.resolvePath(lookup, path, absolute, through, options.directoryRealPaths)
   }
+}
+
+interface Layout {
+  readonly cwd: string
+  readonly workingDirectories: ReadonlyArray<string>
+  /** The working directories and home: those a real path is also spelled through. */
+  readonly through: ReadonlyArray<string>
+}
+
+/**
+ * The layouts made, per `additionalDirectories` array (a context's, immutable, so one a session) and
+ * cwd, home and `Path`: a layout is a function of those alone (lexical, no filesystem), so it is made once.
+ */
+const layouts = new WeakMap<
+  ReadonlyArray<string>,
+  Array<{ readonly cwd: string; readonly home: string; readonly path: Path.Path; readonly layout: Layout }>
+>()
+
+const layoutOf = (
+  rawCwd: string,
+  home: string,
+  additionalDirectories: ReadonlyArray<string>,
+  path: Path.Path
+): Layout => {
+  // A relative cwd is resolved against the process's, which can change: not kept.
+  if (!path.isAbsolute(rawCwd)) return makeLayout(rawCwd, home, additionalDirectories, path)
+  let made = layouts.get(additionalDirectories)
+  if (made === undefined) layouts.set(additionalDirectories, made = [])
+  const known = made.find((entry) => entry.cwd === rawCwd && entry.home === home && entry.path === path)
+  if (known !== undefined) return known.layout
+  const layout = makeLayout(rawCwd, home, additionalDirectories, path)
+  // A few entries at most (one cwd a session, rarely more); the oldest go first past a handful.
+  if (made.length >= 8) made.shift()
+  made.push({ cwd: rawCwd, home, path, layout })
+  return layout
+}
+
+const makeLayout = (
+  rawCwd: string,
+  home: string,
+  additionalDirectories: ReadonlyArray<string>,
+  path: Path.Path
+): Layout => {
+  const cwd = path.resolve(rawCwd)
+  const extra = additionalDirectories.map((dir) => path.resolve(cwd, PathRules.expandHome(dir, home, path)))
+  const workingDirectories = Array.from(new Set([cwd, ...extra]))
+  return { cwd, workingDirectories, through: [...workingDirectories, home] }
 }
 
 /**

@@ -240,6 +240,6 @@ export const naiveSplit = (command: string): ReadonlyArray<string> =>
  * @since 0.1.0
  * @category services
  */
-export class ShellAnalysis extends Context.Reference<ShellAnalysis>()("@switchyard/core/ShellAnalysis", {
+export class ShellAnalysis extends Context.Reference<ShellAnalysis>()("@switchyard/core/ShellAnalysis/ShellAnalysis", {
   defaultValue: (): Service => failClosed
 }) {}

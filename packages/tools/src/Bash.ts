@@ -296,9 +296,3 @@ export const Bash = Tool.make<
  */
 export const layer: Layer.Layer<never, never, Tool.ToolPool | CommandExecutor.CommandExecutor | BackgroundShells> = Tool
   .layer(Bash).pipe(Layer.provide(ShellCommand.layer))
-
-/**
- * @since 0.1.0
- * @category layers
- */
-export const BashLive = layer

@@ -139,7 +139,7 @@ export interface Service {
  * @since 0.1.0
  * @category services
  */
-export class McpServers extends Context.Tag("@switchyard/tools/McpServers")<McpServers, Service>() {}
+export class McpServers extends Context.Tag("@switchyard/tools/McpServers/McpServers")<McpServers, Service>() {}
 
 /**
  * @since 0.1.0

@@ -9,7 +9,7 @@
  * environment, the time, the working directory, the process id or a random
  * number at load time (the journal's owner id is made on first use for this
  * reason). Effect's default `Random` is the one exception it cannot avoid: it
- * is seeded at load, so it is reseeded for each process (defaultRandom.ts).
+ * is seeded at load, and Node draws UUIDs in batches: both are renewed for each process (processRandomness.ts).
  *
  * @internal
  */
@@ -21,7 +21,7 @@ import * as JournalDatabase from "@switchyard/durable/JournalDatabase"
 import * as fs from "node:fs"
 import * as v8 from "node:v8"
 import * as Front from "../front.js"
-import * as DefaultRandom from "./defaultRandom.js"
+import * as ProcessRandomness from "./processRandomness.js"
 import * as FastTools from "./fastTools.js"
 import * as WarmUp from "./snapshotWarmUp.js"
 
@@ -39,7 +39,7 @@ if (v8.startupSnapshot.isBuildingSnapshot()) {
   })
   v8.startupSnapshot.setDeserializeMainFunction(() => {
     void evaluated
-    DefaultRandom.reseed()
+    ProcessRandomness.renew()
     // Started as `node --snapshot-blob FILE args…`: argv[1] is the first argument; main.ts expects the script there.
     process.argv.splice(1, 0, SWITCHYARD_SNAPSHOT_BIN)
     Front.start(process.argv.slice(2)).catch((error: unknown) => {

@@ -140,16 +140,29 @@ export interface PathProbe {
   readonly directory: boolean
   /** The path relative to a directory in `/` form, or `undefined` when it is not inside it. */
   readonly relativeTo: (base: string) => string | undefined
+  /**
+   * The leads a rule relative to `base` must have to match the path: its relative form lower-cased, cut at
+   * each `/` (`src`, `src/a`, `src/a/b.ts`); `undefined` when it is not inside `base`.
+   */
+  readonly leadsUnder: (base: string) => ReadonlyArray<string> | undefined
+}
+
+interface Relative {
+  readonly relative: string | undefined
+  leads: ReadonlyArray<string> | undefined
 }
 
 /** @internal */
 export const makePathProbe = (absolute: string, directory: boolean, sep: string): PathProbe => {
-  const memo = new Map<string, string | undefined>()
-  return {
-    absolute,
-    directory,
-    relativeTo: (base) => {
-      if (memo.has(base)) return memo.get(base)
+  // The last directory asked about at hand (rules of one list share a few, met one after another); the
+  // others in a table made when a second one is asked about.
+  let lastBase: string | undefined
+  let last: Relative | undefined
+  let memo: Map<string, Relative> | undefined
+  const relativeOf = (base: string): Relative => {
+    if (base === lastBase) return last!
+    let known = memo?.get(base)
+    if (known === undefined) {
       // Both are resolved absolute paths, so "inside" is a prefix test.
       const prefix = base.endsWith(sep) ? base : base + sep
       const relative = absolute === base
@@ -157,9 +170,34 @@ export const makePathProbe = (absolute: string, directory: boolean, sep: string)
         : absolute.startsWith(prefix)
         ? absolute.slice(prefix.length)
         : undefined
-      const posix = relative === undefined || sep === "/" ? relative : relative.split(sep).join("/")
-      memo.set(base, posix)
-      return posix
+      known = {
+        relative: relative === undefined || sep === "/" ? relative : relative.split(sep).join("/"),
+        leads: undefined
+      }
+    }
+    if (lastBase !== undefined) (memo ??= new Map()).set(lastBase, last!)
+    lastBase = base
+    last = known
+    return known
+  }
+  return {
+    absolute,
+    directory,
+    relativeTo: (base) => relativeOf(base).relative,
+    leadsUnder: (base) => {
+      const known = relativeOf(base)
+      if (known.relative === undefined) return undefined
+      if (known.leads === undefined) {
+        // The same strings every time: a table lookup hashes each of them once.
+        const folded = known.relative.toLowerCase()
+        const leads: Array<string> = []
+        for (let end = folded.indexOf("/");; end = folded.indexOf("/", end + 1)) {
+          leads.push(end === -1 ? folded : folded.slice(0, end))
+          if (end === -1) break
+        }
+        known.leads = leads
+      }
+      return known.leads
     }
   }
 }
@@ -189,9 +227,15 @@ export const matchPathPattern = (
   return probe.directory && pattern.matcher.ignores(relative === "" ? PROBE : `${relative}/${PROBE}`)
 }
 
+const patternCharacters = /[\\*?[\]]/
+
 /**
  * Escape a literal path for use in a gitignore pattern.
  *
  * @internal
  */
-export const escapePathPattern = (literal: string): string => literal.replace(/[\\*?[\]]/g, "\\$&").replace(/ $/, "\\ ")
+export const escapePathPattern = (literal: string): string =>
+  // Most paths have nothing to escape: they are returned as they are, without the two replacements.
+  !patternCharacters.test(literal) && !literal.endsWith(" ")
+    ? literal
+    : literal.replace(/[\\*?[\]]/g, "\\$&").replace(/ $/, "\\ ")

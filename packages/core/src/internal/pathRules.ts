@@ -32,12 +32,20 @@ export const workingDirectories = (env: PermissionRules.Environment): string =>
   `the working directories (${env.workingDirectories.join(", ")})`
 
 /** Whether the path is inside a `.git`, `.switchyard` or `.claude` directory of the working directories. @internal */
-export const isProtected = (env: PermissionRules.Environment, absolutePath: string): boolean =>
-  env.workingDirectories.some((dir) => {
-    const prefix = dir.endsWith(env.path.sep) ? dir : dir + env.path.sep
-    return absolutePath.startsWith(prefix) &&
-      absolutePath.slice(prefix.length).split(env.path.sep).some((segment) => protectedDirectories.has(segment))
-  })
+export const isProtected = (env: PermissionRules.Environment, absolutePath: string): boolean => {
+  const sep = env.path.sep
+  for (const dir of env.workingDirectories) {
+    const prefix = dir.endsWith(sep) ? dir : dir + sep
+    if (absolutePath.startsWith(prefix) && hasProtectedSegment(absolutePath.slice(prefix.length), sep)) return true
+  }
+  return false
+}
+
+/** Whether a segment of a relative path is a protected directory's name. */
+const hasProtectedSegment = (relative: string, sep: string): boolean =>
+  // Only a path in which a name occurs can have it as a segment: the split is left for those few.
+  protectedDirectoryNames.some((name) => relative.includes(name)) &&
+  relative.split(sep).some((segment) => protectedDirectories.has(segment))
 
 /** A tool's path made absolute against the cwd (`~` expanded). @internal */
 export const absoluteToolPath = (rawPath: string, env: PermissionRules.Environment): string =>

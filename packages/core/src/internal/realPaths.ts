@@ -314,14 +314,17 @@ export const resolvePath = (
   known?: Map<string, string>
 ): Effect.Effect<PermissionRules.ResolvedPath> => {
   const spell = (real: string, realDirectories: ReadonlyArray<string>): PermissionRules.ResolvedPath => {
-    const forms = new Set([real])
+    // The real path first, then each other spelling once, in the directories' order.
+    const forms = [real]
     directories.forEach((dir, i) => {
       const realDir = realDirectories[i]!
       if (realDir === dir) return
       const rest = isWithin(path, realDir, real)
-      if (rest !== undefined) forms.add(rest === "" ? dir : path.join(dir, rest))
+      if (rest === undefined) return
+      const form = rest === "" ? dir : path.join(dir, rest)
+      if (!forms.includes(form)) forms.push(form)
     })
-    return { lexical: lexicalOf(path, absolute), real: Array.from(forms) }
+    return { lexical: lexicalOf(path, absolute), real: forms }
   }
   const sync = lookup.sync
   if (sync !== undefined) {

@@ -175,22 +175,46 @@ export const ruleApplies = (compiled: CompiledRule, facts: ToolFacts, env: Permi
  * not against every rule in the settings.
  */
 interface PathRuleIndex {
+  /** The directories it was built for (`~/`, `./` patterns): another cwd or home needs another index. */
+  readonly cwd: string
+  readonly home: string
   /** Positions of the rules that are not path rules (checked for every call). */
   readonly others: ReadonlyArray<number>
-  readonly byBase: ReadonlyMap<string, {
+  readonly bases: ReadonlyArray<{
+    readonly base: string
     readonly unled: ReadonlyArray<number>
     readonly byLead: ReadonlyMap<string, ReadonlyArray<number>>
   }>
 }
 
-const pathIndexes = new WeakMap<ReadonlyArray<CompiledRule>, Map<string, PathRuleIndex>>()
+/**
+ * Built once per candidate list (itself cached per rule set, and rule sets are immutable) and
+ * per cwd and home, the only inputs besides the rules; the last one used is kept at hand.
+ */
+const pathIndexes = new WeakMap<
+  ReadonlyArray<CompiledRule>,
+  { last: PathRuleIndex; readonly byEnv: Map<string, PathRuleIndex> }
+>()
 
 const pathIndexOf = (rules: ReadonlyArray<CompiledRule>, env: PermissionRules.Environment): PathRuleIndex => {
-  let byEnv = pathIndexes.get(rules)
-  if (byEnv === undefined) pathIndexes.set(rules, byEnv = new Map())
+  const known = pathIndexes.get(rules)
+  if (known !== undefined && known.last.cwd === env.cwd && known.last.home === env.home) return known.last
   const key = `${env.cwd}\u0000${env.home}`
-  const known = byEnv.get(key)
-  if (known !== undefined) return known
+  const found = known?.byEnv.get(key)
+  if (found !== undefined) {
+    known!.last = found
+    return found
+  }
+  const index = buildPathIndex(rules, env)
+  if (known === undefined) pathIndexes.set(rules, { last: index, byEnv: new Map([[key, index]]) })
+  else {
+    known.byEnv.set(key, index)
+    known.last = index
+  }
+  return index
+}
+
+const buildPathIndex = (rules: ReadonlyArray<CompiledRule>, env: PermissionRules.Environment): PathRuleIndex => {
   const others: Array<number> = []
   const byBase = new Map<string, { unled: Array<number>; byLead: Map<string, Array<number>> }>()
   rules.forEach((compiled, i) => {
@@ -210,9 +234,23 @@ const pathIndexOf = (rules: ReadonlyArray<CompiledRule>, env: PermissionRules.En
     if (list === undefined) entry.byLead.set(pattern.lead, [i])
     else list.push(i)
   })
-  const index: PathRuleIndex = { others, byBase }
-  byEnv.set(key, index)
-  return index
+  const bases = Array.from(byBase, ([base, entry]) => ({ base, ...entry }))
+  return { cwd: env.cwd, home: env.home, others, bases }
+}
+
+/** The first of `positions` (ascending) before `best` whose rule applies, else `best`. */
+const firstAmong = (
+  rules: ReadonlyArray<CompiledRule>,
+  positions: ReadonlyArray<number>,
+  best: number,
+  facts: ToolFacts,
+  env: PermissionRules.Environment
+): number => {
+  for (const i of positions) {
+    if (best !== -1 && i >= best) return best
+    if (ruleApplies(rules[i]!, facts, env)) return i
+  }
+  return best
 }
 
 /**
@@ -232,28 +270,16 @@ export const firstApplyingIndex = (
     return -1
   }
   const index = pathIndexOf(rules, env)
-  let best = -1
-  const tryAll = (positions: ReadonlyArray<number> | undefined) => {
-    if (positions === undefined) return
-    for (const i of positions) {
-      if (best !== -1 && i >= best) return
-      if (ruleApplies(rules[i]!, facts, env)) {
-        best = i
-        return
-      }
-    }
-  }
-  tryAll(index.others)
-  for (const [base, entry] of index.byBase) {
-    const relative = probe.relativeTo(base)
-    if (relative === undefined) continue
-    tryAll(entry.unled)
-    if (entry.byLead.size === 0) continue
+  let best = firstAmong(rules, index.others, -1, facts, env)
+  for (const entry of index.bases) {
     // Every lead the path is at or under: its prefixes, segment by segment.
-    const folded = relative.toLowerCase()
-    for (let end = folded.indexOf("/");; end = folded.indexOf("/", end + 1)) {
-      tryAll(entry.byLead.get(end === -1 ? folded : folded.slice(0, end)))
-      if (end === -1) break
+    const leads = probe.leadsUnder(entry.base)
+    if (leads === undefined) continue
+    best = firstAmong(rules, entry.unled, best, facts, env)
+    if (entry.byLead.size === 0) continue
+    for (const lead of leads) {
+      const positions = entry.byLead.get(lead)
+      if (positions !== undefined) best = firstAmong(rules, positions, best, facts, env)
     }
   }
   return best

@@ -62,7 +62,7 @@ export const defaultSettings: Settings = {
  * @since 0.1.0
  * @category services
  */
-export class ShellSettings extends Context.Reference<ShellSettings>()("@switchyard/tools/ShellSettings", {
+export class ShellSettings extends Context.Reference<ShellSettings>()("@switchyard/tools/internal/shellProcess/ShellSettings", {
   defaultValue: (): Settings => defaultSettings
 }) {}
 
