@@ -7,7 +7,16 @@
  * each write, every other call that overlapped it in time or ran on the
  * wrong side of it.
  */
-import { Batches, type Execution, Messages, Permissions, Results, Tool, ToolUseContext } from "@switchyard/core"
+import {
+  Batches,
+  type Execution,
+  Messages,
+  Permissions,
+  Results,
+  StreamingExecutor,
+  Tool,
+  ToolUseContext
+} from "@switchyard/core"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -55,15 +64,21 @@ const calls = kinds.map((name, i) => Messages.toolUse(`c${i}`, name, { n: i }))
 const peerCalls = calls.map((call) => ({ id: call.id, name: call.name, input: call.input as { n: number } }))
 const handlers = { Read: sleep, Write: sleep }
 
-const switchyard = Effect.gen(function*() {
-  const context = yield* Ref.make(ToolUseContext.make({ cwd: "/", sessionId: "bench" }))
-  const env: Execution.Environment = { tools, pool: tools, context }
-  yield* Stream.runDrain(Batches.runTools(calls, env, { concurrency: 10 }))
-}).pipe(
-  Effect.provide(Results.layerMemory),
-  Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll),
-  Effect.withTracerEnabled(false)
-)
+const dispatch = (runner: (env: Execution.Environment) => Stream.Stream<unknown, never, Results.ResultStore>) =>
+  Effect.gen(function*() {
+    const context = yield* Ref.make(ToolUseContext.make({ cwd: "/", sessionId: "bench" }))
+    const env: Execution.Environment = { tools, pool: tools, context }
+    yield* Stream.runDrain(runner(env))
+  }).pipe(
+    Effect.provide(Results.layerMemory),
+    Effect.provideService(Permissions.PermissionPolicy, Permissions.allowAll),
+    Effect.withTracerEnabled(false)
+  )
+
+const switchyard = dispatch((env) => Batches.runTools(calls, env, { concurrency: 10 }))
+// The streaming executor under footprint scheduling (the default of `run` and `dispatch`): these tools
+// declare no footprint, so a read reads `*` and a write writes `*`.
+const executor = dispatch((env) => StreamingExecutor.runAll(calls, env, { concurrency: 10 }))
 
 /** Consecutive reads run together, each write alone. */
 const ideal = (() => {
@@ -99,6 +114,7 @@ export const run = async () => {
   console.log(`\n## ${SUITE}`)
   const candidates = {
     switchyard: () => Effect.runPromise(switchyard),
+    executor: () => Effect.runPromise(executor),
     effectAi: () => Effect.runPromise(effectAi(["Read", "Write"], handlers)(peerCalls)),
     effectAi10: () => Effect.runPromise(effectAi(["Read", "Write"], handlers, { concurrency: 10 })(peerCalls)),
     aiSdk: () => aiSdk(["Read", "Write"], handlers)(peerCalls)
@@ -113,6 +129,7 @@ export const run = async () => {
   const t = await compare(candidates, { rounds: 5, warmup: 0 })
   const labels: Record<keyof typeof candidates, string> = {
     switchyard: "Switchyard runTools (cap 10)",
+    executor: "Switchyard streaming executor, footprint scheduling (cap 10)",
     effectAi: "@effect/ai generateText + Toolkit (default)",
     effectAi10: "@effect/ai, concurrency 10",
     aiSdk: "AI SDK generateText + tools with execute"

@@ -56,7 +56,6 @@ describe.skipIf(!hasTmux)("bypassPermissions from a project file, in a terminal 
             "env",
             `SWITCHYARD_HOME=${home}`,
             "NO_COLOR=1",
-            process.execPath,
             bin,
             "dispatch",
             calls,

@@ -35,8 +35,6 @@
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import type * as Option from "effect/Option"
@@ -49,7 +47,9 @@ import * as Batches from "./Batches.js"
 import * as DispatchEvent from "./DispatchEvent.js"
 import * as Execution from "./Execution.js"
 import type * as Footprint from "./Footprint.js"
+import { AdmissionQueue } from "./internal/admission.js"
 import * as State from "./internal/executorState.js"
+import { RunnerPool } from "./internal/runnerPool.js"
 import * as Interruption from "./Interruption.js"
 import type * as Messages from "./Messages.js"
 import type * as Results from "./Results.js"
@@ -149,12 +149,10 @@ export interface StreamingExecutor {
   readonly interruption: Interruption.InterruptionNode
 }
 
-const MAX_NESTED_STARTS = 4
-
 /** How many calls `runAll` adds in one step. */
 const FEED_SLICE = 64
 
-/** Footprints resolved at once after a barrier (each is a few system calls). */
+/** Footprints resolved at once, as calls are added and after a barrier (each is a few system calls). */
 const RESOLVE_CONCURRENCY = 8
 
 /**
@@ -172,7 +170,8 @@ export const make = (
 /** An executor and its `addTool` in the current step, for `runAll`. */
 interface Feedable {
   readonly executor: StreamingExecutor
-  readonly addNow: (call: ToolCall.Any) => Effect.Effect<void> | undefined
+  /** `addTool` of several calls in the current step, in call order. */
+  readonly addNow: (calls: ReadonlyArray<ToolCall.Any>) => void
 }
 
 const makeFeedable = (
@@ -203,8 +202,9 @@ const makeFeedable = (
     // The state changes in single synchronous steps (`Effect.suspend`/`sync`), which no
     // other fiber can interleave with, so they need no lock. Only the flusher offers
     // results, and it marks a tool yielded after its offer: an interrupted offer loses nothing.
-    const running = new Map<State.Tracked, Fiber.RuntimeFiber<void>>()
-    let nesting = 0
+    // Calls are being added (`addNow`): the calls they start get fibers after the last one is
+    // added, in call order, so that a runner whose call ends on the spot takes the next.
+    let batching = false
     const signal = () => wake.unsafeOpen()
 
     // Results are held back for the yield rules; everything else goes out at once.
@@ -235,7 +235,6 @@ const makeFeedable = (
     // Runs in the runner once its call has ended (the state changes in this one step).
     const complete = (tool: State.Tracked, ending: State.Ending): Effect.Effect<void> => {
       const { raise, resolve } = state.complete(tool, ending, clock.unsafeCurrentTimeMillis())
-      running.delete(tool)
       if (resolve.length > 0) FiberSet.unsafeAdd(fibers, runFork(resolveAgain(resolve)))
       signal()
       return raise.length === 0 ? Effect.void : Effect.forEach(raise, node.abort, { discard: true })
@@ -256,48 +255,24 @@ const makeFeedable = (
         Effect.flatMap((footprints) =>
           Effect.sync(() => {
             state.resolved(tools, footprints, clock.unsafeCurrentTimeMillis())
+            runners.flush()
             signal()
           })
         ),
         Effect.interruptible
       )
 
-    const runner = (
-      tool: State.Tracked,
-      options: Execution.ExecuteOptions
-    ): Effect.Effect<void, never, Results.ResultStore> =>
-      Effect.matchCauseEffect(Effect.interruptible(Execution.execute(tool.call, env, emitFor(tool), options)), {
-        onFailure: () => complete(tool, interrupted),
-        onSuccess: (outcome) =>
-          complete(tool, {
-            _tag: "Outcome",
-            result: outcome.result,
-            modifiers: outcome.modifiers,
-            abort: outcome.abort,
-            stop: outcome.stop
-          })
-      })
-
-    const driver: State.Driver = {
-      start: (tool, context) => {
-        const options: Execution.ExecuteOptions = { context }
-        // A runner starts on the spot, unless runners are already starting each other on this
-        // stack (a call that completes without suspending starts the next): then it is queued.
-        let fiber: Fiber.RuntimeFiber<void>
-        if (nesting < MAX_NESTED_STARTS) {
-          nesting++
-          try {
-            fiber = runFork(runner(tool, options))
-          } finally {
-            nesting--
-          }
-        } else {
-          fiber = runFork(runner(tool, options), { immediate: false })
-        }
+    const runners: RunnerPool = new RunnerPool({
+      fork: (run, immediate) => {
+        const fiber = immediate ? runFork(run) : runFork(run, { immediate: false })
         FiberSet.unsafeAdd(fibers, fiber)
-        if (tool.status === "executing") running.set(tool, fiber)
-      }
-    }
+        return fiber
+      },
+      execute: (tool, context) => Execution.execute(tool.call, env, emitFor(tool), { context }),
+      complete,
+      dropped: () => state.discarded
+    })
+    const driver: State.Driver = { start: runners.start }
     const state = new State.ExecutorState({ cap, scheduling, siblingCancellation }, baseContext, driver)
 
     // The only fiber that offers results: it releases every yieldable result, lowest
@@ -331,43 +306,44 @@ const makeFeedable = (
     yield* node.onAbort((reason) =>
       Effect.suspend(() => {
         const victims = state.abort(reason, clock.unsafeCurrentTimeMillis())
+        runners.flush()
         signal()
-        return Effect.forEach(victims, (tool) => {
-          const fiber = running.get(tool)
-          return fiber === undefined ? Effect.void : Fiber.interruptFork(fiber)
-        }, { discard: true })
+        return Effect.forEach(victims, (tool) => runners.interrupt(tool), { discard: true })
       })
     )
 
-    const track = (call: ToolCall.ToolCall, classification: Batches.Classification): void => {
-      state.add(call, classification, clock.unsafeCurrentTimeMillis())
-      signal()
-    }
-
-    /**
-     * `addTool` in the current step when the call is classified at once (most are):
-     * `undefined` then, else the Effect that finishes adding it.
-     */
-    const addNow = (given: ToolCall.Any): Effect.Effect<void> | undefined => {
-      if (state.discarded || state.addingDone) return undefined
-      const call = ToolCall.of(given)
-      const classified = Batches.classify(call, env, state.settledContext, scheduling)
-      if (Exit.isExit(classified)) {
-        const exit = classified as Exit.Exit<Batches.Classification>
-        if (Exit.isSuccess(exit)) {
-          track(call, exit.value)
-          return undefined
-        }
+    // Calls are classified as they are added; those whose footprints take time to resolve are
+    // resolved concurrently and reach the state in call order (`internal/admission.ts`).
+    const admissions = new AdmissionQueue({
+      classify: (call) => Batches.classify(call, env, state.settledContext, scheduling),
+      fork: (resolution) => FiberSet.unsafeAdd(fibers, runFork(Effect.interruptible(resolution))),
+      admit: (call, classification) => {
+        state.add(call, classification, clock.unsafeCurrentTimeMillis())
+        if (!batching) runners.flush()
+        signal()
+      },
+      barriersRun: () => state.barriersRun,
+      dropped: () => state.discarded,
+      closed: () => {
+        state.addingDone = true
+        signal()
       }
-      return Effect.map(classified, (classification) => track(call, classification))
+    }, RESOLVE_CONCURRENCY)
+
+    const addNow = (calls: ReadonlyArray<ToolCall.Any>): void => {
+      if (state.discarded || state.addingDone) return
+      batching = true
+      try {
+        for (const call of calls) admissions.add(ToolCall.of(call))
+      } finally {
+        batching = false
+      }
+      runners.flush()
     }
 
-    const addTool = (call: ToolCall.Any): Effect.Effect<void> => Effect.suspend(() => addNow(call) ?? Effect.void)
+    const addTool = (call: ToolCall.Any): Effect.Effect<void> => Effect.sync(() => addNow([call]))
 
-    const finishAdding = Effect.sync(() => {
-      state.addingDone = true
-      signal()
-    })
+    const finishAdding = Effect.sync(() => admissions.close())
 
     const executor: StreamingExecutor = {
       addTool,
@@ -402,8 +378,6 @@ const makeFeedable = (
     return { executor, addNow }
   })
 
-const interrupted: State.Ending = { _tag: "Interrupted" }
-
 /**
  * Feed a complete list of calls to a fresh executor at once (what
  * `switchyard dispatch` does): under `"greedy"` the schedule equals the
@@ -430,10 +404,7 @@ export const runAll = (
       const feed = (from: number): Effect.Effect<void> =>
         Effect.suspend(() => {
           const to = Math.min(from + FEED_SLICE, calls.length)
-          for (let i = from; i < to; i++) {
-            const pending = addNow(unique(calls[i]!))
-            if (pending !== undefined) return Effect.flatMap(pending, () => feed(i + 1))
-          }
+          addNow(calls.slice(from, to).map(unique))
           return to === calls.length ? executor.finish : Effect.zipRight(Effect.yieldNow(), feed(to))
         })
       yield* Effect.forkScoped(feed(0))

@@ -14,6 +14,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -350,6 +352,33 @@ describe("StreamingExecutor (SPEC §4.8)", () => {
         // A chain of forks would make the last call's stacks about 1 000 entries deep.
         expect(depths.get("p1999")!).toBeLessThanOrEqual(depths.get("p0")! + 2)
       }
+    }).pipe(Effect.provide(MemoryAllowAll)))
+
+  it.effect("a call that changes a FiberRef for good does not pass it on to the calls after it", () =>
+    Effect.gen(function*() {
+      const seen: Array<Option.Option<unknown>> = []
+      const leak = Tool.make("Leak", {
+        description: "sets a log annotation on its fiber and leaves it",
+        input: ScriptInput,
+        isConcurrencySafe: () => true,
+        call: () =>
+          FiberRef.update(
+            FiberRef.currentLogAnnotations,
+            (a: HashMap.HashMap<string, unknown>) => HashMap.set(a, "leaked", true)
+          )
+      })
+      const probe = Tool.make("Probe", {
+        description: "records the log annotations it starts with",
+        input: ScriptInput,
+        isConcurrencySafe: () => true,
+        call: () =>
+          Effect.map(FiberRef.get(FiberRef.currentLogAnnotations), (a) => void seen.push(HashMap.get(a, "leaked")))
+      })
+      const env = yield* environment([leak, probe])
+      const calls = Array.from({ length: 200 }, (_, i) => call(`c${i}`, i % 2 === 0 ? "Leak" : "Probe", {}))
+      yield* Stream.runDrain(StreamingExecutor.runAll(calls, env, { concurrency: 2 }))
+      expect(seen).toHaveLength(100)
+      expect(seen.every((annotation) => Option.isNone(annotation))).toBe(true)
     }).pipe(Effect.provide(MemoryAllowAll)))
 
   describe("interrupts", () => {
@@ -689,6 +718,116 @@ describe("Footprint scheduling (SPEC §4.13)", () => {
         reason: "writes /x/f"
       })
     }).pipe(Effect.provide(MemoryAllowAll)))
+
+  describe("footprints that take time to resolve", () => {
+    // A footprint resolved through the FileSystem takes time (a real path, a stat): here each
+    // call's resolution sleeps `resolveMs` on the TestClock before it answers.
+    // `through` maps a path through the tree's links, as they are when the resolution begins.
+    const slowTools = (log: RunLog, through: (path: string) => string = (path) => path) => {
+      const slow = (name: string, safe: boolean, footprint: (path: string) => Footprint.Footprint) => {
+        const tool = scriptedTool(name, log, { safe })
+        return Tool.make(name, {
+          description: `${name} whose footprint resolves slowly`,
+          input: ScriptInput,
+          isConcurrencySafe: () => safe,
+          isReadOnly: () => safe,
+          footprint: (input: ScriptInput) => Effect.as(Effect.sleep(input.ms ?? 0), footprint(through(input.label!))),
+          call: (input: ScriptInput, ctx) => tool.call({ ...input, ms: input.progress ?? 0, progress: 0 }, ctx)
+        })
+      }
+      return [
+        slow("Read", true, (path) => ({ reads: [path] })),
+        slow("Edit", false, (path) => ({ reads: [path], writes: [path] }))
+      ]
+    }
+    // `ms` is how long the footprint takes to resolve, `progress` how long the call then runs.
+    const slowCall = (id: string, name: string, label: string, resolveMs: number, runMs: number) =>
+      call(id, name, { label, ms: resolveMs, progress: runMs })
+    const runSlow = (calls: ReadonlyArray<Messages.ToolUseBlock>) =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment(slowTools(log))
+        const fiber = yield* StreamingExecutor.runAll(calls, env).pipe(Stream.runCollect, Effect.fork)
+        yield* TestClock.adjust(10_000)
+        return { log, events: Chunk.toArray(yield* Fiber.join(fiber)) }
+      })
+
+    it.effect("three reads whose footprints are slow to resolve all start before the first one finishes", () =>
+      Effect.gen(function*() {
+        const { events, log } = yield* runSlow([
+          slowCall("a", "Read", "/r/a", 30, 5),
+          slowCall("b", "Read", "/r/b", 20, 5),
+          slowCall("c", "Read", "/r/c", 10, 5)
+        ])
+        // Resolved one after another, b would start at 50 and c at 60, after a had finished (35).
+        const tags = events.map((e) => `${e._tag}:${e.toolUseId}`)
+        expect(tags.slice(0, 3).sort()).toEqual(["Started:a", "Started:b", "Started:c"])
+        expect(log.spans.map((s) => [s.id, s.start, s.end])).toEqual([["a", 30, 35], ["b", 30, 35], ["c", 30, 35]])
+      }).pipe(Effect.provide(MemoryAllowAll)))
+
+    it.effect("calls are admitted in call order: an edit resolved first still waits for the earlier read", () =>
+      Effect.gen(function*() {
+        const { events, log } = yield* runSlow([
+          slowCall("read", "Read", "/r/a", 30, 20),
+          slowCall("edit", "Edit", "/r/a", 5, 10),
+          slowCall("other", "Read", "/r/b", 5, 10)
+        ])
+        // The edit's footprint is known at 5, but what it waits for depends on the read before it.
+        expect(log.get("read")).toMatchObject({ start: 30, end: 50 })
+        expect(log.get("edit")).toMatchObject({ start: 50, end: 60 })
+        expect(log.get("other")).toMatchObject({ start: 30, end: 40 })
+        expect(events.filter(DispatchEvent.isStarted).find((e) => e.toolUseId === "edit")!.waitedFor).toEqual([
+          { toolUseId: "read", name: "Read", reason: "reads /r/a" }
+        ])
+        // A result waits only for the earlier calls it conflicts with.
+        expect(resultsOf(events).map((r) => r.toolUseId)).toEqual(["other", "read", "edit"])
+      }).pipe(Effect.provide(MemoryAllowAll)))
+
+    it.effect("a footprint resolved before a barrier that has run since is resolved again before it is admitted", () =>
+      Effect.gen(function*() {
+        const links = new Map<string, string>()
+        const through = (p: string) => (p.startsWith("/r/l/") ? (links.get("/r/l") ?? "/r/l") + p.slice(4) : p)
+        const log = new RunLog()
+        const ln = Tool.make("Ln", {
+          description: "makes /r/l a link to /x (no footprint: it writes `*`)",
+          input: ScriptInput,
+          call: (input) =>
+            Effect.as(Effect.sleep(input.ms ?? 0), "linked").pipe(Effect.tap(() => links.set("/r/l", "/x")))
+        })
+        const env = yield* environment([ln, ...slowTools(log, through)])
+        const fiber = yield* StreamingExecutor.runAll([
+          call("ln", "Ln", { ms: 50 }),
+          // Its resolution begins at 0, before the link exists, and answers at 60, after it was made.
+          slowCall("edit", "Edit", "/r/l/f", 60, 10),
+          slowCall("read", "Read", "/x/f", 0, 10)
+        ], env).pipe(Stream.runCollect, Effect.fork)
+        yield* TestClock.adjust(10_000)
+        const events = Chunk.toArray(yield* Fiber.join(fiber))
+        // Resolved again from 60 to 120 through the new link, the edit writes /x/f: the read waits for it.
+        expect(log.get("edit")).toMatchObject({ start: 120, end: 130 })
+        expect(log.get("read")).toMatchObject({ start: 130, end: 140 })
+        expect(events.filter(DispatchEvent.isStarted).find((e) => e.toolUseId === "read")!.waitedFor).toContainEqual({
+          toolUseId: "edit",
+          name: "Edit",
+          reason: "writes /x/f"
+        })
+      }).pipe(Effect.provide(MemoryAllowAll)))
+
+    it.scoped("addTool does not wait for a slow footprint: the next call's resolution overlaps it", () =>
+      Effect.gen(function*() {
+        const log = new RunLog()
+        const env = yield* environment(slowTools(log))
+        const executor = yield* StreamingExecutor.make(env)
+        yield* executor.addTool(slowCall("a", "Read", "/r/a", 30, 5))
+        yield* executor.addTool(slowCall("b", "Read", "/r/b", 30, 5))
+        yield* executor.finish
+        const { fiber, seen } = yield* consume(executor)
+        yield* TestClock.adjust(100)
+        yield* Fiber.join(fiber)
+        expect(log.spans.map((s) => [s.id, s.start])).toEqual([["a", 30], ["b", 30]])
+        expect(resultsOf(seen).map((r) => [r.toolUseId, r.status]).sort()).toEqual([["a", "success"], ["b", "success"]])
+      }).pipe(Effect.provide(MemoryAllowAll)))
+  })
 
   it.scoped("a call added after the failure that depends on it is cancelled too, transitively", () =>
     Effect.gen(function*() {

@@ -164,6 +164,8 @@ export class ExecutorState {
   private readonly loose: Array<Tracked> = []
   /** Footprints are being resolved again after a barrier: nothing starts until they are. */
   private resolving = false
+  /** How many barriers have run (under footprint scheduling): a footprint resolved before one may be stale. */
+  barriersRun = 0
 
   constructor(
     readonly config: Config,
@@ -338,6 +340,7 @@ export class ExecutorState {
    */
   private afterBarrier(barrier: Tracked): ReadonlyArray<Tracked> {
     if (this.config.scheduling !== "footprints" || !Footprint.isBarrier(barrier.footprint)) return noTools
+    this.barriersRun++
     let found: Array<Tracked> | undefined
     for (let i = barrier.index + 1; i < this.tools.length; i++) {
       const tool = this.tools[i]!

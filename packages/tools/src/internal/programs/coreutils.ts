@@ -306,8 +306,9 @@ export const file = reader(
       "separator: uncompress uncompress-noreport print0 parameter: apple debug no-sandbox help version",
     { complete: true }
   ),
-  // `-m LIST` reads each file of the colon-separated list and its compiled `FILE.mgc`.
-  { operands: "files", proven: true, unprovenWith: ["m", "magic-file"] }
+  // `-m LIST` reads each file of the colon-separated list and its compiled `FILE.mgc`; `-p` puts each file's
+  // access time back after reading it (utimensat: a write to the file's metadata).
+  { operands: "files", proven: true, unprovenWith: ["m", "magic-file", "p", "preserve-date"] }
 )
 
 /**

@@ -6,11 +6,13 @@
 import * as Options from "./options.js"
 import { type Describe, mergePaths, Paths, reader, UNKNOWN, withGrammar, type Word } from "./invocation.js"
 
+// Only the options every jq since 1.6 (Debian's) knows: 1.6 takes an option it does not know, such as 1.7's
+// `-0`, for the filter, and the words after it for files (`jq -0 src list.txt` reads src).
 export const JQ = Options.grammar(
-  "c n r j a s e S C M t h R L: f# V 0",
-  "compact-output null-input raw-output raw-output0 join-output ascii-output slurp exit-status sort-keys " +
+  "c n r j a s e S C M t h R L: f# V",
+  "compact-output null-input raw-output join-output ascii-output slurp exit-status sort-keys " +
     "color-output monochrome-output tab indent: unbuffered stream stream-errors seq raw-input from-file# help " +
-    "version build-configuration",
+    "version",
   // Everything but the `--arg`-style pairs, which are read before the grammar; no option writes.
   { complete: true }
 )
