@@ -19,12 +19,19 @@ export default defineConfig({
     globalSetup: ["test/globalSetup.ts"],
     // SWITCHYARD_TEST_CPU=FILE records each file's CPU time (test/support/cpuReport.ts).
     setupFiles: ["test/support/cpuReport.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    pool: "forks"
-    // One file at a time (vitest's default on two cores). Files can run side by side
-    // (`--maxWorkers=2`: per-worker state directories, per-test process markers), which keeps both
-    // cores busy while tests wait for child processes; on a loaded machine it pushed CLI tests past
-    // their 30 s timeouts, so it is not the default.
+    // A timeout only catches a hang: a test that starts the CLI a few times legitimately takes tens
+    // of seconds on a loaded two-core machine, two files at a time (tests set longer ones themselves).
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    // Two files at a time: on two cores, vitest's default (cores - 1) runs one at a time and leaves a
+    // core idle whenever a test waits for a child process, a sandbox, a server or a timer. Files
+    // running side by side share nothing: each worker has its own state directory (VITEST_POOL_ID),
+    // and process markers are per test. `--maxWorkers=1` runs them one by one again.
+    maxWorkers: 2,
+    minWorkers: 1
+    // Files stay isolated (a fresh module graph each): `isolate: false` cut the collect CPU about 3×
+    // (16 small files: 54 → 16 CPU-s), but tests on the TestClock then read times shifted by earlier
+    // files (StreamingExecutor, QueryLoop, Execution, ReplayModel); see CONTRIBUTING.md.
   }
 })

@@ -48,7 +48,7 @@ export const runCli = (
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
       reject(new Error(`switchyard ${args.join(" ")} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`))
-    }, options.timeoutMs ?? 30_000)
+    }, options.timeoutMs ?? 120_000)
     child.on("error", reject)
     child.on("close", (code) => {
       clearTimeout(timer)
