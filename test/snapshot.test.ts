@@ -8,11 +8,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Random from "effect/Random"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as ProcessRandomness from "../packages/cli/src/internal/processRandomness.js"
 import { bin, root, runCli } from "./support/cli.js"
 import * as Server from "./support/messagesServer.js"
 
@@ -132,23 +130,4 @@ describe.skipIf(!built)("randomness in processes started from the snapshot", () 
       }
       expect(new Set(ids).size).toBe(3)
     }))
-})
-
-describe("Effect's default Random in a process started from a snapshot", () => {
-  it("is reseeded from this process's Math.random", () => {
-    const random = Math.random
-    try {
-      Math.random = () => 0.25
-      ProcessRandomness.reseedDefaultRandom()
-      const drawn = [Effect.runSync(Random.next), Effect.runSync(Random.next)]
-      const expected = Random.make(0.25)
-      expect(drawn).toEqual([Effect.runSync(expected.next), Effect.runSync(expected.next)])
-      Math.random = () => 0.75
-      ProcessRandomness.reseedDefaultRandom()
-      expect(Effect.runSync(Random.next)).not.toBe(drawn[0])
-    } finally {
-      Math.random = random
-      ProcessRandomness.reseedDefaultRandom()
-    }
-  })
 })
