@@ -155,7 +155,13 @@ const foundJobs: ReadonlyArray<GeneratedJob> = [
   { command: "cat link-src/a.ts link-src/../data.txt", dir: "work" },
   { command: "file -m list.txt missing/deep/x", dir: "work" },
   { command: "ls --group-directories-first -b %s b.ts ..", dir: "work/src" },
-  { command: "ls --color=always ..", dir: "work/src" }
+  { command: "ls --color=always ..", dir: "work/src" },
+  // FOOTPRINT_ORACLE_SEED=894947416 and 899032208: `file -p` puts access times back (a write), jq 1.6 takes
+  // 1.7's `-0` for its filter, `mkdir -p` enters the directory a link on the way leads to.
+  { command: "file -p -E HEAD a.ts", dir: "work" },
+  { command: "jq -0 src list.txt", dir: "work" },
+  { command: "mkdir -p link-up/../work/README.md", dir: "work" },
+  { command: "gzip -k link-src/../data.txt && mkdir -p data.txt link-src/../data.txt", dir: "work" }
 ]
 
 const corpusJobs: ReadonlyArray<GeneratedJob> = [

@@ -190,7 +190,8 @@ const resolveUse = (
 
 /**
  * The symbolic links a path goes through before its last component (`mkdir -p link-src/a` looks up
- * `link-src` itself): what the path means depends on them, so they are touched too.
+ * `link-src` itself): what the path means depends on them, so they are touched too, and so is the directory
+ * each one leads to (`mkdir -p` enters it: `mkdir -p link-up/../x` reads the link's target, wherever it is).
  */
 const linksOnTheWay = (
   path: Path.Path,
@@ -205,7 +206,8 @@ const linksOnTheWay = (
       if (name === "" || name === "." || name === "..") continue
       const prefix = unnormalised(path, cwd, components.slice(0, i).join("/") || "/")
       const entry = path.join(yield* Footprints.canonical(path.dirname(prefix)), path.basename(prefix))
-      if (entry !== (yield* Footprints.canonical(prefix))) links.push(entry)
+      const target = yield* Footprints.canonical(prefix)
+      if (entry !== target) links.push(entry, target)
     }
     return links
   })
