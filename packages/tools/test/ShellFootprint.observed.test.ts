@@ -161,7 +161,11 @@ const foundJobs: ReadonlyArray<GeneratedJob> = [
   { command: "file -p -E HEAD a.ts", dir: "work" },
   { command: "jq -0 src list.txt", dir: "work" },
   { command: "mkdir -p link-up/../work/README.md", dir: "work" },
-  { command: "gzip -k link-src/../data.txt && mkdir -p data.txt link-src/../data.txt", dir: "work" }
+  { command: "gzip -k link-src/../data.txt && mkdir -p data.txt link-src/../data.txt", dir: "work" },
+  // Seeds 11111 and 22222 (1 500 runs): `mv -b` renames the destination to a backup; git with its own git
+  // directory written by the same line looks for a repository above.
+  { command: "mv -b -v .git src/deep/c.ts", dir: "work" },
+  { command: "git status > .git/HEAD", dir: "work" }
 ]
 
 const corpusJobs: ReadonlyArray<GeneratedJob> = [

@@ -154,13 +154,14 @@ describe("Bash footprint (issue 15)", () => {
       yield* fs.symlink(`${dir}/work/real`, `${dir}/work/link`)
       yield* fs.symlink(`${dir}/work/real/a.txt`, `${dir}/work/alias.txt`)
       const env = yield* Execution.makeEnvironment(yield* makeContext(`${dir}/work`))
-      // The link on the way is read too: what `link/a.txt` means depends on it (`rm link` changes it).
+      // The link on the way is read too: what `link/a.txt` means depends on it (`rm link` changes it), and so
+      // is the directory it leads to (`mkdir -p` enters it).
       expect(yield* footprintOf(env, { command: "echo two > link/a.txt" })).toEqual({
-        reads: [`${dir}/work/link`],
+        reads: [`${dir}/work/link`, `${dir}/work/real`],
         writes: [`${dir}/work/real/a.txt`]
       })
       expect(yield* footprintOf(env, { command: "cat ../work/link/a.txt" })).toEqual({
-        reads: [`${dir}/work/real/a.txt`, `${dir}/work/link`]
+        reads: [`${dir}/work/real/a.txt`, `${dir}/work/link`, `${dir}/work/real`]
       })
       const rmLink = yield* footprintOf(env, { command: "rm link" })
       expect(Footprint.conflict(rmLink, yield* footprintOf(env, { command: "mkdir -p link/sub" }))).not.toBeUndefined()

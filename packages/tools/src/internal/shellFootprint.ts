@@ -266,15 +266,25 @@ export const footprint = (
       ),
       (found) => found.flat()
     )
-    const [reads, writes, barrier] = yield* Effect.all([
+    const all = uses.flatMap((use) => [...use.reads, ...use.writes])
+    const [reads, writes, barrier, repository] = yield* Effect.all([
       Effect.zipWith(resolveAll(uses.flatMap((use) => use.reads), "read"), links, (a, b) => dedupe([...a, ...b])),
       resolveAll(uses.flatMap((use) => use.writes), "write"),
-      movesLink(uses.flatMap((use) => use.writes), context)
+      movesLink(uses.flatMap((use) => use.writes), context),
+      all.some((use) => use.anchor !== undefined) ? findRepository(context.cwd) : Effect.succeed(undefined)
     ]).pipe(
       Effect.provideService(FileSystem.FileSystem, fs.value),
       Effect.provideService(Path.Path, path.value)
     )
     if (barrier) return Footprint.writesEverything
+    // A line that writes into the git directory its git commands use (`git status > .git/HEAD`) may leave
+    // them no repository, and git then looks for one in every directory above: a barrier.
+    const gitDirectories = repository?.gitDirectories ?? []
+    const intoGit = writes.some((resource) => {
+      const written = resource.replace(/\/\*\*$/, "")
+      return gitDirectories.some((dir) => written === dir || written.startsWith(`${dir}/`))
+    })
+    if (intoGit) return Footprint.writesEverything
     const result: Footprint.Footprint = {
       ...(reads.length > 0 ? { reads } : {}),
       ...(writes.length > 0 ? { writes } : {})

@@ -81,8 +81,15 @@ export const transfer =
     }
     paths.write(destination, true)
   }
+/**
+ * `-b`/`--backup`/`-S` rename a destination that exists to a backup (`c.ts~`, or `c.ts.~N~` after listing the
+ * directory for the numbers in use): paths the command line does not name.
+ */
+const BACKUP = ["b", "backup", "S", "suffix"]
 // A source that is a symbolic link is a link moved (issue 20: a footprint barrier); see `PathUse.moves`.
-export const mv = writer(Options.grammar(COPY + " Z", COPY_LONG + " context"), transfer("write", () => true))
+export const mv = writer(Options.grammar(COPY + " Z", COPY_LONG + " context"), transfer("write", () => true), {
+  unprovenWith: BACKUP
+})
 export const cp = writer(
   Options.grammar(
     `${COPY} a d H l L P p r R s x Z`,
@@ -92,7 +99,7 @@ export const cp = writer(
   ),
   transfer("read", (parsed) => Options.has(parsed, "a", "r", "R", "recursive", "archive")),
   // `-s` and `-l` make links (issue 20: creating links is a barrier).
-  { unprovenWith: ["s", "symbolic-link", "l", "link"] }
+  { unprovenWith: ["s", "symbolic-link", "l", "link", ...BACKUP] }
 )
 export const ln = writer(
   Options.grammar(
