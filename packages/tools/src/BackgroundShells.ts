@@ -102,7 +102,9 @@ export interface Service {
  * @since 0.1.0
  * @category services
  */
-export class BackgroundShells extends Context.Tag("@switchyard/tools/BackgroundShells/BackgroundShells")<BackgroundShells, Service>() {}
+export class BackgroundShells
+  extends Context.Tag("@switchyard/tools/BackgroundShells/BackgroundShells")<BackgroundShells, Service>()
+{}
 
 interface Task {
   readonly id: string

@@ -41,7 +41,9 @@ export interface LiveTurn {
 }
 
 /** The turn the current fiber belongs to. */
-export class CurrentTurn extends Context.Tag("@switchyard/durable/internal/live/CurrentTurn")<CurrentTurn, LiveTurn>() {}
+export class CurrentTurn
+  extends Context.Tag("@switchyard/durable/internal/live/CurrentTurn")<CurrentTurn, LiveTurn>()
+{}
 
 /** Remember the first failure to record; the turn ends with it. */
 export const failed = (live: LiveTurn, error: Journal.JournalError): Effect.Effect<void> =>

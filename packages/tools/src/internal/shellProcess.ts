@@ -62,9 +62,11 @@ export const defaultSettings: Settings = {
  * @since 0.1.0
  * @category services
  */
-export class ShellSettings extends Context.Reference<ShellSettings>()("@switchyard/tools/internal/shellProcess/ShellSettings", {
-  defaultValue: (): Settings => defaultSettings
-}) {}
+export class ShellSettings
+  extends Context.Reference<ShellSettings>()("@switchyard/tools/internal/shellProcess/ShellSettings", {
+    defaultValue: (): Settings => defaultSettings
+  })
+{}
 
 /**
  * git configuration every shell command runs with, added through
