@@ -127,8 +127,8 @@ const profile: ReadonlyArray<string> = [
   "throwaway project so V8 keeps those functions' bytecode. A process started from it skips loading, compiling and " +
   "evaluating ≈ 1 MB of JavaScript: the rows above show the launcher beside `node bin/switchyard.js` (the same CLI " +
   "from the ES-module bundle) in the same rounds. Deserialising the 13 MB heap costs ≈ 0.1 CPU-seconds of its own, " +
-  "and the snapshot holds modules a command may not need, so peak RSS is a few MB above the bundle's for `tools` " +
-  "and `dispatch`. Node 20 forbids some built-ins in a snapshot (http, child_process, tty, …): they are stand-ins " +
+  "and the snapshot holds modules a command may not need, so peak RSS is ≈ 5–7 MB above the bundle's for `tools`, " +
+  "`dispatch` and `-p`. Node 20 forbids some built-ins in a snapshot (http, child_process, tty, …): they are stand-ins " +
   "loaded on first use. What cannot be in it: Node's fetch (undici needs WebAssembly, which the snapshot builder " +
   "lacks), the shell grammar's WebAssembly, native modules (libsql) and the MCP SDK, all loaded when first used.",
   "**What remains** (CPU, from the same profile of the snapshot path): Effect's fiber runtime interpreting the " +
