@@ -328,8 +328,11 @@ export const parseTrace = (text: string, start: string): ReadonlyArray<Access> =
   const out: Array<Access> = []
   const cwd = new Map<number, string>()
   const work = start
+  // `/proc/self/cwd` is the calling process's own directory: the one it is in, not the test's.
+  const own = (pid: number, absolute: string): string =>
+    absolute.replace(/^\/proc\/(?:self|thread-self)\/cwd(?=\/|$)/, cwd.get(pid) ?? work)
   const at = (pid: number, dir: string | undefined, name: string): string =>
-    name.startsWith("/") ? name : `${(dir ?? cwd.get(pid) ?? work).replace(/\/+$/, "")}/${name}`
+    own(pid, name.startsWith("/") ? name : `${(dir ?? cwd.get(pid) ?? work).replace(/\/+$/, "")}/${name}`)
   for (const call of calls(text)) {
     const failed = call.result.startsWith("-1")
     const record = (access: Omit<Access, "syscall" | "lookup" | "failed"> & { readonly lookup?: boolean }) =>

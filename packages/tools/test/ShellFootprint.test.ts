@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import { execFileSync } from "node:child_process"
 import { makeContext, tempDir, toolsLayer } from "./fixtures/toolHarness.js"
 
 const Tools = toolsLayer(
@@ -177,6 +178,74 @@ describe("Bash footprint (issue 15)", () => {
         "footprints"
       )
       expect(Footprint.conflict(write, read.footprint)).toBe(`writes ${dir}/work/real/a.txt`)
+    }).pipe(Effect.provide(Tools)))
+
+  it.scoped("a path through /proc/self or /proc/<pid> means the command's process: a barrier (oracle)", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { dir, of } = yield* setup
+      yield* fs.writeFileString(`${dir}/a.txt`, "one\n")
+      yield* fs.symlink("/proc/self/cwd", `${dir}/here`)
+      yield* fs.symlink("here", `${dir}/again`)
+      // Resolved here, `/proc/self/cwd` would be this process's directory, not the command's.
+      for (
+        const command of [
+          "cat /proc/self/cwd/a.txt",
+          "cat /proc/thread-self/cwd/a.txt",
+          "cat /proc/1/root/etc/hostname",
+          `cat ${"../".repeat(12)}proc/self/cwd/a.txt`,
+          "cat here/a.txt",
+          "echo x > again/a.txt"
+        ]
+      ) expect(yield* of(command), command).toEqual(Footprint.writesEverything)
+      expect(yield* of("cat /proc/cpuinfo")).toEqual({ reads: ["/proc/cpuinfo"] })
+    }).pipe(Effect.provide(Tools)))
+
+  it.scoped("git in a repository whose configuration names a program, a file or a tree is a barrier", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { dir, of } = yield* setup
+      execFileSync("git", ["init", "-q", dir])
+      const config = yield* fs.readFileString(`${dir}/.git/config`)
+      // A fresh repository's configuration, a clone's remote and branch: bounded by the repository.
+      const clone =
+        `${config}[remote "origin"]\n\turl = https://example.invalid/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n` +
+        `[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n`
+      yield* fs.writeFileString(`${dir}/.git/config`, clone)
+      expect((yield* of("git status")).reads).toContain(`${dir}/.git/**`)
+      // `core.fsmonitor` runs its program for `git ls-files` too; `include.path` reads a file anywhere.
+      for (
+        const extra of [
+          "[core]\n\tfsmonitor = cat /etc/hostname\n",
+          "[diff \"x\"]\n\ttextconv = cat\n",
+          "[include]\n\tpath = ../../elsewhere.cfg\n",
+          "[core]\n\tworktree = /tmp\n",
+          "[log]\n\tshowSignature = true\n",
+          "[core.x]\n\tbare = false\n",
+          "[user]\n\tname = a \\\n\temail = b\n"
+        ]
+      ) {
+        yield* fs.writeFileString(`${dir}/.git/config`, clone + extra)
+        expect(yield* of("git ls-files"), extra).toEqual(Footprint.writesEverything)
+      }
+    }).pipe(Effect.provide(Tools)))
+
+  it.scoped("a locale or time-zone value that names a file outside the system's directories is a barrier", () =>
+    Effect.gen(function*() {
+      const { dir, of } = yield* setup
+      // glibc opens `TZ=:FILE`, an absolute `TZ`, and `LANGUAGE`/`LC_*` names under its directories (`..` climbs).
+      for (
+        const command of [
+          "TZ=:/etc/passwd ls -l a",
+          "TZ=/tmp/x stat a",
+          "TZ=../../../tmp/x ls -l a",
+          "LANGUAGE=fr:../../../tmp cat a",
+          "LC_ALL=/../../../tmp/x ls a"
+        ]
+      ) expect(yield* of(command), command).toEqual(Footprint.writesEverything)
+      for (const command of ["TZ=UTC stat a", "TZ=Europe/Paris stat a", "LC_ALL=C.UTF-8 LANGUAGE=fr:de cat a"]) {
+        expect(yield* of(command), command).toEqual({ reads: [`${dir}/a`] })
+      }
     }).pipe(Effect.provide(Tools)))
 })
 

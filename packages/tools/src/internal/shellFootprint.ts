@@ -15,7 +15,11 @@
  * - git commands read the repository they find from the call's directory —
  *   the work tree's root and the git directory (and a worktree's common
  *   directory) — not the directory's subtree, and `status`/`diff`/`describe`
- *   write the index (issue 20).
+ *   write the index (issue 20); only in a repository whose own configuration
+ *   names no program, other file or other tree (`gitConfig.ts`), else `*`.
+ * - a path through `/proc/self`, `/proc/<pid>` (written so or reached by a
+ *   link) names another process's view, and a `TZ`/`LANG`/`LANGUAGE`/`LC_*`
+ *   value that is absolute or climbs with `..` a file glibc opens: `*`.
  *
  * A footprint is trusted only when the program's description says its path
  * lists are proven complete (issue 20, "fail-closed by construction"): the
@@ -46,6 +50,7 @@ import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Footprints from "./footprints.js"
+import * as GitConfig from "./gitConfig.js"
 
 /** What a Bash call's input is made of, as far as its footprint goes. */
 export interface ShellInput {
@@ -66,9 +71,23 @@ const isPlainExit = (command: ShellAnalysis.SimpleCommand): boolean =>
   command.argv[0] === "exit" &&
   (command.argv.length === 1 || (command.argv.length === 2 && EXIT_STATUS.test(command.argv[1]!)))
 
+/**
+ * A harmless assignment (`ShellAnalysis.isHarmlessAssignment`) whose value glibc may open as a file:
+ * `TZ` (`:FILE`, an absolute path, or a name under its zoneinfo directory) and the locale variables
+ * (`LANGUAGE`'s list, `LC_*`, `LANG`: names under its locale directories). A value that is absolute or
+ * climbs with `..` may name any file, the project's too (`TZ=:../../../work/x ls -l` reads it); a plain
+ * name (`TZ=Europe/Paris`, `LC_ALL=C`) stays in the system's directories.
+ */
+const namesAFile = (assignment: string): boolean => {
+  const eq = assignment.indexOf("=")
+  if (!/^(?:TZ|LANG|LANGUAGE|LC_[A-Z]+)$/.test(assignment.slice(0, eq))) return false
+  return assignment.slice(eq + 1).split(":").some((entry) => entry.startsWith("/") || entry.split("/").includes(".."))
+}
+
 const usesOf = (command: ShellAnalysis.SimpleCommand): Uses | undefined => {
   if (command.unresolvedPaths) return undefined
   if (!command.assignments.every(ShellAnalysis.isHarmlessAssignment)) return undefined
+  if (command.assignments.some(namesAFile)) return undefined
   if (!command.pathsKnown && !isPlainExit(command)) return undefined
   const uses = [...command.readPaths, ...command.writePaths]
   // `~` and `~user`: expanded by bash only when unquoted, which the analysis no longer shows.
@@ -228,6 +247,43 @@ const movesLink = (
     return false
   })
 
+/**
+ * Kernel names that mean something else in every process: `/proc/self/cwd` is the directory of the process
+ * that opens it (the command's, not this one's, where a footprint is resolved), `/proc/<pid>/…` another
+ * process's. A path through them cannot be resolved here.
+ */
+const PROCESS_RELATIVE = /^\/proc\/(?:self|thread-self|[0-9]+)(?:\/|$)/
+
+/** Links followed before giving up, as the kernel's `ELOOP` limit (fail closed past it). */
+const MAX_LINKS = 40
+
+/**
+ * Whether a path reaches a process-relative name: written so (`/proc/self/cwd/x`, `../../proc/self/…`), or
+ * through a symbolic link on the way whose target is one (each link's target is followed, to the kernel's
+ * limit).
+ */
+const reachesProcess = (
+  path: Path.Path,
+  absolute: string,
+  links = 0
+): Effect.Effect<boolean, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    if (PROCESS_RELATIVE.test(path.normalize(absolute))) return true
+    if (links >= MAX_LINKS) return true
+    const fs = yield* FileSystem.FileSystem
+    const components = absolute.split("/")
+    for (let i = 2; i <= components.length; i++) {
+      const prefix = components.slice(0, i).join("/")
+      if (components[i - 1] === "" || components[i - 1] === "." || components[i - 1] === "..") continue
+      const target = yield* fs.readLink(prefix).pipe(Effect.option)
+      if (target._tag === "None") continue
+      const rest = components.slice(i).join("/")
+      const followed = path.isAbsolute(target.value) ? target.value : `${path.dirname(prefix)}/${target.value}`
+      return yield* reachesProcess(path, rest.length > 0 ? `${followed}/${rest}` : followed, links + 1)
+    }
+    return false
+  })
+
 const dedupe = (resources: ReadonlyArray<Footprint.Resource>): ReadonlyArray<Footprint.Resource> => [
   ...new Set(resources)
 ]
@@ -267,24 +323,40 @@ export const footprint = (
       (found) => found.flat()
     )
     const all = uses.flatMap((use) => [...use.reads, ...use.writes])
-    const [reads, writes, barrier, repository] = yield* Effect.all([
+    const throughProcess = Effect.flatMap(Path.Path, (path) =>
+      Effect.exists(
+        all.filter((use) => use.anchor === undefined),
+        (use) => reachesProcess(path, unnormalised(path, context.cwd, use.path))
+      ))
+    const written = uses.flatMap((use) => use.writes)
+    const [reads, ownWrites, gitWrites, barrier, repository] = yield* Effect.all([
       Effect.zipWith(resolveAll(uses.flatMap((use) => use.reads), "read"), links, (a, b) => dedupe([...a, ...b])),
-      resolveAll(uses.flatMap((use) => use.writes), "write"),
-      movesLink(uses.flatMap((use) => use.writes), context),
+      resolveAll(written.filter((use) => use.anchor === undefined), "write"),
+      resolveAll(written.filter((use) => use.anchor !== undefined), "write"),
+      Effect.zipWith(movesLink(uses.flatMap((use) => use.writes), context), throughProcess, (a, b) => a || b),
       all.some((use) => use.anchor !== undefined) ? findRepository(context.cwd) : Effect.succeed(undefined)
     ]).pipe(
       Effect.provideService(FileSystem.FileSystem, fs.value),
       Effect.provideService(Path.Path, path.value)
     )
     if (barrier) return Footprint.writesEverything
+    // A repository whose configuration may make git run a program or read elsewhere (`core.fsmonitor`,
+    // a `textconv` driver, `include.path`): its git commands are not bounded by the repository.
+    const plain = repository === undefined ? true : yield* GitConfig.isPlainRepository(repository.gitDirectories).pipe(
+      Effect.provideService(FileSystem.FileSystem, fs.value),
+      Effect.provideService(Path.Path, path.value)
+    )
+    if (!plain) return Footprint.writesEverything
     // A line that writes into the git directory its git commands use (`git status > .git/HEAD`) may leave
-    // them no repository, and git then looks for one in every directory above: a barrier.
+    // them no repository, and git then looks for one in every directory above: a barrier. git's own writes
+    // there (the index `git status` refreshes) keep the repository one.
     const gitDirectories = repository?.gitDirectories ?? []
-    const intoGit = writes.some((resource) => {
+    const intoGit = ownWrites.some((resource) => {
       const written = resource.replace(/\/\*\*$/, "")
       return gitDirectories.some((dir) => written === dir || written.startsWith(`${dir}/`))
     })
     if (intoGit) return Footprint.writesEverything
+    const writes = dedupe([...ownWrites, ...gitWrites])
     const result: Footprint.Footprint = {
       ...(reads.length > 0 ? { reads } : {}),
       ...(writes.length > 0 ? { writes } : {})

@@ -106,8 +106,8 @@ export class Paths {
       this.unresolved.push(word.value)
       return
     }
-    // `-` is standard input or output.
-    if (word.value === "-") return
+    // `-` is a file named `-` for many programs (`mkdir -`, `rev -`, `readlink -`; found by the oracle, seed
+    // 4242) and standard input or output for others: declared as the path, which is sound for both.
     list.push(moves ? { path: word.value, subtree, content, moves } : { path: word.value, subtree, content })
   }
 

@@ -85,8 +85,16 @@ export const FIND_FORBIDDEN = new Set([
 const FIND_FILE_PRIMARIES = new Set(["-newer", "-anewer", "-cnewer", "-samefile"])
 
 /**
+ * Primaries that follow every link they meet (`stat`/`access`, not `lstat`), wherever it points: `-xtype`
+ * the type of its target, `-readable`/`-writable`/`-executable` (`access(2)`), `-printf`'s `%Y` (found by
+ * the oracle: `find . -xtype d` looks up `link-up`'s target outside the tree).
+ */
+const FIND_FOLLOWING_PRIMARIES = new Set(["-xtype", "-readable", "-writable", "-executable"])
+
+/**
  * find's primaries look like options, so every word must be static: a glob could become `-delete`.
- * Proven complete unless it follows links (`-L`, `-follow`): then it reads wherever they point.
+ * Proven complete unless it follows links (`-L`, `-follow`, the primaries above): then it reads wherever
+ * they point.
  */
 export const find: Describe = (args) => {
   if (args.some((arg) => arg.dynamic || FIND_FORBIDDEN.has(arg.value))) return UNKNOWN
@@ -121,7 +129,8 @@ export const find: Describe = (args) => {
       // `-newerXt` compares with a time string, not a file.
       paths.read(args[i + 1], false, false)
       i++
-    } else if (value === "-follow") follows = true
+    } else if (value === "-follow" || FIND_FOLLOWING_PRIMARIES.has(value)) follows = true
+    else if (value === "-printf" && /%[-+ #0-9.]*Y/.test(args[i + 1]?.value ?? "")) follows = true
   }
   return paths.done(true, { proven: !follows })
 }
