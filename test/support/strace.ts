@@ -328,9 +328,13 @@ export const parseTrace = (text: string, start: string): ReadonlyArray<Access> =
   const out: Array<Access> = []
   const cwd = new Map<number, string>()
   const work = start
-  // `/proc/self/cwd` is the calling process's own directory: the one it is in, not the test's.
-  const own = (pid: number, absolute: string): string =>
-    absolute.replace(/^\/proc\/(?:self|thread-self)\/cwd(?=\/|$)/, cwd.get(pid) ?? work)
+  // `/proc/self/cwd` is the calling process's own directory: the one it is in, not the test's (also reached
+  // by climbing from a system directory: `LANGUAGE=../../../proc/self/cwd` under /usr/share/locale).
+  const SELF = /^\/proc\/(?:self|thread-self)\/cwd(?=\/|$)/
+  const own = (pid: number, absolute: string): string => {
+    const normal = path.posix.normalize(absolute)
+    return SELF.test(normal) ? normal.replace(SELF, cwd.get(pid) ?? work) : absolute
+  }
   const at = (pid: number, dir: string | undefined, name: string): string =>
     own(pid, name.startsWith("/") ? name : `${(dir ?? cwd.get(pid) ?? work).replace(/\/+$/, "")}/${name}`)
   for (const call of calls(text)) {

@@ -24,6 +24,10 @@
  *   in that directory's listing, and every listing read conflicts with the
  *   declared write.
  *
+ * - `/proc/self/cwd` is the traced process's own directory (`strace.ts`
+ *   resolves it so), which is how the test sees a footprint resolve it in the
+ *   wrong process.
+ *
  * A command whose footprint is a barrier (`writes *`) is trivially sound and
  * is not run; the test holds that most generated commands are bounded, so
  * that the claim is tested, not avoided. `FOOTPRINT_ORACLE_SEED` and
@@ -165,7 +169,25 @@ const foundJobs: ReadonlyArray<GeneratedJob> = [
   // Seeds 11111 and 22222 (1 500 runs): `mv -b` renames the destination to a backup; git with its own git
   // directory written by the same line looks for a repository above.
   { command: "mv -b -v .git src/deep/c.ts", dir: "work" },
-  { command: "git status > .git/HEAD", dir: "work" }
+  { command: "git status > .git/HEAD", dir: "work" },
+  // Seed 4242 (3 000 runs, the grammar with environment prefixes, `-` operands and /proc paths): a path through
+  // /proc/self is the command's own directory, `TZ=FILE` is read, `-` is a file for mkdir, rev and readlink.
+  { command: "wc -l src/deep /proc/self/cwd/README.md", dir: "work" },
+  { command: "sed -n 2p /proc/self/cwd/a.ts", dir: "work/src" },
+  { command: "TZ=:/proc/self/cwd/README.md ls -l src", dir: "work" },
+  { command: "LANGUAGE=../../../proc/self/cwd cat missing", dir: "work" },
+  { command: "rev x newdir -", dir: "work" },
+  { command: "cksum a | mkdir -p -Z - newdir", dir: "work" },
+  { command: "readlink --silent 5 - link-src", dir: "work" },
+  { command: "find new.txt .git/HEAD -", dir: "work" },
+  // Read against strace: find's link-following primaries, `gzip -dN` (the stored name), `cp -L` inside a
+  // tree, and a repository whose configuration runs a program (`core.fsmonitor`, even for `git ls-files`).
+  { command: "find . -xtype d", dir: "work" },
+  { command: "find . -maxdepth 1 -readable -printf '%Y %p\\n'", dir: "work" },
+  { command: "gzip -d -N -f data.gz", dir: "work" },
+  { command: "cp -rL . newdir", dir: "work" },
+  { command: "git ls-files", dir: "repo" },
+  { command: "git status", dir: "repo" }
 ]
 
 const corpusJobs: ReadonlyArray<GeneratedJob> = [

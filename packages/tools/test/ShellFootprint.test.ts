@@ -230,6 +230,27 @@ describe("Bash footprint (issue 15)", () => {
       }
     }).pipe(Effect.provide(Tools)))
 
+  it.scoped("what the oracle found the table missing: `-` files, find following links, gzip -dN, cp -L, getconf", () =>
+    Effect.gen(function*() {
+      const { dir, of } = yield* setup
+      // `-` is a file for mkdir, rev, readlink (standard input for others): declared either way.
+      expect(yield* of("mkdir -")).toEqual({ writes: [`${dir}/-`] })
+      expect(yield* of("rev -")).toEqual({ reads: [`${dir}/-`] })
+      expect(yield* of("getconf NAME_MAX a")).toEqual({ reads: [`${dir}/a`] })
+      expect(yield* of("getconf -a .")).toEqual({ reads: [dir] })
+      for (
+        const command of [
+          "find . -xtype d",
+          "find . -readable",
+          "find . -printf '%-4Y %p'",
+          "gzip -d -N x.gz",
+          "cp -rL a b"
+        ]
+      ) expect(yield* of(command), command).toEqual(Footprint.writesEverything)
+      expect(yield* of("find . -printf '%p'")).toEqual({ reads: [`${dir}/**`] })
+      expect(yield* of("find a -")).toEqual({ reads: [`${dir}/a/**`, `${dir}/-/**`] })
+    }).pipe(Effect.provide(Tools)))
+
   it.scoped("a locale or time-zone value that names a file outside the system's directories is a barrier", () =>
     Effect.gen(function*() {
       const { dir, of } = yield* setup

@@ -92,8 +92,8 @@ const GZIP = Options.grammar(
  * with `-c`, `-l` or `-t` it only reads; otherwise each operand is replaced
  * by its compressed (`F.gz`) or decompressed (`F` from `F.gz`) name — both
  * written, the input removed unless `-k`. Proven for literal operands without
- * `-r` (a tree of new names) or `-S` (another suffix); `zcat` reads the names
- * `gzip -d` would.
+ * `-r` (a tree of new names), `-S` (another suffix) or, decompressing, `-N`
+ * (the name stored in the file); `zcat` reads the names `gzip -d` would.
  */
 export const gzip: Describe = withGrammar(GZIP, (args) => {
   const parsed = Options.parse(GZIP, args)
@@ -101,6 +101,8 @@ export const gzip: Describe = withGrammar(GZIP, (args) => {
   if (Options.has(parsed, "help", "version")) return NO_PATHS
   const paths = new Paths()
   const decompress = Options.has(parsed, "d", "decompress", "uncompress")
+  // `-d -N` names the output after the name stored in the compressed file (`gzip -dN x.gz` writes `data.txt`).
+  const storedName = decompress && Options.has(parsed, "N", "name")
   const proven = !Options.has(parsed, "r", "recursive", "S", "suffix")
   if (Options.has(parsed, "c", "stdout", "to-stdout", "l", "list", "t", "test")) {
     for (const operand of parsed.operands) {
@@ -124,7 +126,7 @@ export const gzip: Describe = withGrammar(GZIP, (args) => {
       paths.write({ value: name.output, dynamic: false }, false)
     }
   }
-  return paths.done(false, { proven })
+  return paths.done(false, { proven: proven && !storedName })
 })
 
 /** `zcat`: `gzip -dc`. */

@@ -399,6 +399,26 @@ export const date: Describe = (args) => {
 
 export const env = onlyFlags(["-0", "--null"])
 
+/**
+ * `getconf NAME [PATH]`, `getconf -a [PATH]` (glibc): a path operand is looked up (`pathconf`, which
+ * `statfs`es it: found by the oracle's review). `-v SPEC` names a specification, not a file.
+ */
+export const getconf: Describe = (args) => {
+  let i = 0
+  let all = false
+  for (; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg.dynamic || arg.value === "--") break
+    if (arg.value === "-a") all = true
+    else if (arg.value === "-v") i++
+    else if (!arg.value.startsWith("-v")) break
+  }
+  const paths = new Paths()
+  const operands = args.slice(args[i]?.value === "--" && !args[i]!.dynamic ? i + 1 : i)
+  for (const operand of operands.slice(all ? 0 : 1)) paths.read(operand, false, false)
+  return paths.done(true, { proven: true })
+}
+
 export const hostname = onlyFlags([
   "-f",
   "--fqdn",

@@ -113,7 +113,8 @@ export const find: Describe = (args) => {
   let roots = 0
   for (; i < args.length; i++) {
     const value = args[i]!.value
-    if (value.startsWith("-") || value === "(" || value === "!" || value === ",") break
+    // A lone `-` is a starting point, as find reads it (found by the oracle, seed 4242).
+    if ((value.startsWith("-") && value !== "-") || value === "(" || value === "!" || value === ",") break
     paths.read(args[i], true, false)
     roots++
   }

@@ -78,7 +78,6 @@ const NO_PATH_PROGRAMS: ReadonlyArray<string> = [
   "arch",
   "printenv",
   "expr",
-  "getconf",
   "lsb_release",
   "numfmt"
 ]
@@ -134,6 +133,7 @@ const READ_ONLY: ReadonlyMap<string, Describe> = new Map<string, Describe>([
   ["xxd", Coreutils.xxd],
   ["date", Coreutils.date],
   ["env", Coreutils.env],
+  ["getconf", Coreutils.getconf],
   ["hostname", Coreutils.hostname],
   ["grep", Search.grep],
   ["egrep", Search.grep],

@@ -98,8 +98,9 @@ export const cp = writer(
       "symbolic-link one-file-system context? keep-directory-symlink"
   ),
   transfer("read", (parsed) => Options.has(parsed, "a", "r", "R", "recursive", "archive")),
-  // `-s` and `-l` make links (issue 20: creating links is a barrier).
-  { unprovenWith: ["s", "symbolic-link", "l", "link", ...BACKUP] }
+  // `-s` and `-l` make links (issue 20: creating links is a barrier); `-L` follows the links it meets inside
+  // the trees it copies, wherever they lead (`cp -rL . d` reads `link-up/target.txt` outside: the oracle).
+  { unprovenWith: ["s", "symbolic-link", "l", "link", "L", "dereference", ...BACKUP] }
 )
 export const ln = writer(
   Options.grammar(
