@@ -342,7 +342,13 @@ export const git: Describe = (args) => {
   paths.anchored("gitDirectory", ".", { read: true })
   if (INDEX_REFRESHING.has(subcommand.value)) paths.anchored("gitDirectory", "index", { write: true })
   const check = GIT_SUBCOMMANDS[subcommand.value]!
-  return check(args.slice(i + 1), paths) ? paths.done(true, { proven: true }) : UNKNOWN
+  const rest = args.slice(i + 1)
+  // `diff --no-index A B` looks for `.gitattributes` in the directories on the way of A and B as written,
+  // above the repository too (`src/../..`, `link-up/..`: the oracle, seed 777001): read-only, not proven.
+  const end = rest.findIndex((word) => word.value === "--")
+  const noIndex = subcommand.value === "diff" &&
+    (end === -1 ? rest : rest.slice(0, end)).some((word) => word.value === "--no-index")
+  return check(rest, paths) ? paths.done(true, { proven: !noIndex }) : UNKNOWN
 }
 
 /** Subcommands that may rewrite the index's stat cache (optional locks). */
