@@ -196,6 +196,9 @@ const foundJobs: ReadonlyArray<GeneratedJob> = [
   // Seed 777001 (4 000 runs): `git diff --no-index` reads `.gitattributes` above the repository.
   { command: "git diff --no-index a.ts ../README.md", dir: "work/src" },
   { command: "xxd link-file; git diff --no-index src/a.ts link-up/../work/README.md", dir: "work" },
+  // Read against strace: `ls -l` with a type indicator stats each link's target; `--hyperlink` resolves them.
+  { command: "ls -lF", dir: "work" },
+  { command: "ls --hyperlink=always", dir: "work" },
   { command: "git ls-files", dir: "repo" },
   { command: "git status", dir: "repo" }
 ]
@@ -225,9 +228,12 @@ describe.skipIf(!available)("Bash footprints are sound: observed ⊆ declared (s
           (_, i) => bounded.slice(i * BATCH, (i + 1) * BATCH)
         )
         const failed: Array<string> = []
+        const untraced: Array<string> = []
         for (const batch of batches) {
           const observed = yield* Effect.promise(() => observe(template, run, batch.map((entry) => entry.job)))
           observed.forEach((observation, index) => {
+            // Every traced job at least executes its bash: none at all is a trace that did not happen.
+            if (observation.accesses.length === 0) untraced.push(observation.command)
             const found = violations(batch[index]!, observation, run)
             if (found.length > 0) {
               failed.push(
@@ -239,6 +245,7 @@ describe.skipIf(!available)("Bash footprints are sound: observed ⊆ declared (s
         }
         fs.rmSync(root, { recursive: true, force: true })
         expect(failed, `seed ${seed} (FOOTPRINT_ORACLE_SEED=${seed} reproduces it)`).toEqual([])
+        expect(untraced).toEqual([])
         // The claim is tested, not avoided: most generated commands declare a bounded footprint and ran.
         const boundedGenerated = bounded.length - bounded.filter((entry) => corpusJobs.includes(entry.job)).length
         expect(boundedGenerated).toBeGreaterThan(runs / 3)

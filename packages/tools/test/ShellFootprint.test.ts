@@ -228,6 +228,10 @@ describe("Bash footprint (issue 15)", () => {
         yield* fs.writeFileString(`${dir}/.git/config`, clone + extra)
         expect(yield* of("git ls-files"), extra).toEqual(Footprint.writesEverything)
       }
+      // Submodules: `git status` runs in each, under its own configuration.
+      yield* fs.writeFileString(`${dir}/.git/config`, clone)
+      yield* fs.makeDirectory(`${dir}/.git/modules/sub`, { recursive: true })
+      expect(yield* of("git status")).toEqual(Footprint.writesEverything)
     }).pipe(Effect.provide(Tools)))
 
   it.scoped("what the oracle found the table missing: `-` files, find following links, gzip -dN, cp -L, getconf", () =>
@@ -244,10 +248,14 @@ describe("Bash footprint (issue 15)", () => {
           "find . -readable",
           "find . -printf '%-4Y %p'",
           "gzip -d -N x.gz",
+          "ls -lF",
+          "ls --format=long --indicator-style=classify",
+          "ls --hyperlink=always",
           "cp -rL a b"
         ]
       ) expect(yield* of(command), command).toEqual(Footprint.writesEverything)
       expect(yield* of("find . -printf '%p'")).toEqual({ reads: [`${dir}/**`] })
+      expect(yield* of("ls -F")).toEqual({ reads: [`${dir}/**`] })
       expect(yield* of("find a -")).toEqual({ reads: [`${dir}/a/**`, `${dir}/-/**`] })
     }).pipe(Effect.provide(Tools)))
 

@@ -5,7 +5,8 @@
  * `diff.external`, a `textconv` or `filter` driver, `log.showSignature`'s
  * gpg), read files anywhere (`include.path`, `core.excludesFile`,
  * `core.attributesFile`, `blame.ignoreRevsFile`, `mailmap.file`) or work on
- * another tree (`core.worktree`, submodules). So a git footprint is trusted
+ * another tree (`core.worktree`; submodules, whose own configurations `git
+ * status` obeys when it recurses into them). So a git footprint is trusted
  * only when every entry of the repository's configuration is one this list
  * knows to do none of that; anything else, and anything the scanner cannot
  * read plainly (an old-style `[a.b]` section, a value continued on the next
@@ -74,7 +75,8 @@ export const isPlain = (text: string): boolean => {
 /**
  * Whether git, in a repository with these git directories, runs only itself
  * on what it finds there: every configuration file they hold (`config`,
- * `config.worktree`) is plain. A file that cannot be read fails closed.
+ * `config.worktree`) is plain, and they hold no submodules (`modules`). A
+ * file that cannot be read fails closed.
  */
 export const isPlainRepository = (
   gitDirectories: ReadonlyArray<string>
@@ -83,6 +85,8 @@ export const isPlainRepository = (
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     for (const dir of gitDirectories) {
+      // Submodules' git directories, each with a configuration of its own.
+      if (yield* fs.exists(path.join(dir, "modules")).pipe(Effect.orElseSucceed(() => true))) return false
       for (const name of ["config", "config.worktree"]) {
         const file = path.join(dir, name)
         const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true))

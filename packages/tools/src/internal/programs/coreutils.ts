@@ -5,29 +5,62 @@
  * @internal
  */
 import * as Options from "./options.js"
-import { type Describe, fileReader, NO_PATHS, onlyFlags, optionPaths, Paths, reader, UNKNOWN } from "./invocation.js"
+import {
+  type Describe,
+  fileReader,
+  NO_PATHS,
+  onlyFlags,
+  optionPaths,
+  Paths,
+  reader,
+  UNKNOWN,
+  withGrammar
+} from "./invocation.js"
 
-export const ls = reader(
-  Options.grammar(
-    "a A b B c C d D f F g G h H i k l L m n N o p q Q r R* s S t T: u U v w: x X Z 1 I:",
-    "all almost-all author escape block-size: ignore-backups color? directory dired classify? file-type format: " +
-      "full-time group-directories-first no-group human-readable si dereference-command-line " +
-      "dereference-command-line-symlink-to-dir hide: hyperlink? indicator-style: inode ignore: kibibytes literal " +
-      "numeric-uid-gid quote-name quoting-style: reverse recursive* size sort: time: time-style: tabsize: width: " +
-      "context zero dereference hide-control-chars show-control-chars help version",
-    { complete: true }
-  ),
+const LS = Options.grammar(
+  "a A b B c C d D f F g G h H i k l L m n N o p q Q r R* s S t T: u U v w: x X Z 1 I:",
+  "all almost-all author escape block-size: ignore-backups color? directory dired classify? file-type format: " +
+    "full-time group-directories-first no-group human-readable si dereference-command-line " +
+    "dereference-command-line-symlink-to-dir hide: hyperlink? indicator-style: inode ignore: kibibytes literal " +
+    "numeric-uid-gid quote-name quoting-style: reverse recursive* size sort: time: time-style: tabsize: width: " +
+    "context zero dereference hide-control-chars show-control-chars help version",
+  { complete: true }
+)
+
+const lsReader = reader(
+  LS,
   // `-L` follows the links it meets into other trees; so do `--group-directories-first` (is a link a
-  // directory?) and `--color` (is it an orphan?), measured with strace.
+  // directory?) and `--color` (is it an orphan?), measured with strace; `--hyperlink` resolves every entry's
+  // real path, reading the links on the way of their targets (the oracle's review).
   {
     operands: "files",
     content: false,
     recursive: "always",
     defaultCwd: "always",
     proven: true,
-    unprovenWith: ["L", "dereference", "group-directories-first", "color"]
+    unprovenWith: ["L", "dereference", "group-directories-first", "color", "hyperlink"]
   }
 )
+
+/** An option value argmatch would read as one of `names` (it takes unambiguous abbreviations). */
+const means = (word: Options.Word, ...names: ReadonlyArray<string>) =>
+  word.value.length > 0 && names.some((name) => name.startsWith(word.value))
+
+/**
+ * `ls`: in the long format, an indicator of the file type (`-F`, `--file-type`, `--indicator-style=classify`)
+ * is the type of a link's target, which ls `stat`s wherever it is (`ls -lF` looks up `link-up`'s
+ * `../outside`: the oracle's review): not proven then.
+ */
+export const ls: Describe = withGrammar(LS, (args) => {
+  const described = lsReader(args)
+  const parsed = Options.parse(LS, args)
+  if (!parsed.ok || !described.pathsKnown) return described
+  const long = Options.has(parsed, "l", "g", "o", "n", "numeric-uid-gid", "full-time") ||
+    Options.valuesOf(parsed, "format").some((word) => means(word, "long", "verbose"))
+  const types = Options.has(parsed, "F", "classify", "file-type") ||
+    Options.valuesOf(parsed, "indicator-style").some((word) => means(word, "classify", "file-type"))
+  return long && types ? { ...described, pathsKnown: false } : described
+})
 
 export const cat = reader(
   Options.grammar(
