@@ -160,6 +160,14 @@ describe("ShellCommand", () => {
         expect(yield* pathsOf("ls")).toEqual([{ ...none, reads: ["./** (names)"], writes: [] }])
         expect(yield* pathsOf("find src -name '*.ts'")).toEqual([{ ...none, reads: ["src/** (names)"], writes: [] }])
         expect(yield* pathsOf("cat < in.txt > out.txt")).toEqual([{ ...none, reads: ["in.txt"], writes: ["out.txt"] }])
+        // `0<` is one redirection of descriptor 0, not an argument `0` (the tree reads it so; the oracle found it).
+        expect(yield* pathsOf("cp a b 0< c")).toEqual([{
+          ...none,
+          reads: ["a", "c"],
+          writes: ["b/**"],
+          onlyWrites: true
+        }])
+        expect(yield* pathsOf("cat a 0 < c")).toEqual([{ ...none, reads: ["a", "0", "c"], writes: [] }])
         expect(yield* pathsOf("cp -r a b")).toEqual([{ ...none, reads: ["a/**"], writes: ["b/**"], onlyWrites: true }])
         expect(yield* pathsOf("rm -rf build")).toEqual([{ ...none, reads: [], writes: ["build/**"], onlyWrites: true }])
         expect(yield* pathsOf("mkdir -p a/b && touch a/b/c")).toEqual([

@@ -199,6 +199,10 @@ const foundJobs: ReadonlyArray<GeneratedJob> = [
   // Read against strace: `ls -l` with a type indicator stats each link's target; `--hyperlink` resolves them.
   { command: "ls -lF", dir: "work" },
   { command: "ls --hyperlink=always", dir: "work" },
+  // Seed 202612 (4 000 runs): `0<` (no space) is a redirection, which the tree reads as an argument `0` and one
+  // without a descriptor: cp's destination was taken to be `0`.
+  { command: "cp link-up/target.txt a 0< src/deep", dir: "work" },
+  { command: "cp -r ../README.md new.ts 0< deep/c.ts", dir: "work/src" },
   { command: "git ls-files", dir: "repo" },
   { command: "git status", dir: "repo" }
 ]

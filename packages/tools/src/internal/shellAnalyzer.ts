@@ -249,6 +249,14 @@ class Walker extends WordWalker {
           this.generic(child)
           break
         default: {
+          // tree-sitter-bash reads `0<`/`0>` (the digit, then the operator) as an argument `0` and a redirection
+          // without a descriptor; bash reads one redirection of descriptor 0 (`cp a b 0< c` copies to `b`, not
+          // to `0`: found by the footprint oracle, seed 202612). The redirection is walked with the statement.
+          if (
+            child.type === "number" && /^[0-9]+$/.test(child.text) && /[<>]/.test(this.source[child.endIndex] ?? "")
+          ) {
+            break
+          }
           const descriptor = this.namedDescriptors.get(child.startIndex)
           if (descriptor !== undefined) {
             // `{NAME}>file` assigns NAME a new descriptor number (issue 19, class 3).
