@@ -139,10 +139,18 @@ const violations = (declared: Declared, observation: Observation, run: string): 
 const asObserved = (access: Access, at: string): Access => {
   if (access.failed && access.kind === "write") return { ...access, kind: "read", lookup: true }
   if (access.kind === "read" && !access.lookup && (access.syscall === "openat" || access.syscall === "open")) {
-    const directory = fs.statSync(at, { throwIfNoEntry: false })?.isDirectory() === true
-    if (directory) return { ...access, lookup: true }
+    if (isDirectory(at)) return { ...access, lookup: true }
   }
   return access
+}
+
+/** Whether `at` is a directory now (a link loop, `ELOOP`, is not). */
+const isDirectory = (at: string): boolean => {
+  try {
+    return fs.statSync(at, { throwIfNoEntry: false })?.isDirectory() === true
+  } catch {
+    return false
+  }
 }
 
 /** Whether a resource is `dir` or a path below it. */
