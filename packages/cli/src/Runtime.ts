@@ -358,9 +358,10 @@ export const layer = <MO = never, ME = never, MR = never>(
     Layer.provideMerge(Results.layer),
     Layer.provideMerge(model)
   )
-  const policy = Layer.unwrapEffect(Effect.map(
+  // One Layer for both services of the chain (each Layer node costs on every start).
+  const policy = Layer.effectContext(Effect.map(
     PermissionChain.make({ projectDir: prepared.cwd, howToAllow: cliHowToAllow }),
-    (chain) => Layer.merge(Layer.succeed(Permissions.PermissionPolicy, chain), Layer.succeed(LivePermissions, chain))
+    (chain) => Context.make(Permissions.PermissionPolicy, chain).pipe(Context.add(LivePermissions, chain))
   ))
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
   // The Node platform comes from the program (main.ts provides it once): provided here again, it would be
