@@ -82,7 +82,16 @@ const makeProject = () => {
   return { root, project, home, call: path.join(root, "call.json"), bash: path.join(root, "bash.json") }
 }
 
-type Measured = "node" | "print" | "list" | "dispatch" | "bash" | "printScript" | "listScript" | "dispatchScript"
+type Measured =
+  | "node"
+  | "help"
+  | "print"
+  | "list"
+  | "dispatch"
+  | "bash"
+  | "printScript"
+  | "listScript"
+  | "dispatchScript"
 
 /**
  * Peak RSS (KiB) and CPU time (user + system, ms) of each command over five untimed runs, from GNU time's
@@ -167,6 +176,7 @@ export const run_ = async () => {
       }
       const commands: Record<Measured, ReadonlyArray<string>> = {
         node: [process.execPath, "-e", "0"],
+        help: [launcher, "--help"],
         print: [launcher, "-p", "hi"],
         list: [launcher, "tools", "list"],
         dispatch: [launcher, "dispatch", dirs.call],
@@ -176,6 +186,7 @@ export const run_ = async () => {
         dispatchScript: [process.execPath, script, "dispatch", dirs.call]
       }
       const expected: Partial<Record<Measured, string>> = {
+        help: "dispatch",
         print: "Hello there.",
         list: "Read",
         dispatch: "success",
@@ -220,6 +231,7 @@ export const run_ = async () => {
       }
       const row = (name: string, key: Measured, goal: string) =>
         recordStats(SUITE, name, t[key], "ms", `${ratio(t[key], t.node)} bare node${goal}; ${kb(key)}`)
+      row("switchyard --help (the front, from Node's own snapshot)", "help", "")
       row("switchyard -p hi, to its answer", "print", " (goal ≤ 3×, peak RSS ≤ 80 MB)")
       row("switchyard tools list", "list", " (goal ≤ 2×)")
       row("switchyard dispatch, one Read call", "dispatch", " (goal ≤ 2.5×)")
