@@ -127,7 +127,8 @@ export const start = async (args: ReadonlyArray<string>): Promise<void> => {
     const { list } = await import("./internal/fastTools.js")
     process.exitCode = await list(args.length === 3)
   } else if (text === undefined) {
-    await import("./main.js")
+    const { main } = await import("./main.js")
+    main()
   } else {
     process.stdout.write(colorEnabled(process.stdout) ? text : text.replace(ANSI, ""))
   }
