@@ -38,8 +38,8 @@ export const run = async () => {
     listProject: spawn([bin, "tools", "list"], project),
     helpFull: spawn([path.join(cli, "bundle/main.js"), "--help"]),
     listFull: spawn([path.join(cli, "bundle/main.js"), "tools", "list"]),
-    helpTsc: spawn([path.join(cli, "dist/main.js"), "--help"]),
-    listTsc: spawn([path.join(cli, "dist/main.js"), "tools", "list"])
+    helpTsc: spawn([path.join(cli, "dist/internal/mainEntry.js"), "--help"]),
+    listTsc: spawn([path.join(cli, "dist/internal/mainEntry.js"), "tools", "list"])
   }, { rounds: 11, warmup: 1 }).finally(() => fs.rmSync(project, { recursive: true, force: true }))
   recordStats(SUITE, "node -e 0", t.node, "ms")
   recordStats(SUITE, "switchyard --help", t.help, "ms", `${ratio(t.help, t.node)} bare node (goal ≤ 2.5×)`)

@@ -13,7 +13,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 const root = path.join(import.meta.dirname, "..")
-const packages = ["core", "tools", "cli"] as const
+const packages = ["core", "tools", "durable", "cli"] as const
 
 const internalModules = (pkg: string): Array<string> => {
   const dir = path.join(root, "packages", pkg, "src", "internal")
@@ -69,6 +69,7 @@ const result = probe(
   [
     "@switchyard/core",
     "@switchyard/tools",
+    "@switchyard/durable",
     "@switchyard/cli",
     "@switchyard/core/anthropic",
     "@switchyard/core/Validation"

@@ -81,7 +81,7 @@ fs.rmSync(outdir, { recursive: true, force: true })
 // native driver is never used.
 const external = ["web-tree-sitter", "tree-sitter-bash", "@modelcontextprotocol/client", "libsql", "pg-native"]
 await esbuild.build({
-  entryPoints: { front: path.join(here, "src/bin.ts"), main: path.join(here, "src/main.ts") },
+  entryPoints: { front: path.join(here, "src/bin.ts"), main: path.join(here, "src/internal/mainEntry.ts") },
   outdir,
   bundle: true,
   splitting: true,

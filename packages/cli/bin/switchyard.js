@@ -12,7 +12,7 @@ const bundle = new URL("../bundle/front.js", import.meta.url)
 import(bundle.href)
   .catch((error) => {
     if (error?.code === "ERR_MODULE_NOT_FOUND" && String(error.url ?? error.message).includes("bundle/front.js")) {
-      return import("../dist/main.js")
+      return import("../dist/internal/mainEntry.js")
     }
     throw error
   })

@@ -37,6 +37,14 @@ const deferredBuiltins = [
 export const flags = ["--liftoff-only"]
 
 /**
+ * Packages the commands import only when they need them (`import()`: WebFetch's HTML to Markdown, the JSON Schema
+ * validator of `--json-schema`, the PostgreSQL driver of a `postgres://` journal), and that share no state with
+ * Effect: left out of the snapshot's script, they are required from node_modules on first use instead of being in
+ * the heap every process deserialises (≈ 0.4 MB of source).
+ */
+const lateExternal = ["node-html-markdown", "ajv", "pg"]
+
+/**
  * Packages outside the bundle that a module the snapshot evaluates imports statically (the journal's SQLite
  * binding, a native module): stand-ins too, required from node_modules on first access.
  */
@@ -156,7 +164,7 @@ export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
       format: "cjs",
       platform: "node",
       target: "node20",
-      external,
+      external: [...external, ...lateExternal],
       plugins,
       // import() of a package outside the bundle becomes require(): a snapshot has no ES module loader.
       supported: { "dynamic-import": false },

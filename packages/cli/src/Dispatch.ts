@@ -17,13 +17,13 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
 import * as DispatchEvent from "@switchyard/core/DispatchEvent"
 import * as Execution from "@switchyard/core/Execution"
 import * as Interruption from "@switchyard/core/Interruption"
 import * as Messages from "@switchyard/core/Messages"
 import * as StreamingExecutor from "@switchyard/core/StreamingExecutor"
 import * as Clock from "effect/Clock"
+import type * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -157,7 +157,7 @@ const firstLine = (text: string, max = 100) => {
  */
 export const run = (
   options: Options
-): Effect.Effect<void, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
+): Effect.Effect<void, CliError.CliError | CliError.SilentExit, NodeContext.NodeContext> =>
   Effect.gen(function*() {
     const input = yield* readInput(options.file)
     const parsed = parseInput(input.text, input.source)

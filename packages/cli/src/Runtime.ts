@@ -319,7 +319,6 @@ export type Services =
   | ShellAnalysis.ShellAnalysis
   | SandboxPort.Sandbox
   | McpServers.McpServers
-  | NodeContext.NodeContext
 
 /**
  * The permission rules the session has added so far ("yes, and don't ask
@@ -353,22 +352,24 @@ export const layer = <MO = never, ME = never, MR = never>(
     readonly modelName?: string | undefined
     readonly tools?: ReadonlyArray<Tool.Any> | undefined
   }
-): Layer.Layer<Services | MO, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>> => {
+): Layer.Layer<Services | MO, ME | CliError.CliError, MR | NodeContext.NodeContext> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<MO, ME, MR>
   const tools = toolsLayer(prepared, options.modelName, options.tools).pipe(
     Layer.provideMerge(Results.layer),
     Layer.provideMerge(model)
   )
-  const policy = Layer.unwrapEffect(Effect.map(
+  // One Layer for both services of the chain (each Layer node costs on every start).
+  const policy = Layer.effectContext(Effect.map(
     PermissionChain.make({ projectDir: prepared.cwd, howToAllow: cliHowToAllow }),
-    (chain) => Layer.merge(Layer.succeed(Permissions.PermissionPolicy, chain), Layer.succeed(LivePermissions, chain))
+    (chain) => Context.make(Permissions.PermissionPolicy, chain).pipe(Context.add(LivePermissions, chain))
   ))
   const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
+  // The Node platform comes from the program (main.ts provides it once): provided here again, it would be
+  // built again, a second FileSystem and a dozen Layers more on every start.
   return options.prompt.pipe(
     Layer.provideMerge(Layer.mergeAll(tools, policy, hooks, ShellCommand.layer)),
-    Layer.provideMerge(sandboxLayer(prepared)),
-    Layer.provideMerge(NodeContext.layer)
-  ) as Layer.Layer<Services | MO, ME | CliError.CliError, Exclude<MR, NodeContext.NodeContext>>
+    Layer.provideMerge(sandboxLayer(prepared))
+  )
 }
 
 /**

@@ -12,6 +12,7 @@ import type * as Path from "@effect/platform/Path"
 import * as Messages from "@switchyard/core/Messages"
 import type * as PermissionContext from "@switchyard/core/PermissionContext"
 import type * as QueryLoop from "@switchyard/core/QueryLoop"
+import type * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -44,7 +45,7 @@ import * as TerminalUi from "./TerminalUi.js"
  */
 export const run = (
   options: Conversation.Options
-): Effect.Effect<void, CliError.CliError | CliError.SilentExit, FileSystem.FileSystem | Path.Path> =>
+): Effect.Effect<void, CliError.CliError | CliError.SilentExit, NodeContext.NodeContext> =>
   Effect.scoped(Effect.gen(function*() {
     const { loopOptions, memory, model, prepared } = yield* Conversation.setup(options)
     const suggestionsOn = ModelLayer.suggestionsEnabled()

@@ -117,7 +117,10 @@ const toolPage = (args: ReadonlyArray<string>): string | undefined => {
  * @since 0.1.0
  */
 export const start = async (args: ReadonlyArray<string>): Promise<void> => {
-  const pages = readJson<Pages>("./help.json")
+  // Every page is `--version` or ends in --help (or -h): other commands skip reading and parsing 50 kB of JSON.
+  const last = args.at(-1)
+  const page = last === "--help" || last === "-h" || (args.length === 1 && last === "--version")
+  const pages = page ? readJson<Pages>("./help.json") : undefined
   const text = (pages === undefined ? undefined : answer(args, pages)) ??
     (args[0] === "tools" ? toolPage(args) : undefined)
   if (
@@ -127,7 +130,8 @@ export const start = async (args: ReadonlyArray<string>): Promise<void> => {
     const { list } = await import("./internal/fastTools.js")
     process.exitCode = await list(args.length === 3)
   } else if (text === undefined) {
-    await import("./main.js")
+    const { main } = await import("./main.js")
+    main()
   } else {
     process.stdout.write(colorEnabled(process.stdout) ? text : text.replace(ANSI, ""))
   }

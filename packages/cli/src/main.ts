@@ -28,25 +28,15 @@ import { stripColorWhenPiped } from "./Output.js"
 import type * as Conversation from "./Conversation.js"
 import type * as Runtime from "./Runtime.js"
 
-// A closed pipe (`switchyard … | head`) ends the program quietly, like other Unix tools.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0)
-    throw error
-  })
-}
-
-stripColorWhenPiped(process.stdout)
-stripColorWhenPiped(process.stderr)
-
+// The package's own version: code, not environment, so reading it at load is fine (also in the start-up snapshot).
 const version: string = createRequire(import.meta.url)("../package.json").version
+
+/** `--cwd`, or the process's working directory (read when the command runs, never at load). */
+const workingDirectory = (cwd: Option.Option<string>): string => Option.getOrElse(cwd, () => process.cwd())
 
 // Options every engine command shares; descriptions come from the CommandLine table.
 const engineOptions = (path: ReadonlyArray<string>) => ({
-  cwd: Options.text("cwd").pipe(
-    Options.withDescription(describeOption(path, "cwd")),
-    Options.withDefault(process.cwd())
-  ),
+  cwd: Options.text("cwd").pipe(Options.withDescription(describeOption(path, "cwd")), Options.optional),
   settings: Options.text("settings").pipe(Options.withDescription(describeOption(path, "settings")), Options.repeated),
   permissionMode: Options.choice("permission-mode", permissionModes).pipe(
     Options.withDescription(describeOption(path, "permission-mode")),
@@ -95,7 +85,7 @@ const maxTurns = (path: ReadonlyArray<string>) =>
   Options.integer("max-turns").pipe(Options.withDescription(describeOption(path, "max-turns")), Options.optional)
 
 const toCommon = (args: {
-  readonly cwd: string
+  readonly cwd: Option.Option<string>
   readonly settings: ReadonlyArray<string>
   readonly permissionMode: Option.Option<Runtime.CommonOptions["permissionMode"] & string>
   readonly allowedTools: ReadonlyArray<string>
@@ -109,7 +99,7 @@ const toCommon = (args: {
   readonly strictMcpConfig: boolean
   readonly scheduling: Option.Option<"greedy" | "footprints">
 }): Runtime.CommonOptions => ({
-  cwd: args.cwd,
+  cwd: workingDirectory(args.cwd),
   settingsFiles: args.settings,
   permissionMode: args.dangerouslySkipPermissions ? "bypassPermissions" : Option.getOrUndefined(args.permissionMode),
   allowedTools: args.allowedTools,
@@ -297,7 +287,7 @@ const mcpModule = Effect.promise(() => import("./McpCommand.js"))
 const mcpScope = (path: ReadonlyArray<string>) =>
   Options.choice("scope", ["local", "project", "user"]).pipe(Options.withDescription(describeOption(path, "scope")))
 const mcpCwd = (path: ReadonlyArray<string>) =>
-  Options.text("cwd").pipe(Options.withDescription(describeOption(path, "cwd")), Options.withDefault(process.cwd()))
+  Options.text("cwd").pipe(Options.withDescription(describeOption(path, "cwd")), Options.optional)
 const mcpName = Args.text({ name: "name" }).pipe(Args.withDescription("The server's name"))
 
 const mcp = Command.make("mcp").pipe(
@@ -339,7 +329,7 @@ const mcp = Command.make("mcp").pipe(
       (args) =>
         Effect.flatMap(mcpModule, (Mcp) =>
           Mcp.add({
-            cwd: args.cwd,
+            cwd: workingDirectory(args.cwd),
             name: args.name,
             commandOrUrl: args.commandOrUrl,
             args: args.args,
@@ -360,7 +350,7 @@ const mcp = Command.make("mcp").pipe(
       (args) =>
         Effect.flatMap(
           mcpModule,
-          (Mcp) => Mcp.addJson({ cwd: args.cwd, name: args.name, json: args.json, scope: args.scope })
+          (Mcp) => Mcp.addJson({ cwd: workingDirectory(args.cwd), name: args.name, json: args.json, scope: args.scope })
         )
     ).pipe(Command.withDescription(findCommand(["mcp", "add-json"])!.summary)),
     Command.make(
@@ -369,13 +359,14 @@ const mcp = Command.make("mcp").pipe(
       (args) =>
         Effect.flatMap(
           mcpModule,
-          (Mcp) => Mcp.remove({ cwd: args.cwd, name: args.name, scope: Option.getOrUndefined(args.scope) })
+          (Mcp) =>
+            Mcp.remove({ cwd: workingDirectory(args.cwd), name: args.name, scope: Option.getOrUndefined(args.scope) })
         )
     ).pipe(Command.withDescription(findCommand(["mcp", "remove"])!.summary)),
     Command.make(
       "reset-project-choices",
       { cwd: mcpCwd(["mcp", "reset-project-choices"]) },
-      (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.resetProjectChoices({ cwd: args.cwd }))
+      (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.resetProjectChoices({ cwd: workingDirectory(args.cwd) }))
     ).pipe(
       Command.withDescription(findCommand(["mcp", "reset-project-choices"])!.summary)
     )
@@ -473,8 +464,6 @@ const switchyard = Command.make("switchyard").pipe(
 
 const cli = Command.run(switchyard, { name: "switchyard", version })
 
-const wantsDetails = process.argv.includes("--verbose")
-
 /** `@effect/cli` prints a usage error with the whole help; ours is one line, so its printing is dropped. */
 const quietErrors = Effect.map(Effect.console, (console): Console.Console => ({ ...console, error: () => Effect.void }))
 
@@ -492,65 +481,89 @@ const validationMessage = (error: ValidationError.ValidationError): string => {
     "invalid command line"
 }
 
-const parsed = CommandLine.parse(process.argv)
+/** The command line `argv` (with `node` and the script) run to its end, as an Effect that never fails. */
+const program = (argv: ReadonlyArray<string>) => {
+  const parsed = CommandLine.parse(argv)
+  const wantsDetails = argv.includes("--verbose")
+  return Effect.suspend(() => {
+    switch (parsed._tag) {
+      case "Help":
+        return Effect.sync(() => void process.stdout.write(parsed.text))
+      case "Version":
+        return Effect.sync(() => void process.stdout.write(`${version}\n`))
+      case "UsageError":
+        return usageError(parsed.message)
+      case "Completions":
+        return Effect.flatMap(
+          Effect.promise(() => import("./Completions.js")),
+          (Completions) => Effect.sync(() => void process.stdout.write(Completions.script(parsed.shell)))
+        )
+      case "Run":
+        return Effect.flatMap(quietErrors, (console) => Effect.withConsole(cli(parsed.argv), console))
+    }
+  }).pipe(
+    Effect.catchAll((error) => {
+      if (ValidationError.isValidationError(error)) return usageError(validationMessage(error))
+      return Effect.sync(() => {
+        if (error instanceof SilentExit) {
+          process.exitCode = error.exitCode
+          return
+        }
+        if (error instanceof CliError) {
+          process.stderr.write(`switchyard: ${error.message}\n`)
+          if (wantsDetails && error.detail !== undefined) process.stderr.write(`${error.detail}\n`)
+          process.exitCode = error.exitCode
+          return
+        }
+        process.stderr.write(`switchyard: ${String(error)}\n`)
+        process.exitCode = 1
+      })
+    }),
+    Effect.catchAllCause((cause) =>
+      Effect.sync(() => {
+        if (Cause.isInterruptedOnly(cause)) {
+          process.exitCode = 130
+          return
+        }
+        const squashed = Cause.squash(cause)
+        const message = squashed instanceof Error ? squashed.message : String(squashed)
+        process.stderr.write(
+          `switchyard: unexpected error: ${message.split("\n")[0]} (run with --verbose for details)\n`
+        )
+        if (wantsDetails) process.stderr.write(`${Cause.pretty(cause)}\n`)
+        process.exitCode = 1
+      })
+    ),
+    Effect.provide(NodeContext.layer)
+  )
+}
 
-const program = Effect.suspend(() => {
-  switch (parsed._tag) {
-    case "Help":
-      return Effect.sync(() => void process.stdout.write(parsed.text))
-    case "Version":
-      return Effect.sync(() => void process.stdout.write(`${version}\n`))
-    case "UsageError":
-      return usageError(parsed.message)
-    case "Completions":
-      return Effect.flatMap(
-        Effect.promise(() => import("./Completions.js")),
-        (Completions) => Effect.sync(() => void process.stdout.write(Completions.script(parsed.shell)))
-      )
-    case "Run":
-      return Effect.flatMap(quietErrors, (console) => Effect.withConsole(cli(parsed.argv), console))
-  }
-}).pipe(
-  Effect.catchAll((error) => {
-    if (ValidationError.isValidationError(error)) return usageError(validationMessage(error))
-    return Effect.sync(() => {
-      if (error instanceof SilentExit) {
-        process.exitCode = error.exitCode
-        return
-      }
-      if (error instanceof CliError) {
-        process.stderr.write(`switchyard: ${error.message}\n`)
-        if (wantsDetails && error.detail !== undefined) process.stderr.write(`${error.detail}\n`)
-        process.exitCode = error.exitCode
-        return
-      }
-      process.stderr.write(`switchyard: ${String(error)}\n`)
-      process.exitCode = 1
+/**
+ * Run this process's command line and exit when it is done. Everything that
+ * reads the process (its arguments, streams, working directory) happens
+ * here, not at load: the start-up snapshot evaluates this module once, at
+ * build time.
+ *
+ * @since 0.1.0
+ */
+export const main = (): void => {
+  // A closed pipe (`switchyard … | head`) ends the program quietly, like other Unix tools.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0)
+      throw error
     })
-  }),
-  Effect.catchAllCause((cause) =>
-    Effect.sync(() => {
-      if (Cause.isInterruptedOnly(cause)) {
-        process.exitCode = 130
-        return
-      }
-      const squashed = Cause.squash(cause)
-      const message = squashed instanceof Error ? squashed.message : String(squashed)
-      process.stderr.write(`switchyard: unexpected error: ${message.split("\n")[0]} (run with --verbose for details)\n`)
-      if (wantsDetails) process.stderr.write(`${Cause.pretty(cause)}\n`)
-      process.exitCode = 1
-    })
-  ),
-  Effect.provide(NodeContext.layer)
-)
-
-// Exit once the command is done and its output written: idle keep-alive connections
-// to the API would otherwise hold the process for seconds.
-NodeRuntime.runMain(program, {
-  disableErrorReporting: true,
-  teardown: (_, onExit) => {
-    const code = typeof process.exitCode === "number" ? process.exitCode : 0
-    onExit(code)
-    process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
   }
-})
+  stripColorWhenPiped(process.stdout)
+  stripColorWhenPiped(process.stderr)
+  // Exit once the command is done and its output written: idle keep-alive connections
+  // to the API would otherwise hold the process for seconds.
+  NodeRuntime.runMain(program(process.argv), {
+    disableErrorReporting: true,
+    teardown: (_, onExit) => {
+      const code = typeof process.exitCode === "number" ? process.exitCode : 0
+      onExit(code)
+      process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
+    }
+  })
+}

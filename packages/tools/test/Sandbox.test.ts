@@ -19,6 +19,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -400,7 +401,13 @@ suite("Sandbox: no process is left", () => {
           Effect.fork
         )
         yield* Deferred.await(started)
-        expect(liveWith(marker).filter((line) => line.includes(`${marker} 600`)).length).toBe(2)
+        // The script echoes before its subshells have necessarily run `exec`: wait until both are there.
+        const sleeping = Effect.sync(() => liveWith(marker).filter((line) => line.includes(`${marker} 600`)).length)
+        yield* Effect.repeat(sleeping, {
+          until: (n) => n >= 2,
+          schedule: Schedule.spaced("10 millis").pipe(Schedule.upTo("30 seconds"))
+        })
+        expect(yield* sleeping).toBe(2)
         yield* Fiber.interrupt(fiber)
         expect(liveWith(marker)).toEqual([])
       }).pipe(Effect.provide(layerFor(project)))

@@ -16,6 +16,7 @@
 import * as PrintCommand from "../Run.js"
 import * as DispatchCommand from "../Dispatch.js"
 import * as ToolsCommand from "../ToolsCommand.js"
+import * as Main from "../main.js"
 import * as Anthropic from "@switchyard/core/anthropic"
 import * as JournalDatabase from "@switchyard/durable/JournalDatabase"
 import * as fs from "node:fs"
@@ -28,8 +29,9 @@ import * as WarmUp from "./snapshotWarmUp.js"
 /** The binary the snapshot stands for (bin/switchyard.js), set by the build: `process.argv[1]` for main.ts. */
 declare const SWITCHYARD_SNAPSHOT_BIN: string
 
-// Referenced so the bundler keeps (and the snapshot evaluates) the modules most commands run.
-const evaluated = [PrintCommand, DispatchCommand, ToolsCommand, Anthropic, JournalDatabase, FastTools]
+// Referenced so the bundler keeps (and the snapshot evaluates) the modules most commands run: the full
+// command-line parser (main.ts, with @effect/cli) among them.
+const evaluated = [Main, PrintCommand, DispatchCommand, ToolsCommand, Anthropic, JournalDatabase, FastTools]
 
 if (v8.startupSnapshot.isBuildingSnapshot()) {
   // The build (scripts/snapshot.mjs) reports a failed warm-up from this file.

@@ -43,8 +43,11 @@ const NO_NETWORK = new RegExp(
 
 /** The paths a line of error text names: quoted, or `prog: /path: message`. */
 const pathsIn = (line: string): ReadonlyArray<string> => {
-  const quoted = Array.from(line.matchAll(/['"‘’`]([^'"‘’`\n]+)['"‘’`]/g), (match) => match[1]!)
-    .filter((word) => word.includes("/") || word.startsWith("."))
+  // Curly quotes as escapes: one non-ASCII character would make the whole bundle a two-byte string in memory.
+  const quoted = Array.from(
+    line.matchAll(/['"\u2018\u2019`]([^'"\u2018\u2019`\n]+)['"\u2018\u2019`]/g),
+    (match) => match[1]!
+  ).filter((word) => word.includes("/") || word.startsWith("."))
   if (quoted.length > 0) return quoted
   const colon = /(?:^|:\s)((?:\/|\.{1,2}\/|~\/)[^:\n]*):\s/.exec(line)
   return colon === null ? [] : [colon[1]!]
