@@ -71,7 +71,15 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     { allow: ["Bash(git status *)"], command: "GIT_EXTERNAL_DIFF=/tmp/evil git status", expect: "ask" },
     { command: "HOME=/tmp/evil git log", expect: "ask" },
     { command: "LC_ALL=C ls", expect: "allow" },
-    { allow: ["Bash(npm test *)"], command: "NODE_ENV=test npm test", expect: "allow" }
+    { allow: ["Bash(npm test *)"], command: "NODE_ENV=test npm test", expect: "allow" },
+    // glibc opens a locale or time-zone value that names a file (the footprint oracle's find): read anywhere.
+    { command: "TZ=/etc/shadow date", expect: "ask" },
+    { command: "TZ=:/home/other/.ssh/id_rsa ls -l", expect: "ask" },
+    { command: "LANG=../../../../tmp/x ls", expect: "ask" },
+    { command: "LANGUAGE=fr:/tmp/x ls", expect: "ask" },
+    { allow: ["Bash(date *)"], command: "TZ='/etc/shadow' date +%s", expect: "ask" },
+    { command: "TZ=Europe/Paris date", expect: "allow" },
+    { command: "LC_ALL=C.UTF-8 LANGUAGE=fr:de ls", expect: "allow" }
   ]],
   ["10. dynamic command names in bypassPermissions", [
     { mode: "bypassPermissions", deny: ["Bash(rm *)"], command: "/bin/rm -rf build", expect: "deny" },

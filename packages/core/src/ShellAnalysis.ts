@@ -112,7 +112,8 @@ export interface SimpleCommand {
 /**
  * Variables a `VAR=value` prefix may set without changing what an allowed or
  * read-only command does (issue 9, item 9): locale, time zone, colours and
- * terminal size. Everything else — `HOME`, `XDG_*`, `GIT_*`, `npm_config_*`,
+ * terminal size, with a value that names no file outside the system's
+ * locale and time-zone directories. Everything else — `HOME`, `XDG_*`, `GIT_*`, `npm_config_*`,
  * `PATH`, `LD_*`, `BASH_ENV`, `PAGER`, `EDITOR`, `POSIXLY_CORRECT` (it
  * changes how options are parsed), … — may point the program at other
  * configuration or another program.
@@ -124,8 +125,19 @@ export const isHarmlessAssignment = (assignment: string): boolean => {
   const eq = assignment.indexOf("=")
   if (eq <= 0) return false
   const name = assignment.slice(0, eq)
+  const value = assignment.slice(eq + 1)
   // The value must be a literal: no expansion or substitution to evaluate.
-  return HARMLESS_VARIABLE.test(name) && !/[$`]/.test(assignment.slice(eq + 1))
+  return HARMLESS_VARIABLE.test(name) && !/[$`]/.test(value) && !namesFileElsewhere(value)
+}
+
+/**
+ * A value glibc would open as a file anywhere (found by the footprint oracle): `TZ=/etc/x`, `TZ=:/etc/x`,
+ * `LANG=../../x`, a `LANGUAGE` list with such an entry. Names relative to the system's zoneinfo and locale
+ * directories (`TZ=Europe/Paris`, `LANG=C.UTF-8`) stay there.
+ */
+const namesFileElsewhere = (value: string): boolean => {
+  const bare = value.replace(/['"]/g, "")
+  return bare.split(":").some((entry) => entry.startsWith("/") || entry.startsWith("~") || entry.includes(".."))
 }
 
 const HARMLESS_VARIABLE = new RegExp(
