@@ -62,7 +62,12 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     { deny: ["Read(./.env)"], command: "tac .env", expect: "deny" },
     { deny: ["Read(./.env)"], command: "awk '{print}' .env", expect: "deny" },
     { deny: ["Read(./secrets/**)"], command: "grep -r key src", expect: "allow" },
-    { deny: ["Read(./secrets/**)"], command: "ls -R .", expect: "allow" }
+    { deny: ["Read(./secrets/**)"], command: "ls -R .", expect: "allow" },
+    // /proc/self is the command's own process: its cwd is the session's, not this process's; reached by a
+    // climb, it is not resolved here at all (the footprint oracle's find; the last failed before).
+    { deny: ["Read(./secrets/**)"], allow: ["Bash(cat *)"], command: "cat /proc/self/cwd/secrets/k", expect: "deny" },
+    { deny: ["Read(./.env)"], allow: ["Bash(cat *)"], command: "cat /proc/thread-self/cwd/.env", expect: "deny" },
+    { deny: ["Read(./.env)"], allow: ["Bash(cat *)"], command: "cat /proc/self/../self/cwd/.env", expect: "ask" }
   ]],
   ["9. environment prefixes", [
     { allow: ["Bash(git log *)"], command: "HOME=/tmp/evil git log", expect: "ask" },

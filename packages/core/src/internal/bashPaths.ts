@@ -262,8 +262,13 @@ export const absoluteForms = (
       const resolved = yield* resolveAsTheKernel(absolute, env)
       forms.push(resolved.lexical, ...resolved.real)
     }
+    // `/proc/self` (and a process's own directory) is the command's process, not this one: its `cwd`, `fd/N`,
+    // `root` are unknown here, so such a path is as unknown as a glob (the footprint oracle's find).
+    if (forms.some((form) => processDirectory.test(form))) return undefined
     return Array.from(new Set(forms))
   })
+
+const processDirectory = /^\/proc\/(?:self|thread-self|\d+)(?:\/|$)/
 
 /**
  * Resolve an unnormalised absolute path as the kernel walks it (issue 19,
