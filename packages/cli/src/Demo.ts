@@ -143,11 +143,14 @@ export const turnTimings = (outcome: LoopRunner.Outcome) => {
   )
   // A call cancelled by a sibling's failure ran shorter than it would have: the one-after-another
   // baseline counts its scripted duration.
-  const runs = outcome.printer.runs.map((run) => {
-    const block = calls.get(run.toolUseId)
-    const full = run.status === "cancelled" && block !== undefined ? scriptedDurationMs(block) : undefined
-    return full === undefined ? run : { ...run, fullDurationMs: full }
-  })
+  const order = [...calls.keys()]
+  const runs = [...outcome.printer.runs].sort((a, b) => order.indexOf(a.toolUseId) - order.indexOf(b.toolUseId)).map(
+    (run) => {
+      const block = calls.get(run.toolUseId)
+      const full = run.status === "cancelled" && block !== undefined ? scriptedDurationMs(block) : undefined
+      return full === undefined ? run : { ...run, fullDurationMs: full }
+    }
+  )
   return outcome.events.flatMap((event) => {
     if (event._tag !== "ResponseEnded") return []
     const ended = outcome.events.find((e) => e._tag === "TurnEnded" && e.turn === event.turn)

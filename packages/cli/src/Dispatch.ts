@@ -234,7 +234,13 @@ const report = (
 ) =>
   Effect.gen(function*() {
     const byId = new Map(results.map((r) => [r.toolUseId, r]))
-    const runs: Array<Timeline.Run> = results.map((r) => ({
+    // In call order, as Timeline.groups wants them.
+    const callIds = new Set(calls.map((call) => call.id))
+    const inCallOrder = [
+      ...calls.flatMap((call) => byId.get(call.id) ?? []),
+      ...results.filter((r) => !callIds.has(r.toolUseId))
+    ]
+    const runs: Array<Timeline.Run> = inCallOrder.map((r) => ({
       toolUseId: r.toolUseId,
       name: r.name,
       label: r.name,

@@ -40,13 +40,15 @@ export interface Group {
 }
 
 /**
- * Group runs that overlapped in time, in start order.
+ * Group runs that overlapped in time, in start order; runs that started in
+ * the same millisecond keep the order given (pass them in call order, so that
+ * the same calls print the same way however their timings fall).
  *
  * @since 0.1.0
  * @category grouping
  */
 export const groups = (runs: ReadonlyArray<Run>): ReadonlyArray<Group> => {
-  const sorted = [...runs].sort((a, b) => a.startedAt - b.startedAt || a.endedAt - b.endedAt)
+  const sorted = [...runs].sort((a, b) => a.startedAt - b.startedAt)
   const out: Array<{ runs: Array<Run>; startedAt: number; endedAt: number }> = []
   for (const run of sorted) {
     const last = out[out.length - 1]
