@@ -57,7 +57,7 @@ const fsmonitor = (marks: string, name: string) => `touch ${marks}/${name}; fals
  * A plain project repository (with `sub/` and `deep/` in it), and repositories
  * whose configuration runs a program: `lib` and `deep/er` embedded in the
  * project, `../outside` beside it, and `vendor/evil.git` (bare, reached only by
- * `--git-dir`).
+ * `--git-dir`); and `tools`, whose `post-index-change` hook runs.
  */
 const makeFixture = (): Fixture => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-shellgit-")))
@@ -81,6 +81,17 @@ const makeFixture = (): Fixture => {
     git(repository, "commit", "-qm", "init")
     git(repository, "config", "core.fsmonitor", fsmonitor(marks, mark))
   }
+  // A repository whose configuration is plain, with a hook `git status` runs when it refreshes the index.
+  const hooked = path.join(project, "tools")
+  fs.mkdirSync(hooked)
+  fs.writeFileSync(path.join(hooked, "t.txt"), "t\n")
+  git(hooked, "init", "-q")
+  git(hooked, "add", "t.txt")
+  git(hooked, "commit", "-qm", "init")
+  fs.writeFileSync(path.join(hooked, "t.txt"), "changed\n")
+  fs.writeFileSync(path.join(hooked, ".git", "hooks", "post-index-change"), `#!/bin/sh\ntouch ${marks}/hook\n`, {
+    mode: 0o755
+  })
   const bare = path.join(project, "vendor", "evil.git")
   fs.mkdirSync(bare, { recursive: true })
   git(bare, "init", "-q", "--bare")
@@ -112,7 +123,7 @@ const execute = (f: Fixture, command: string): ReadonlyArray<string> => {
   return fs.readdirSync(f.marks)
 }
 
-const HOSTILE_DIRS = ["lib", "deep/er", "../outside", "deep/er/..//er", "lib/../lib"]
+const HOSTILE_DIRS = ["lib", "deep/er", "../outside", "deep/er/..//er", "lib/../lib", "tools"]
 const PLAIN_DIRS = [".", "sub", "deep", "lib/..", "deep/er/.."]
 const SUBCOMMANDS = ["status", "status --short", "diff", "diff --stat", "ls-files", "log -1 --oneline"]
 
@@ -169,6 +180,7 @@ describe.skipIf(!hasGit)("ShellGit: the git a Bash line runs", () => {
     expect(execute(f, "git -C lib status")).toEqual(["lib"])
     expect(execute(f, "cd ../outside && git diff")).toEqual(["outside"])
     expect(execute(f, "git --git-dir=vendor/evil.git status")).toEqual(["bare"])
+    expect(execute(f, "git -C tools status")).toEqual(["hook"])
     // The project itself is plain: nothing runs.
     expect(execute(f, "git status && git diff")).toEqual([])
     // A bare repository is found only when named (the shell's safe.bareRepository=explicit).
@@ -227,6 +239,39 @@ describe.skipIf(!hasGit)("ShellGit: the git a Bash line runs", () => {
       }),
     { fastCheck: { numRuns: 200 } }
   )
+
+  it.effect("a post-index-change hook (git status runs it) and alternates ask; core.hooksPath is followed", () =>
+    Effect.gen(function*() {
+      const f = fixture()
+      const hooked = path.join(f.root, "hooked")
+      fs.mkdirSync(hooked)
+      fs.writeFileSync(path.join(hooked, "h.txt"), "h\n")
+      git(hooked, "init", "-q")
+      git(hooked, "add", "h.txt")
+      git(hooked, "commit", "-qm", "h")
+      expect((yield* checkOf("git status", hooked)).behavior).toBe("allow")
+      const hook = path.join(hooked, ".git", "hooks", "post-index-change")
+      fs.writeFileSync(hook, `#!/bin/sh\ntouch ${f.marks}/hook\n`, { mode: 0o755 })
+      fs.writeFileSync(path.join(hooked, "h.txt"), "changed\n")
+      for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
+      const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
+      spawnSync("git", ["status"], { cwd: hooked, env, stdio: "ignore" })
+      expect(fs.readdirSync(f.marks)).toEqual(["hook"])
+      const check = yield* checkOf("git status", hooked)
+      expect(check.behavior === "ask" && check.message).toContain(`${hook}, whose entry \`the post-index-change hook\``)
+      // Hooks moved by core.hooksPath (relative to the work tree) are the ones examined.
+      fs.rmSync(hook)
+      git(hooked, "config", "core.hooksPath", ".githooks")
+      expect((yield* checkOf("git status", hooked)).behavior).toBe("allow")
+      fs.mkdirSync(path.join(hooked, ".githooks"))
+      fs.writeFileSync(path.join(hooked, ".githooks", "post-index-change"), "#!/bin/sh\n", { mode: 0o755 })
+      expect((yield* checkOf("git status", hooked)).behavior).toBe("ask")
+      git(hooked, "config", "--unset", "core.hooksPath")
+      fs.mkdirSync(path.join(hooked, ".git", "objects", "info"), { recursive: true })
+      fs.writeFileSync(path.join(hooked, ".git", "objects", "info", "alternates"), `${f.project}/.git/objects\n`)
+      const alternates = yield* checkOf("git log -1", hooked)
+      expect(alternates.behavior === "ask" && alternates.message).toContain("objects/info/alternates")
+    }))
 
   it.effect("submodules: a configuration under .git/modules, or in a submodule's own .git, is examined", () =>
     Effect.gen(function*() {

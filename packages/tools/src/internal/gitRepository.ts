@@ -8,16 +8,18 @@
  * read files anywhere (`include.path`, `core.excludesFile`,
  * `core.attributesFile`, `blame.ignoreRevsFile`, `mailmap.file`) or work on
  * another tree (`core.worktree`); `git status` also obeys its submodules'
- * configurations when it recurses into them. A configuration is *plain* when
- * every entry is one the table below knows to do none of that; anything else,
- * and anything the scanner cannot read plainly (an old-style `[a.b]` section,
- * a value continued on the next line, a key after a section header on one
- * line), is not — fail closed.
+ * configurations when it recurses into them, and runs a `post-index-change`
+ * hook when it refreshes the index; `objects/info/alternates` lends objects
+ * from stores elsewhere. A configuration is *plain* when every entry is one
+ * the table below knows to do none of that; anything else, and anything the
+ * scanner cannot read plainly (an old-style `[a.b]` section, a value
+ * continued on the next line, a key after a section header on one line), is
+ * not — fail closed.
  *
  * Two readers: the footprint of a git command (a plain repository without
- * submodules is bounded by its work tree and git directory, `plainRepository`)
- * and the Bash tool's permission check (the git a command line runs runs only
- * git, `programEntry`, submodules' own configurations included).
+ * submodules, alternates or such a hook is bounded by its work tree and git
+ * directory: `plainRepository`) and the Bash tool's permission check (the git
+ * a line runs runs only git: `programEntry`, submodules included).
  *
  * @internal
  */
@@ -133,6 +135,10 @@ const LFS_FILTER: Readonly<Record<string, string>> = {
 const isKnown = (entry: Entry, reading: Reading): boolean => {
   // A submodule's git directory names its work tree in the superproject (`core.worktree = ../../../lib`).
   if (reading.place === "submodule" && entry.section === "core" && entry.key === "worktree") return true
+  // Where hooks are: the permission check examines the hooks that read-only commands run there (`hookEntry`).
+  if (reading.reader === "permission" && entry.section === "core" && entry.subsection === undefined) {
+    if (entry.key === "hookspath") return true
+  }
   if (reading.reader === "permission" && entry.section === "filter" && entry.subsection === "lfs") {
     return Object.hasOwn(LFS_FILTER, entry.key) && LFS_FILTER[entry.key] === entry.value?.replace(/^"(.*)"$/, "$1")
   }
@@ -283,6 +289,56 @@ const configurationEntry = (
     return undefined
   })
 
+/** Object stores elsewhere a git directory borrows from (`git show` prints their objects too). */
+const alternatesEntry = (gitDir: string): Effect.Effect<ProgramEntry | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    for (const name of ["alternates", "http-alternates"]) {
+      const file = path.join(gitDir, "objects", "info", name)
+      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true))) {
+        return { file, entry: "object stores elsewhere (objects/info/alternates)" }
+      }
+    }
+    return undefined
+  })
+
+/**
+ * Hooks git runs from its read-only commands: `post-index-change`, whenever a
+ * command writes the index — `git status`, `git diff` and `git describe`
+ * refresh it. In the hooks directory: `core.hooksPath` (relative to the work
+ * tree's root) when a configuration file sets it, else the common git
+ * directory's `hooks`. Present at all is enough (git runs it when executable).
+ */
+const READ_ONLY_HOOKS = ["post-index-change"]
+
+const hookEntry = (repository: Repository): Effect.Effect<ProgramEntry | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const common = repository.gitDirectories[repository.gitDirectories.length - 1]
+    if (common === undefined) return undefined
+    let hooks = path.join(common, "hooks")
+    for (const dir of repository.gitDirectories) {
+      for (const name of ["config", "config.worktree"]) {
+        const text = yield* fs.readFileString(path.join(dir, name)).pipe(Effect.option)
+        if (text._tag === "None") continue
+        for (const entry of entriesOf(text.value) ?? []) {
+          if (entry.section !== "core" || entry.key !== "hookspath" || entry.subsection !== undefined) continue
+          const value = (entry.value ?? "").replace(/^"(.*)"$/, "$1")
+          const home = process.env["HOME"] ?? ""
+          const expanded = value === "~" || value.startsWith("~/") ? `${home}${value.slice(1)}` : value
+          hooks = path.resolve(repository.root ?? common, expanded)
+        }
+      }
+    }
+    for (const hook of READ_ONLY_HOOKS) {
+      const file = path.join(hooks, hook)
+      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true))) return { file, entry: `the ${hook} hook` }
+    }
+    return undefined
+  })
+
 /**
  * Whether git, in a repository with these git directories, runs only itself
  * on what it finds there and touches nothing outside it: every configuration
@@ -297,8 +353,10 @@ export const plainRepository = (gitDirectories: ReadonlyArray<string>): Effect.E
     for (const dir of gitDirectories) {
       if (yield* fs.exists(path.join(dir, "modules")).pipe(Effect.orElseSucceed(() => true))) return false
       if ((yield* configurationEntry(dir, FOOTPRINT)) !== undefined) return false
+      if ((yield* alternatesEntry(dir)) !== undefined) return false
     }
-    return true
+    // core.hooksPath is not plain here, so the hooks are the common directory's own.
+    return (yield* hookEntry({ root: undefined, gitDirectories })) === undefined
   })
 
 /** Submodules nest; past this depth a module tree is not examined, and fails closed. */
@@ -374,8 +432,10 @@ export const programEntry = (
   Effect.gen(function*() {
     const path = yield* Path.Path
     const reading: Reading = { reader: "permission", place: depth === 0 ? "repository" : "submodule" }
+    const hook = yield* hookEntry(repository)
+    if (hook !== undefined) return hook
     for (const dir of repository.gitDirectories) {
-      const own = yield* configurationEntry(dir, reading)
+      const own = (yield* configurationEntry(dir, reading)) ?? (yield* alternatesEntry(dir))
       if (own !== undefined) return own
       const modules = yield* moduleDirectories(dir, depth)
       if (modules === undefined) {
