@@ -341,6 +341,11 @@ describe("GitRepository: which configuration entries are plain", () => {
     expect(GitRepository.unknownEntry(lfs)).toBe("filter.\"lfs\".clean")
     const changed = lfs.replace("git-lfs clean -- %f", "git-lfs clean -- %f; touch x")
     expect(GitRepository.unknownEntry(changed, permission)).toBe("filter.\"lfs\".clean")
+    // core.fsmonitor = true is git's own daemon (a footprint cannot bound it); a program is a program.
+    expect(GitRepository.unknownEntry("[core]\n\tfsmonitor = true\n", permission)).toBeUndefined()
+    expect(GitRepository.unknownEntry("[core]\n\tfsmonitor = true\n")).toBe("core.fsmonitor")
+    expect(GitRepository.unknownEntry("[core]\n\tfsmonitor = .git/hooks/fsmonitor-watchman\n", permission))
+      .toBe("core.fsmonitor")
     // A submodule's git directory names its work tree; a repository's own `core.worktree` is another tree.
     expect(GitRepository.unknownEntry("[core]\n\tworktree = ../../../mod\n", permission)).toBe("core.worktree")
     expect(GitRepository.unknownEntry("[core]\n\tworktree = ../../../mod\n", { ...permission, place: "submodule" }))

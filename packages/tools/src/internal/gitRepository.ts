@@ -138,6 +138,8 @@ const isKnown = (entry: Entry, reading: Reading): boolean => {
   // Where hooks are: the permission check examines the hooks that read-only commands run there (`hookEntry`).
   if (reading.reader === "permission" && entry.section === "core" && entry.subsection === undefined) {
     if (entry.key === "hookspath") return true
+    // A boolean is git's own daemon (`git fsmonitor--daemon`) or none; any other value is a program to run.
+    if (entry.key === "fsmonitor") return /^(?:true|false|yes|no|on|off|1|0)$/i.test(entry.value ?? "")
   }
   if (reading.reader === "permission" && entry.section === "filter" && entry.subsection === "lfs") {
     return Object.hasOwn(LFS_FILTER, entry.key) && LFS_FILTER[entry.key] === entry.value?.replace(/^"(.*)"$/, "$1")
