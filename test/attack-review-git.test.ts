@@ -10,7 +10,7 @@
  * their program (`core.fsmonitor`, a `post-index-change` hook). A line that
  * left a mark must have been asked about by the chain with only the read-only
  * set, and by the chain with narrow rules (`Bash(git status:*)`,
- * `Bash(git diff:*)`, `Bash(cd:*)`); the tool's own check is reported beside.
+ * `Bash(git diff:*)`, `Bash(cd:*)`, `Bash(ln -s:*)`); the tool's own check is reported beside.
  *
  * Held: the spellings the check follows (cd chains, pushd, subshells, braces,
  * `sh -c`, wrappers, `-C`) into a nested hostile repository. Gaps
@@ -156,6 +156,10 @@ const makeFixture = (): Fixture => {
   const head = git(module, "rev-parse", "HEAD").trim()
   git(superproject, "update-index", "--add", "--cacheinfo", `160000,${head},m`)
   git(superproject, "commit", "-qm", "gitlink")
+  // Configuration files a line can make git read as the user's own (`HOME=.`, `XDG_CONFIG_HOME=.`).
+  fs.writeFileSync(path.join(project, ".gitconfig"), `[core]\n\tfsmonitor = ${fsmonitor(marks, "home")}\n`)
+  fs.mkdirSync(path.join(project, "git"))
+  fs.writeFileSync(path.join(project, "git", "config"), `[core]\n\tfsmonitor = ${fsmonitor(marks, "xdg")}\n`)
   return { project, marks, home }
 }
 
@@ -164,7 +168,7 @@ const fixture = () => (shared ??= makeFixture())
 
 const Live = Layer.mergeAll(ShellCommand.layer, BackgroundShells.layer).pipe(Layer.provideMerge(NodeContext.layer))
 
-const NARROW = ["Bash(git status:*)", "Bash(git diff:*)", "Bash(cd:*)"]
+const NARROW = ["Bash(git status:*)", "Bash(git diff:*)", "Bash(cd:*)", "Bash(ln -s:*)"]
 
 /** Run `line` from `cwd` as the Bash tool's shell would, and the marks it left. */
 const execute = (f: Fixture, line: string, cwd: string): ReadonlyArray<string> => {
@@ -174,6 +178,8 @@ const execute = (f: Fixture, line: string, cwd: string): ReadonlyArray<string> =
   for (const file of touched) fs.utimesSync(file, now, now + Math.random() * 1000)
   const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
   spawnSync("bash", ["-c", line], { cwd, env, stdio: "ignore", timeout: 20_000 })
+  // Links a line made (`ln -s … made`) go, so the next line is judged as this one was.
+  fs.rmSync(path.join(f.project, "made"), { force: true })
   return fs.readdirSync(f.marks)
 }
 
@@ -252,6 +258,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
     expect(at("hc", "git status")).toEqual(["hc"])
     expect(at("hq", "git status")).toEqual(["hq"])
     expect(at("sup", "git status")).toEqual(["gitlink"])
+    expect(at(".", "ln -s vendor/evil/inner made && cd made && git status")).toEqual(["evil"])
   })
 
   it.effect(`held: the spellings the check follows into a nested hostile repository ask (ATTACK_SEED=${seed})`, () =>
@@ -274,6 +281,20 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
           { cwd: ".", line: "cd sub && cd -P in/.. && git status" }
         ]
         expect(yield* violations(cases)).toEqual([])
+      }))
+
+    // Why: when the line is judged `made` does not exist (discovery from project/made finds project/.git);
+    // the line makes it a link into vendor/evil before its git runs. Realpath at decision time cannot see it.
+    // Fix: after a command that may make a link or a directory (`ln -s`, `cp -s`, `mkdir`, a redirection that
+    // writes a `.git` file…), a later `cd`/`-C` into a place under what it made is unknown (ask).
+    it.effect.fails("a link the line makes, then cd into it (ln -s allowed by a rule)", () =>
+      Effect.gen(function*() {
+        expect(
+          yield* violations([
+            { cwd: ".", line: "ln -s vendor/evil/inner made && cd made && git status" },
+            { cwd: ".", line: "ln -s vendor/evil/deep made; cd made; git diff" }
+          ])
+        ).toEqual([])
       }))
 
     // Why: `gitdir: ../l/../.git` is resolved lexically (project/.git); git resolves it physically (evil/.git).
@@ -322,6 +343,38 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
     it.effect.fails("a gitlink .gitmodules does not name (read-only git status)", () =>
       Effect.gen(function*() {
         expect(yield* violations([{ cwd: "sup", line: "git status" }])).toEqual([])
+      }))
+
+    // The tool's own check (defence in depth: the chain asks for these today only because no narrow rule
+    // matches them). Why: the check follows GIT_* variables, a fixed wrapper list and nested lines given as a
+    // word; git also reads HOME's and XDG_CONFIG_HOME's configuration, bash's cd follows CDPATH, `hash -p`
+    // names git otherwise, a shell reads its script from a here-string, and strace/fish run git too.
+    // Fix: treat HOME, XDG_CONFIG_HOME, CDPATH (and PATH) assignments/exports like GIT_*; `hash`, a shell with
+    // a here-string or stdin script, and any unknown program whose words mention git as unknown.
+    it.effect.fails("the tool's check asks for every line that ran a repository's program", () =>
+      Effect.gen(function*() {
+        const f = fixture()
+        const allowed: Array<string> = []
+        for (
+          const line of [
+            "HOME=. git status",
+            "XDG_CONFIG_HOME=. git status",
+            "export HOME=$PWD; git status",
+            "CDPATH=vendor/evil cd deep && git status",
+            "hash -p /usr/bin/git ls; cd vendor/evil; ls status",
+            "bash <<< 'cd vendor/evil && git status'",
+            "fish -c 'cd vendor/evil; git status'",
+            "strace -o /dev/null git -C vendor/evil status"
+          ]
+        ) {
+          const check = yield* Bash.Bash.checkPermissions(
+            { command: line },
+            ToolUseContext.make({ cwd: f.project, sessionId: "r" })
+          ).pipe(Effect.provide(Live))
+          const marks = execute(f, line, f.project)
+          if (marks.length > 0 && check.behavior === "allow") allowed.push(`${line} ran ${marks.join(",")}`)
+        }
+        expect(allowed).toEqual([])
       }))
   })
 })

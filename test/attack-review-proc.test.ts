@@ -18,6 +18,8 @@
  *   not exist yet, so the path is resolved as written, misses the deny rule,
  *   and is allowed.
  * - Gap: bash reads a file without any program: `$(<.env)` and `source .env`.
+ * - Beyond /proc: undescribed invocations naming `.env` (`tar cf - .env`,
+ *   `link`, `install`, `find -exec cat {} +`) run in bypassPermissions.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
@@ -187,6 +189,22 @@ layer(TestLayer)("review: paths into /proc/self, judged by what the line prints"
           "x=$(< .env); echo \"$x\"",
           "source .env; echo $TOKEN",
           ". ./.env; echo $TOKEN"
+        ]
+        expect(yield* leaksOf(lines, true)).toEqual([])
+      }))
+
+    // Beyond /proc (a design question for the lead): invocations the analyser cannot describe (`tar c`,
+    // `install`, `link`, `find -exec … {}`) run in bypassPermissions even when a word names the denied file
+    // outright, while `cp -r .` or `grep -r .` beside them are denied. Fix: when Read deny rules exist, a word
+    // of an undescribed invocation that resolves to a denied path (or a directory holding one, for find/tar)
+    // denies; `{}` of find's -exec counts as every path under find's roots.
+    it.effect.fails("undescribed invocations that name the denied file or find it", () =>
+      Effect.gen(function*() {
+        const lines = [
+          "tar cf - .env | tar xOf -",
+          "link .env src/x; cat src/x",
+          "install -m 644 .env src/i; cat src/i",
+          "find . -name .env -exec cat {} +"
         ]
         expect(yield* leaksOf(lines, true)).toEqual([])
       }))
