@@ -27,7 +27,7 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { ToolUseContext } from "@switchyard/core"
+import { Tool, ToolUseContext } from "@switchyard/core"
 import * as BackgroundShells from "@switchyard/tools/BackgroundShells"
 import * as Bash from "@switchyard/tools/Bash"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
@@ -194,8 +194,10 @@ const judge = (f: Fixture, { cwd: relative, line }: Case) =>
   Effect.gen(function*() {
     const cwd = path.resolve(f.project, relative)
     const check = yield* Bash.Bash.checkPermissions({ command: line }, ToolUseContext.make({ cwd, sessionId: "r" }))
-    const readOnly = yield* decide({ cwd }, Bash.Bash, { command: line })
-    const narrow = yield* decide({ cwd, allow: NARROW }, Bash.Bash, { command: line })
+    // The real Bash tool in the chain, its services provided (its check is what the claim is about).
+    const bash = Tool.provideContext(Bash.Bash, yield* Effect.context<Tool.Requirements<typeof Bash.Bash>>())
+    const readOnly = yield* decide({ cwd }, bash, { command: line })
+    const narrow = yield* decide({ cwd, allow: NARROW }, bash, { command: line })
     const marks = execute(f, line, cwd)
     const allowedBy = [
       ...(readOnly.outcome === "allow" ? ["the read-only set"] : []),
