@@ -339,7 +339,7 @@ describe("GitRepository: which configuration entries are plain", () => {
       `\tprocess = git-lfs filter-process\n\trequired = true\n[lfs]\n\trepositoryformatversion = 0\n`
     expect(GitRepository.unknownEntry(lfs, permission)).toBeUndefined()
     expect(GitRepository.unknownEntry(lfs)).toBe("filter.\"lfs\".clean")
-    const changed = lfs.replace("git-lfs clean -- %f", "git-lfs clean -- %f; touch x")
+    const changed = lfs.replace("git-lfs clean -- %f", "git-lfs clean -- %f && touch x")
     expect(GitRepository.unknownEntry(changed, permission)).toBe("filter.\"lfs\".clean")
     // core.fsmonitor = true is git's own daemon (a footprint cannot bound it); a program is a program.
     expect(GitRepository.unknownEntry("[core]\n\tfsmonitor = true\n", permission)).toBeUndefined()
