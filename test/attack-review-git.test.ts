@@ -39,6 +39,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as ShellProcess from "../packages/tools/src/internal/shellProcess.js"
+import { runBash } from "../packages/tools/test/fixtures/runBash.js"
 import { decide } from "./fixtures/permissionTools.js"
 
 const hasGit = spawnSync("git", ["--version"]).status === 0
@@ -171,17 +172,18 @@ const Live = Layer.mergeAll(ShellCommand.layer, BackgroundShells.layer).pipe(Lay
 const NARROW = ["Bash(git status:*)", "Bash(git diff:*)", "Bash(cd:*)", "Bash(ln -s:*)"]
 
 /** Run `line` from `cwd` as the Bash tool's shell would, and the marks it left. */
-const execute = (f: Fixture, line: string, cwd: string): ReadonlyArray<string> => {
-  for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
-  // A clean file with a new mtime: git refreshes (writes) the index, which runs a post-index-change hook.
-  const now = Date.now() / 1000
-  for (const file of touched) fs.utimesSync(file, now, now + Math.random() * 1000)
-  const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
-  spawnSync("bash", ["-c", line], { cwd, env, stdio: "ignore", timeout: 20_000 })
-  // Links a line made (`ln -s … made`) go, so the next line is judged as this one was.
-  fs.rmSync(path.join(f.project, "made"), { force: true })
-  return fs.readdirSync(f.marks)
-}
+const execute = (f: Fixture, line: string, cwd: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
+    // A clean file with a new mtime: git refreshes (writes) the index, which runs a post-index-change hook.
+    const now = Date.now() / 1000
+    for (const file of touched) fs.utimesSync(file, now, now + Math.random() * 1000)
+    const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
+    yield* runBash(line, cwd, env)
+    // Links a line made (`ln -s … made`) go, so the next line is judged as this one was.
+    fs.rmSync(path.join(f.project, "made"), { force: true })
+    return fs.readdirSync(f.marks)
+  })
 
 interface Case {
   /** The session's directory, relative to the project. */
@@ -198,7 +200,7 @@ const judge = (f: Fixture, { cwd: relative, line }: Case) =>
     const bash = Tool.provideContext(Bash.Bash, yield* Effect.context<Tool.Requirements<typeof Bash.Bash>>())
     const readOnly = yield* decide({ cwd }, bash, { command: line })
     const narrow = yield* decide({ cwd, allow: NARROW }, bash, { command: line })
-    const marks = execute(f, line, cwd)
+    const marks = yield* execute(f, line, cwd)
     const allowedBy = [
       ...(readOnly.outcome === "allow" ? ["the read-only set"] : []),
       ...(narrow.outcome === "allow" ? ["narrow rules"] : [])
@@ -246,22 +248,23 @@ const casesFrom = (dirs: ReadonlyArray<string>, numRuns: number, offset: number)
   ).map((line) => ({ cwd: ".", line }))
 
 describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks it leaves", () => {
-  it("the oracle sees every class's program run", () => {
-    const f = fixture()
-    const at = (cwd: string, line: string) => execute(f, line, path.resolve(f.project, cwd))
-    expect(at(".", "git status")).toEqual([])
-    expect(at(".", "cd vendor/evil && git status")).toEqual(["evil"])
-    expect(at(".", "cd l && git status")).toEqual(["evil"])
-    expect(at(".", "cd -P sub/in/.. && git status")).toEqual(["evil"])
-    expect(at(".", "cd vendor/evil/fake && git status")).toEqual(["evil"])
-    expect(at("sub2", "git status")).toEqual(["evil"])
-    expect(at("sp", "git status")).toEqual(["space"])
-    expect(at("wt", "git status")).toEqual(["space"])
-    expect(at("hc", "git status")).toEqual(["hc"])
-    expect(at("hq", "git status")).toEqual(["hq"])
-    expect(at("sup", "git status")).toEqual(["gitlink"])
-    expect(at(".", "ln -s vendor/evil/inner made && cd made && git status")).toEqual(["evil"])
-  })
+  it.effect("the oracle sees every class's program run", () =>
+    Effect.gen(function*() {
+      const f = fixture()
+      const at = (cwd: string, line: string) => execute(f, line, path.resolve(f.project, cwd))
+      expect(yield* at(".", "git status")).toEqual([])
+      expect(yield* at(".", "cd vendor/evil && git status")).toEqual(["evil"])
+      expect(yield* at(".", "cd l && git status")).toEqual(["evil"])
+      expect(yield* at(".", "cd -P sub/in/.. && git status")).toEqual(["evil"])
+      expect(yield* at(".", "cd vendor/evil/fake && git status")).toEqual(["evil"])
+      expect(yield* at("sub2", "git status")).toEqual(["evil"])
+      expect(yield* at("sp", "git status")).toEqual(["space"])
+      expect(yield* at("wt", "git status")).toEqual(["space"])
+      expect(yield* at("hc", "git status")).toEqual(["hc"])
+      expect(yield* at("hq", "git status")).toEqual(["hq"])
+      expect(yield* at("sup", "git status")).toEqual(["gitlink"])
+      expect(yield* at(".", "ln -s vendor/evil/inner made && cd made && git status")).toEqual(["evil"])
+    }))
 
   it.effect(`held: the spellings the check follows into a nested hostile repository ask (ATTACK_SEED=${seed})`, () =>
     Effect.gen(function*() {
@@ -373,7 +376,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
             { command: line },
             ToolUseContext.make({ cwd: f.project, sessionId: "r" })
           ).pipe(Effect.provide(Live))
-          const marks = execute(f, line, f.project)
+          const marks = yield* execute(f, line, f.project)
           if (marks.length > 0 && check.behavior === "allow") allowed.push(`${line} ran ${marks.join(",")}`)
         }
         expect(allowed).toEqual([])
