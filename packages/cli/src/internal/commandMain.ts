@@ -6,12 +6,13 @@
  *
  * @internal
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import type * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { CliError, SilentExit } from "../CliError.js"
 import { stripColorWhenPiped } from "../Output.js"
+import * as Platform from "./platform.js"
 
 /** `program` with every failure reported as the CLI reports it; never fails. */
 export const reported = <E, R>(
@@ -50,7 +51,7 @@ export const reported = <E, R>(
         process.exitCode = 1
       })
     ),
-    Effect.provide(NodeContext.layer)
+    Effect.provide(Platform.layer)
   )
 
 /**
