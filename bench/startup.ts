@@ -169,12 +169,13 @@ const profile: ReadonlyArray<string> = [
   "`perf` profile): the suite runs the commands without it, as a user's shell usually is.",
   "**Against main before the light snapshot and the Layers** (issue 25, 2026-12-02; main c052da3's launcher and " +
   "blobs beside this build's, interleaved in the same rounds, the same project, the suite's environment; CPU time " +
-  "from wait4, medians of 15 and 21 rounds, load ≈ 10 on 2 cores, so the absolute times are inflated and only the " +
-  "ratios within a round mean anything): `tools list` 5.63× → 3.54× and 5.41× → 3.78× bare node's CPU (this " +
-  "build / main 0.63, 0.70), a one-call `Read` dispatch 6.46× → 4.26× and 6.40× → 4.28× (0.66, 0.67), `-p hi` " +
-  "13.8× → 11.9× and 14.1× → 11.7× (0.86, 0.83); peak RSS 73 → 62 MB (tools list), 74 → 63 MB (dispatch), " +
-  "93 → 92 MB (`-p`). The goals are not met: in the light blob's `tools list` the blob's deserialisation alone " +
-  "is ≈ 2.6× bare node's CPU on this machine (measured as a refused command line), the command's own work ≈ 1×.",
+  "from wait4, medians of three runs of 15–21 rounds, load 5–12 on 2 cores, so the absolute times are inflated " +
+  "and only ratios within a run mean anything). This build's CPU over main's: `tools list` 0.63, 0.70, 0.71 " +
+  "(5.4–5.6× → 3.5–3.9× bare node's CPU); a one-call `Read` dispatch 0.66, 0.67, 0.68 (6.2–6.5× → 4.2–4.3×); " +
+  "`-p hi` 0.86, 0.83, 0.91 (13.8–14.5× → 11.7–13.2×). Wall time moves less on a machine this busy (0.7–0.85 for " +
+  "`tools list` and dispatch, 0.9–1.0 for `-p`). Peak RSS 73 → 62 MB (`tools list`), 74 → 63 MB (dispatch), " +
+  "93 → 92 MB (`-p`). The goals are not met: in the light blob's `tools list`, deserialising the blob alone is " +
+  "≈ 2.6× bare node's CPU on this machine (measured as a refused command line), the command's own work ≈ 1×.",
   "**What each command loads from disk** (test/startupLoading.test.ts, through `bin/switchyard.js` and a module " +
   "loader hook): `-p` loads the Anthropic SDK and neither the terminal UI, the shell grammar nor the MCP SDK; " +
   "`tools list` and a `Read` dispatch load none of the four; the first Bash analysis loads the grammar " +
