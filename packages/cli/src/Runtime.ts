@@ -363,7 +363,7 @@ export const layer = <MO = never, ME = never, MR = never>(
  * map, in the context the graph of merged Layers this replaces gave it (so what a tool captures when it is
  * registered, the permission chain and the hooks see what they saw): the sandbox first, over the program's
  * context; the model, the result store, the registry (and the HTTP client) and then the built-in, the command's
- * own and the MCP servers' tools over that and each other; the permission chain, the hooks and the shell
+ * own and the MCP servers' tools, in that order, over that and each other; the permission chain, the hooks and the shell
  * analysis over the program's context and the sandbox; the prompt over all of them. A Layer costs on every
  * start (a memo entry, a scope, fiber-ref diffs, and a fiber for each side of a merge): built as a graph, the
  * same services cost several times more (bench/REPORT.md, startup). What they acquire (MCP connections,
@@ -394,8 +394,9 @@ const build = <MO, ME, MR>(
     const registry = yield* buildIn(Registry.layer(registryOptions(prepared, options.modelName)), beforeRegistry)
     const forTools = Context.merge(Context.merge(beforeRegistry, registry), http)
     yield* buildIn(Builtins.layer(), forTools)
-    const mcp = yield* buildIn(mcpLayer(prepared), forTools)
+    // The command's own tools before the MCP servers' (in the merge, these registered while servers connected).
     for (const tool of options.tools ?? []) yield* buildIn(Tool.layer(tool), forTools)
+    const mcp = yield* buildIn(mcpLayer(prepared), forTools)
     const chain = yield* Effect.provide(
       PermissionChain.make({ projectDir: prepared.cwd, howToAllow: cliHowToAllow }),
       sandbox
