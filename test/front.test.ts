@@ -188,6 +188,66 @@ describe("the CLI front", () => {
     expect((await runCli(["tools", "list", "--frobnicate"])).code).toBe(2)
   })
 
+  it("runs dispatch FILE as the full parser does: calls allowed and denied, stdin, bad and missing input", async () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-front-dispatch-")))
+    try {
+      fs.mkdirSync(path.join(dir, ".claude"))
+      fs.writeFileSync(
+        path.join(dir, ".claude", "settings.json"),
+        JSON.stringify({ permissions: { allow: ["Read"], deny: ["Write"] } })
+      )
+      fs.writeFileSync(path.join(dir, "notes.txt"), "alpha\nbeta\n")
+      const calls = (...blocks: ReadonlyArray<object>) =>
+        JSON.stringify(blocks.map((block, i) => ({ type: "tool_use", id: `toolu_${i + 1}`, ...block })))
+      fs.writeFileSync(path.join(dir, "read.json"), calls({ name: "Read", input: { file_path: "notes.txt" } }))
+      fs.writeFileSync(
+        path.join(dir, "denied.json"),
+        calls({ name: "Read", input: { file_path: "notes.txt" } }, {
+          name: "Write",
+          input: { file_path: "out.txt", content: "x" }
+        })
+      )
+      fs.writeFileSync(path.join(dir, "broken.json"), "[{ not json")
+      fs.writeFileSync(path.join(dir, "shape.json"), JSON.stringify([{ type: "tool_use", id: 3 }]))
+      const env = { PATH: process.env["PATH"] ?? "", HOME: dir, SWITCHYARD_HOME: path.join(dir, "state") }
+      const cases: ReadonlyArray<{ readonly args: ReadonlyArray<string>; readonly input?: string }> = [
+        { args: ["dispatch", "read.json"] },
+        { args: ["dispatch", "denied.json"] },
+        { args: ["dispatch", "-"], input: calls({ name: "Read", input: { file_path: "notes.txt" } }) },
+        { args: ["dispatch", "-"], input: "[]" },
+        { args: ["dispatch", "broken.json"] },
+        { args: ["dispatch", "shape.json"] },
+        { args: ["dispatch", "missing.json"] },
+        { args: ["dispatch", "notes"] }
+      ]
+      const run = (script: string, c: (typeof cases)[number]) => {
+        const result = spawnSync(process.execPath, ["--import", reportEffect, script, ...c.args], {
+          encoding: "utf8",
+          cwd: dir,
+          env,
+          input: c.input ?? ""
+        })
+        // The report's times differ from run to run.
+        const timing = (text: string) => text.replace(/ *\d+ ms/g, " N ms")
+        return {
+          code: result.status,
+          stdout: timing(result.stdout),
+          stderr: result.stderr.replace("[effect loaded]", "")
+        }
+      }
+      for (const c of cases) {
+        const label = `${c.args.join(" ")} ${c.input ?? ""}`
+        const viaFront = run(path.join(root, "packages/cli/bin/switchyard.js"), c)
+        const viaFull = run(path.join(bundle, "main.js"), c)
+        expect({ label, ...viaFront }).toEqual({ label, ...viaFull })
+      }
+      expect(run(path.join(root, "packages/cli/bin/switchyard.js"), cases[1]!).code).toBe(1)
+      expect(run(path.join(root, "packages/cli/bin/switchyard.js"), cases[4]!).code).toBe(2)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("answers tools list in a directory with a broken settings file like the full parser", async () => {
     const dir = fs.mkdtempSync(path.join(root, ".switchyard-test-front-"))
     try {
