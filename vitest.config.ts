@@ -6,6 +6,14 @@ import { LongFirst } from "./test/support/sequencer.js"
 // would take precedence over it, so ours is installed only when no shuffle was asked for.
 const shuffled = process.argv.some((arg) => arg.startsWith("--sequence.shuffle"))
 
+// How many files run at a time: three, or a whole number given as `--maxWorkers=N` / `--maxWorkers N`.
+const maxWorkersArg = (): string | undefined => {
+  const at = process.argv.findIndex((arg) => arg === "--maxWorkers" || arg.startsWith("--maxWorkers="))
+  const arg = process.argv[at]
+  return arg === undefined ? undefined : arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : process.argv[at + 1]
+}
+const workers = Number.isInteger(Number(maxWorkersArg())) ? Number(maxWorkersArg()) : 3
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -33,13 +41,13 @@ export default defineConfig({
     // Three files at a time on two cores: vitest's default (cores - 1) runs one at a time, and two left
     // the cores half idle, since most long files wait (for CLI processes, a sandbox, strace, a server,
     // a timer) rather than work. Files running side by side share nothing: each worker has its own
-    // state directory (VITEST_POOL_ID), and process markers are per test. `--maxWorkers=1
-    // --minWorkers=1` runs them one by one again.
-    maxWorkers: 3,
+    // state directory (VITEST_POOL_ID), and process markers are per test. `--maxWorkers=1` runs
+    // them one by one again.
+    maxWorkers: workers,
     // As many as at most: tinypool ends a worker left idle while more than `minWorkers` exist with an
     // unawaited timer, and at the end of a run that raced with the last file handed to it ("Terminating
     // worker thread", and test/surface.test.ts never ran, with three workers and `minWorkers: 1`).
-    minWorkers: 3,
+    minWorkers: workers,
     // The long files start first (test/support/sequencer.ts): a long file that starts last ends the run late.
     sequence: shuffled ? {} : { sequencer: LongFirst },
     // A worker runs many files instead of one fresh process per file: Node keeps effect, @effect/* and
