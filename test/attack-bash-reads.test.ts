@@ -3,7 +3,8 @@
  * members outside the project's corpus: awk programs that name their own
  * input files (`ARGV`), jq modules and data files, git's content-printing
  * subcommands (patches, stage and tree-ish spellings, `--batch` object names
- * from standard input, `blame --contents=`), and `/proc/self/cwd`.
+ * from standard input, `blame --contents=`), and `/proc/self/cwd` — written
+ * so, or reached through a link (`here -> /proc/self/cwd`, `cat here/.env`).
  *
  * Judged by the effect: every command the real chain lets through (default
  * and bypassPermissions) is run for real with bash in a fixture repository
@@ -26,6 +27,8 @@ import { Bash, decide } from "./fixtures/permissionTools.js"
 
 const SECRETS = ["env-secret-7f3a", "key-secret-91c2", "json-secret-5a5a"]
 
+const src = (root: string) => path.join(root, "src")
+
 const fixture = (() => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-attack-reads-")))
   const files: Record<string, string> = {
@@ -46,6 +49,12 @@ const fixture = (() => {
   git("tag", "v1.0")
   // A working-tree change too, so `git diff` has something to print.
   fs.appendFileSync(path.join(root, "secrets/key.txt"), `more-${SECRETS[1]}\n`)
+  // Links into the process's own view: for the command they lead into its directory (the fixture), for the
+  // process that judges it into another one (the test runner's).
+  fs.symlinkSync("/proc/self/cwd", path.join(root, "here"))
+  fs.symlinkSync("/proc/self", path.join(root, "me"))
+  fs.symlinkSync("here", path.join(root, "chain"))
+  fs.symlinkSync("/proc/thread-self/cwd", path.join(src(root), "there"))
   return root
 })()
 
@@ -113,11 +122,22 @@ const otherReads = FastCheck.constantFrom(
   "cat /proc/self//cwd/secrets/../.env"
 )
 
+/** Through links that lead into `/proc/self`: resolved in the judging process, they would lead elsewhere. */
+const linkReads = [
+  "cat here/.env",
+  "cat me/cwd/secrets/key.txt",
+  "cat chain/.env",
+  "cat here/secrets/../.env",
+  "cat src/there/.env",
+  "head -1 < here/.env"
+]
+
 const seed = Number(process.env["ATTACK_SEED"] ?? Math.floor(Math.random() * 2 ** 31))
 const attacks = [
   ...new Set([
     ...FastCheck.sample(gitReads, { numRuns: 40, seed }),
-    ...FastCheck.sample(otherReads, { numRuns: 16, seed: seed + 1 })
+    ...FastCheck.sample(otherReads, { numRuns: 16, seed: seed + 1 }),
+    ...linkReads
   ])
 ]
 
@@ -157,6 +177,7 @@ layer(TestLayer)("attack: Bash reads of denied paths, judged by what the command
           // Unguarded, the attacks do print the secrets: the oracle can see a leak.
           expect(leaks(run("git show HEAD"))).not.toEqual([])
           expect(leaks(run("awk 'BEGIN{ARGV[1]=\"secrets/key.txt\"; ARGC=2} {print}'"))).not.toEqual([])
+          expect(leaks(run("cat chain/.env"))).not.toEqual([])
         }))
     })
   }

@@ -401,6 +401,8 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
         if (hook.decision === "allow") return allow("hook", hook.reason, updatedInput)
 
         let reason = assessment.reason
+        // No rule skips the tool's own ask, so none is offered to "always allow" it.
+        const suggestions = check.behavior === "ask" ? [] : assessment.suggestions
         if (check.behavior === "ask") {
           // 7. The tool asks: only bypassPermissions skips it.
           if (mode === "bypassPermissions") return allow("mode", "bypassPermissions", updatedInput)
@@ -434,14 +436,14 @@ export const make = (options: Options = {}): Effect.Effect<PermissionChain, neve
               input,
               context,
               message: reason,
-              suggestions: assessment.suggestions
+              suggestions
             })
             return verdict.behavior === "allow"
               ? allow("classifier", verdict.reason, updatedInput)
               : deny("classifier", `The permission classifier denied this ${tool.name} call: ${verdict.reason}`)
           }
         }
-        return yield* askUser(request, input, reason, assessment.suggestions, updatedInput)
+        return yield* askUser(request, input, reason, suggestions, updatedInput)
       })
 
     return { decide, sessionRules: Ref.get(session) }

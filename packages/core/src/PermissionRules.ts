@@ -102,6 +102,13 @@ export interface Environment {
    * LINK's target (without a filesystem: the path itself, lexically).
    */
   readonly resolvePath: (absolute: string) => Effect.Effect<ResolvedPath>
+  /**
+   * Whether a path reaches `/proc/self`, `/proc/<pid>` — as written or
+   * through a link on the way — so that it means something else in the
+   * process of a command that opens it (`RealPath.reachesProcess`). Absent:
+   * judged as written.
+   */
+  readonly reachesProcess?: ((absolute: string) => Effect.Effect<boolean>) | undefined
 }
 
 /**
@@ -166,7 +173,8 @@ export const makeEnvironment = (options: {
     home: options.home,
     workingDirectories,
     path,
-    resolvePath: (absolute) => RealPaths.resolvePath(lookup, path, absolute, through, options.directoryRealPaths)
+    resolvePath: (absolute) => RealPaths.resolvePath(lookup, path, absolute, through, options.directoryRealPaths),
+    reachesProcess: (absolute) => RealPaths.reachesProcess(lookup, path, absolute)
   }
 }
 

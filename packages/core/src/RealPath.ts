@@ -46,3 +46,17 @@ export const join = (cwd: string, home: string, value: string): string => {
   const expanded = value === "~" ? home : value.startsWith("~/") ? `${home}/${value.slice(2)}` : value
   return expanded.startsWith("/") ? expanded : `${cwd.replace(/\/+$/, "")}/${expanded}`
 }
+
+/**
+ * Whether `absolute` reaches a process-relative name — `/proc/self`,
+ * `/proc/thread-self`, `/proc/<pid>` — as written or through a symbolic link
+ * on the way (`l -> /proc/self/cwd`). Such a path means something else in the
+ * process that opens it (a command's, not this one's), so it cannot be
+ * resolved here for another process. The standard streams (`/dev/stdin`,
+ * `/dev/stderr`) do not count.
+ *
+ * @since 0.1.0
+ * @category resolution
+ */
+export const reachesProcess = (fs: FileSystem.FileSystem, path: Path.Path, absolute: string): Effect.Effect<boolean> =>
+  internal.reachesProcess(internal.fromFileSystem(fs), path, absolute)

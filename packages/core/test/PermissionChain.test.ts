@@ -184,6 +184,37 @@ layer(TestLayer)("PermissionChain: asking the user (SPEC §4.5)", (it) => {
       expect(yield* fs.exists(Settings.localSettingsPath(project, yield* Path.Path))).toBe(false)
     }))
 
+  it.scoped("a tool's own ask offers no rule: \"always\" allows this call and adds nothing, and it asks again", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const project = yield* fs.makeTempDirectoryScoped()
+      const chain = yield* PermissionChain.make({ home: HOME })
+      // An allow rule matches, and the tool still asks (as Bash does for a repository whose git config runs programs).
+      const context = contextOf(project, { allow: ["Asker"] })
+      const Asker = Tool.make("Asker", {
+        description: "asks about itself",
+        input: Schema.Struct({ command: Schema.String }),
+        checkPermissions: () => Effect.succeed({ behavior: "ask", message: "the tool's own question" } as const),
+        call: () => Effect.succeed("ran")
+      })
+      const log: Array<string> = []
+      const first = yield* chain.decide(request(Asker, { command: "x" }, context)).pipe(
+        withPrompt([{ answer: "always", persist: true }], log)
+      )
+      expect(first).toMatchObject({ behavior: "allow", source: "user" })
+      expect(first.behavior === "allow" && first.reason).toContain("it will be asked again")
+      expect(yield* chain.sessionRules).toEqual([])
+      expect(yield* fs.exists(Settings.localSettingsPath(project, yield* Path.Path))).toBe(false)
+      const second = yield* chain.decide(request(Asker, { command: "x" }, context)).pipe(
+        withPrompt([{ answer: "no" }], log)
+      )
+      expect(second.behavior).toBe("deny")
+      expect(log.filter((line) => line.startsWith("prompt"))).toEqual([
+        "prompt: the tool's own question",
+        "prompt: the tool's own question"
+      ])
+    }))
+
   it.scoped("\"always\" with persist writes settings.local.json atomically, keeping the other keys", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

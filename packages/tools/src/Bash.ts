@@ -27,6 +27,9 @@
  *   `dangerouslyDisableSandbox` (refused when `allowUnsandboxedCommands` is
  *   false). A write or a connection the sandbox refused gets one more line
  *   saying what was blocked and how to proceed.
+ * - git in a repository whose own configuration may make it run a program
+ *   (`core.fsmonitor`, a diff driver, …) asks, naming the entry, even when
+ *   the command is read-only or an allow rule matches it.
  * - During a speculation (an active overlay) the command runs in the sandbox
  *   with the working tree read-only, whatever the settings say; without a
  *   working sandbox it does not run.
@@ -50,6 +53,7 @@ import * as Stream from "effect/Stream"
 import { BackgroundShells } from "./BackgroundShells.js"
 import * as Footprints from "./internal/footprints.js"
 import * as ShellFootprint from "./internal/shellFootprint.js"
+import * as ShellGit from "./internal/shellGit.js"
 import * as ShellProcess from "./internal/shellProcess.js"
 import * as ShellCommand from "./ShellCommand.js"
 
@@ -254,13 +258,15 @@ export const Bash = Tool.make<
   maxResultSizeChars: MAX_RESULT_SIZE_CHARS,
   isConcurrencySafe: isReadOnlyCommand,
   isReadOnly: isReadOnlyCommand,
-  // Asking to leave the sandbox where that is not allowed is refused before anything runs.
-  checkPermissions: (input) =>
-    Effect.map(
-      Effect.flatMap(SandboxPort.Sandbox, (sandbox) => SandboxPort.modeOf(sandbox, input)),
-      (mode) =>
-        mode._tag === "Refused" ? { behavior: "deny", message: mode.message } as const : { behavior: "allow" } as const
-    ),
+  // Asking to leave the sandbox where that is not allowed is refused before anything runs; git in a repository
+  // whose configuration may make it run programs asks, whatever allows the call (`internal/shellGit.ts`).
+  checkPermissions: (input, context) =>
+    Effect.gen(function*() {
+      const mode = yield* Effect.flatMap(SandboxPort.Sandbox, (sandbox) => SandboxPort.modeOf(sandbox, input))
+      if (mode._tag === "Refused") return { behavior: "deny", message: mode.message } as const
+      const git = yield* ShellGit.check(input.command, context.cwd)
+      return git._tag === "Ask" ? { behavior: "ask", message: git.message } as const : { behavior: "allow" } as const
+    }),
   // Hard links meet by inode: the same keying as the file tools' footprints.
   footprint: (input, context) =>
     Effect.flatMap(ShellFootprint.footprint(input, context), Footprints.identifiedWhereKnown),

@@ -259,6 +259,9 @@ export const absoluteForms = (
     if (bases === undefined) return undefined
     const forms: Array<string> = []
     for (const absolute of bases) {
+      // A link on the way into `/proc/self` leads, for the command, into its own process (`l -> /proc/self/cwd`,
+      // `l/.env`); resolved here it would lead into this one's.
+      if (env.reachesProcess !== undefined && (yield* env.reachesProcess(absolute))) return undefined
       const resolved = yield* resolveAsTheKernel(absolute, env)
       forms.push(resolved.lexical, ...resolved.real)
     }

@@ -347,6 +347,77 @@ export const resolvePath = (
 }
 
 /**
+ * Kernel names that mean something else in every process: `/proc/self/cwd` is
+ * the directory of the process that opens it, `/proc/<pid>/…` another
+ * process's. A path judged here for a command that runs in another process
+ * (a Bash line) cannot be resolved here through them. Its standard streams
+ * (`/proc/self/fd/0`–`2`, what `/dev/stdin` and `/dev/stderr` lead to) are not
+ * places.
+ */
+const PROCESS_RELATIVE = /^\/proc\/+(?:self|thread-self|[0-9]+)(?:\/|$)/
+const STANDARD_STREAM = /^\/proc\/+(?:self|thread-self)\/+fd\/+[0-2]\/*$/
+
+/**
+ * Whether a path reaches a process-relative name: written so
+ * (`/proc/self/cwd/x`, `/x/../proc/self`), or through a symbolic link on the
+ * way whose target is one (`l -> /proc/self/cwd`, `/dev/fd/3`), each link's
+ * target followed to the kernel's limit (past it: fail closed).
+ *
+ * @internal
+ */
+export const reachesProcess = (lookup: Lookup, path: Path.Path, absolute: string): Effect.Effect<boolean> =>
+  lookup.sync !== undefined
+    ? Effect.sync(() => reachesProcessSync(lookup.sync!, path, absolute, 0))
+    : reachesProcessWith(lookup, path, absolute, 0)
+
+/** Whether the path as written is process-relative: `true`, `false`, or `undefined` (its links decide). */
+const reachedDirectly = (path: Path.Path, absolute: string): boolean | undefined => {
+  const normal = path.normalize(absolute)
+  // A standard stream ends the walk (`/proc/self` is itself a link, to `/proc/<pid>`).
+  if (STANDARD_STREAM.test(normal)) return false
+  return PROCESS_RELATIVE.test(normal) ? true : undefined
+}
+
+/** The path after the link at `components[0..i)`, whose target is `target`. */
+const followed = (path: Path.Path, components: ReadonlyArray<string>, i: number, target: string): string => {
+  const prefix = components.slice(0, i).join("/")
+  const rest = components.slice(i).join("/")
+  const base = path.isAbsolute(target) ? target : `${path.dirname(prefix)}/${target}`
+  return rest.length > 0 ? `${base}/${rest}` : base
+}
+
+const reachesProcessSync = (sync: SyncLookup, path: Path.Path, absolute: string, links: number): boolean => {
+  const direct = reachedDirectly(path, absolute)
+  if (direct !== undefined) return direct
+  if (links >= MAX_LINKS) return true
+  const components = absolute.split("/")
+  for (let i = 2; i <= components.length; i++) {
+    const name = components[i - 1]
+    if (name === "" || name === "." || name === "..") continue
+    const target = sync.readLink(components.slice(0, i).join("/"))
+    if (target === undefined) continue
+    return reachesProcessSync(sync, path, followed(path, components, i, target), links + 1)
+  }
+  return false
+}
+
+const reachesProcessWith = (lookup: Lookup, path: Path.Path, absolute: string, links: number): Effect.Effect<boolean> =>
+  Effect.gen(function*() {
+    const direct = reachedDirectly(path, absolute)
+    if (direct !== undefined) return direct
+    if (links >= MAX_LINKS) return true
+    const components = absolute.split("/")
+    for (let i = 2; i <= components.length; i++) {
+      const name = components[i - 1]
+      if (name === "" || name === "." || name === "..") continue
+      const target = yield* Effect.option(lookup.readLink(components.slice(0, i).join("/")))
+      if (target._tag === "None") continue
+      return yield* reachesProcessWith(lookup, path, followed(path, components, i, target.value), links + 1)
+    }
+    return false
+  })
+
+/**
  * A resolver that follows no links (no filesystem at hand): the path is what
  * it denotes.
  *

@@ -16,7 +16,7 @@
  *   the work tree's root and the git directory (and a worktree's common
  *   directory) — not the directory's subtree, and `status`/`diff`/`describe`
  *   write the index (issue 20); only in a repository whose own configuration
- *   names no program, other file or other tree (`gitConfig.ts`), else `*`.
+ *   names no program, other file or other tree (`gitRepository.ts`), else `*`.
  * - a path through `/proc/self`, `/proc/<pid>` (written so or reached by a
  *   link) names another process's view, and a `TZ`/`LANG`/`LANGUAGE`/`LC_*`
  *   value that is absolute or climbs with `..` a file glibc opens: `*`.
@@ -50,7 +50,7 @@ import type * as ToolUseContext from "@switchyard/core/ToolUseContext"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Footprints from "./footprints.js"
-import * as GitConfig from "./gitConfig.js"
+import * as GitRepository from "./gitRepository.js"
 
 /** What a Bash call's input is made of, as far as its footprint goes. */
 export interface ShellInput {
@@ -128,42 +128,27 @@ const creationRoot = (target: string): Effect.Effect<string, never, FileSystem.F
     }
   })
 
-/** The repository a git command finds from `cwd`: the work tree's root and its git directories. */
+/** The repository a git command finds from `cwd`: the work tree's root and its git directories, canonical. */
 interface Repository {
   readonly root: string
   readonly gitDirectories: ReadonlyArray<string>
 }
 
 /**
- * Walk up from `cwd` as git does: the first directory with a `.git` entry —
- * a directory, or a file `gitdir: X` (a worktree or submodule, whose
- * `commondir` names the shared git directory too). `undefined` outside a
- * repository (git then touches nothing).
+ * The repository git finds from `cwd` (`GitRepository.discover`), its paths
+ * canonical; `undefined` outside a repository (git then touches nothing), and
+ * `"unbounded"` where what git uses is not a work tree with its git directory
+ * (a bare repository, a `.git` entry git passes over or cannot read).
  */
-const findRepository = (cwd: string): Effect.Effect<Repository | undefined, never, FileSystem.FileSystem | Path.Path> =>
+const findRepository = (
+  cwd: string
+): Effect.Effect<Repository | "unbounded" | undefined, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    let dir = yield* Footprints.canonical(cwd)
-    for (;;) {
-      const dotGit = path.join(dir, ".git")
-      const info = yield* Effect.option(fs.stat(dotGit))
-      if (info._tag === "Some") {
-        if (info.value.type === "Directory") return { root: dir, gitDirectories: [dotGit] }
-        const text = yield* fs.readFileString(dotGit).pipe(Effect.orElseSucceed(() => ""))
-        const named = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1]
-        if (named === undefined) return { root: dir, gitDirectories: [dotGit] }
-        const gitDir = yield* Footprints.canonical(path.resolve(dir, named))
-        const common = yield* fs.readFileString(path.join(gitDir, "commondir")).pipe(Effect.option)
-        const commonDir = common._tag === "Some"
-          ? [yield* Footprints.canonical(path.resolve(gitDir, common.value.trim()))]
-          : []
-        return { root: dir, gitDirectories: [gitDir, ...commonDir] }
-      }
-      const parent = path.dirname(dir)
-      if (parent === dir) return undefined
-      dir = parent
-    }
+    const found = yield* GitRepository.discover(yield* Footprints.canonical(cwd))
+    if (found === undefined) return undefined
+    if (found.root === undefined || found.broken) return "unbounded"
+    const gitDirectories = yield* Effect.forEach(found.gitDirectories, (dir) => Footprints.canonical(dir))
+    return { root: found.root, gitDirectories }
   })
 
 /** An anchored path (`ShellAnalysis.PathUse.anchor`) as resources: under the root, or under each git directory. */
@@ -174,7 +159,8 @@ const resolveAnchored = (
   Effect.gen(function*() {
     const path = yield* Path.Path
     const repository = yield* findRepository(context.cwd)
-    if (repository === undefined) return []
+    // "unbounded" is judged by the caller (the call writes `*`).
+    if (repository === undefined || repository === "unbounded") return []
     const bases = use.anchor === "repository" ? [repository.root] : repository.gitDirectories.slice(0, 1)
     const all = use.anchor === "gitDirectory" && use.path === "." ? repository.gitDirectories : bases
     return all.map((base) => {
@@ -339,13 +325,15 @@ export const footprint = (
       Effect.provideService(FileSystem.FileSystem, fs.value),
       Effect.provideService(Path.Path, path.value)
     )
-    if (barrier) return Footprint.writesEverything
+    if (barrier || repository === "unbounded") return Footprint.writesEverything
     // A repository whose configuration may make git run a program or read elsewhere (`core.fsmonitor`,
     // a `textconv` driver, `include.path`): its git commands are not bounded by the repository.
-    const plain = repository === undefined ? true : yield* GitConfig.isPlainRepository(repository.gitDirectories).pipe(
-      Effect.provideService(FileSystem.FileSystem, fs.value),
-      Effect.provideService(Path.Path, path.value)
-    )
+    const plain = repository === undefined ?
+      true :
+      yield* GitRepository.plainRepository(repository.gitDirectories).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs.value),
+        Effect.provideService(Path.Path, path.value)
+      )
     if (!plain) return Footprint.writesEverything
     // A line that writes into the git directory its git commands use (`git status > .git/HEAD`) may leave
     // them no repository, and git then looks for one in every directory above: a barrier. git's own writes

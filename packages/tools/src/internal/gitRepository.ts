@@ -1,0 +1,466 @@
+/**
+ * The repository git finds from a directory, and whether its own
+ * configuration leaves git running only itself on it.
+ *
+ * A repository's configuration can make every git command run a program
+ * (`core.fsmonitor` — even `git status` and `git ls-files` —, `diff.external`,
+ * a `textconv` or `filter` driver, `log.showSignature`'s gpg, `core.pager`),
+ * read files anywhere (`include.path`, `core.excludesFile`,
+ * `core.attributesFile`, `blame.ignoreRevsFile`, `mailmap.file`) or work on
+ * another tree (`core.worktree`); `git status` also obeys its submodules'
+ * configurations when it recurses into them, and runs a `post-index-change`
+ * hook when it refreshes the index; `objects/info/alternates` lends objects
+ * from stores elsewhere. A configuration is *plain* when every entry is one
+ * the table below knows to do none of that; anything else, and anything the
+ * scanner cannot read plainly (an old-style `[a.b]` section, a value
+ * continued on the next line, a key after a section header on one line), is
+ * not — fail closed.
+ *
+ * Two readers: the footprint of a git command (a plain repository without
+ * submodules, alternates or such a hook is bounded by its work tree and git
+ * directory: `plainRepository`) and the Bash tool's permission check (the git
+ * a line runs runs only git: `programEntry`, submodules included).
+ *
+ * @internal
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Effect from "effect/Effect"
+
+/** How a section's entries are known: which keys, and whether a subsection (`[remote "origin"]`) belongs there. */
+interface SectionRule {
+  /** Keys (lower case) that neither run anything, nor name a file or another tree; `"any"`: every key. */
+  readonly keys: ReadonlySet<string> | "any"
+  /** `required`: only `[section "name"]`; `forbidden`: only `[section]` (a subsection there names a driver). */
+  readonly subsection: "required" | "forbidden" | "any"
+}
+
+const rule = (keys: ReadonlyArray<string> | "any", subsection: SectionRule["subsection"]): SectionRule => ({
+  keys: keys === "any" ? "any" : new Set(keys),
+  subsection
+})
+
+const KNOWN: Readonly<Record<string, SectionRule>> = {
+  core: rule([
+    "repositoryformatversion",
+    "filemode",
+    "bare",
+    "logallrefupdates",
+    "ignorecase",
+    "precomposeunicode",
+    "symlinks",
+    "autocrlf",
+    "eol",
+    "safecrlf",
+    "quotepath",
+    "abbrev",
+    "checkstat",
+    "trustctime",
+    "untrackedcache",
+    "preloadindex"
+  ], "forbidden"),
+  remote: rule(["url", "pushurl", "fetch", "push", "tagopt", "prune", "mirror", "gh-resolved"], "required"),
+  branch: rule(["remote", "merge", "rebase", "pushremote", "description", "vscode-merge-base"], "required"),
+  user: rule(["name", "email"], "forbidden"),
+  init: rule(["defaultbranch"], "forbidden"),
+  pull: rule(["rebase", "ff"], "forbidden"),
+  push: rule(["default", "autosetupremote"], "forbidden"),
+  fetch: rule(["prune"], "forbidden"),
+  extensions: rule(["objectformat"], "forbidden"),
+  color: rule(["ui", "diff", "status", "branch"], "forbidden"),
+  advice: rule("any", "forbidden"),
+  diff: rule(["algorithm", "renames", "colormoved", "mnemonicprefix", "noprefix"], "forbidden"),
+  merge: rule(["ff", "conflictstyle"], "forbidden"),
+  rebase: rule(["autosquash", "autostash"], "forbidden"),
+  status: rule(["showuntrackedfiles"], "forbidden"),
+  gui: rule("any", "forbidden")
+}
+
+/** A submodule's entries in the superproject's configuration (`submodule.<name>.update` may be `!command`). */
+const SUBMODULE = rule(["url", "active", "branch"], "required")
+
+/** One `key = value` entry, its section and subsection as written. */
+interface Entry {
+  readonly section: string
+  readonly subsection: string | undefined
+  readonly key: string
+  readonly value: string | undefined
+}
+
+const COMMENT = /^\s*(?:[#;].*)?$/
+const SECTION = /^\s*\[([A-Za-z0-9-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\]\s*(?:[#;].*)?$/
+const ENTRY = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/
+
+/** The entries of one configuration file, or `undefined` where a line cannot be read plainly. */
+const entriesOf = (text: string): ReadonlyArray<Entry> | undefined => {
+  const entries: Array<Entry> = []
+  let section: string | undefined
+  let subsection: string | undefined
+  for (const line of text.split("\n")) {
+    if (COMMENT.test(line)) continue
+    const header = SECTION.exec(line)
+    if (header !== null) {
+      section = header[1]!.toLowerCase()
+      subsection = header[2]
+      continue
+    }
+    const entry = ENTRY.exec(line)
+    if (entry === null || section === undefined) return undefined
+    // A value continued on the next line: that line is not an entry of its own.
+    if (/\\\s*$/.test(entry[2] ?? "")) return undefined
+    entries.push({ section, subsection, key: entry[1]!.toLowerCase(), value: entry[2]?.trim() })
+  }
+  return entries
+}
+
+/**
+ * Who reads a configuration file: a footprint (git must touch nothing but the
+ * repository), or the permission check (git must run nothing but git — and
+ * Git LFS's standard filter, the user's own program, which writes `.git/lfs`).
+ * And where it sits: a repository's own, or a submodule's git directory.
+ */
+export interface Reading {
+  readonly reader: "footprint" | "permission"
+  readonly place: "repository" | "submodule"
+}
+
+/** `git lfs install`'s filter, exactly as it writes it. */
+const LFS_FILTER: Readonly<Record<string, string>> = {
+  clean: "git-lfs clean -- %f",
+  smudge: "git-lfs smudge -- %f",
+  process: "git-lfs filter-process",
+  required: "true"
+}
+
+const isKnown = (entry: Entry, reading: Reading): boolean => {
+  // A submodule's git directory names its work tree in the superproject (`core.worktree = ../../../lib`).
+  if (reading.place === "submodule" && entry.section === "core" && entry.key === "worktree") return true
+  // Where hooks are: the permission check examines the hooks that read-only commands run there (`hookEntry`).
+  if (reading.reader === "permission" && entry.section === "core" && entry.subsection === undefined) {
+    if (entry.key === "hookspath") return true
+  }
+  if (reading.reader === "permission" && entry.section === "filter" && entry.subsection === "lfs") {
+    return Object.hasOwn(LFS_FILTER, entry.key) && LFS_FILTER[entry.key] === entry.value?.replace(/^"(.*)"$/, "$1")
+  }
+  if (reading.reader === "permission" && entry.section === "lfs") {
+    return entry.subsection === undefined
+      ? ["repositoryformatversion", "locksverify"].includes(entry.key)
+      : entry.key === "access"
+  }
+  const known = entry.section === "submodule" ? SUBMODULE : KNOWN[entry.section]
+  if (known === undefined) return false
+  if (known.subsection === "required" && entry.subsection === undefined) return false
+  if (known.subsection === "forbidden" && entry.subsection !== undefined) return false
+  return known.keys === "any" || known.keys.has(entry.key)
+}
+
+const nameOf = (entry: Entry): string =>
+  entry.subsection === undefined
+    ? `${entry.section}.${entry.key}`
+    : `${entry.section}.${JSON.stringify(entry.subsection)}.${entry.key}`
+
+/**
+ * The first entry of one configuration file's text that is not known to be
+ * plain (`core.fsmonitor`, `diff."tool".textconv`), or a line that cannot be
+ * read plainly; `undefined` when the whole file is plain.
+ */
+export const unknownEntry = (text: string, reading: Reading = FOOTPRINT): string | undefined => {
+  const entries = entriesOf(text)
+  if (entries === undefined) return "a line it cannot read plainly"
+  const unknown = entries.find((entry) => !isKnown(entry, reading))
+  return unknown === undefined ? undefined : nameOf(unknown)
+}
+
+const FOOTPRINT: Reading = { reader: "footprint", place: "repository" }
+
+/** Whether the text of one configuration file has only known entries (as a footprint reads it). */
+export const isPlain = (text: string): boolean => unknownEntry(text) === undefined
+
+/** A repository git would use: its work tree's root (none for a bare one) and its git directories. */
+export interface Repository {
+  readonly root: string | undefined
+  /** The git directory, then the common directory a worktree's shares (`commondir`). */
+  readonly gitDirectories: ReadonlyArray<string>
+}
+
+type Services = FileSystem.FileSystem | Path.Path
+
+const exists = (fs: FileSystem.FileSystem, file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+
+const isDirectory = (fs: FileSystem.FileSystem, file: string) =>
+  fs.stat(file).pipe(Effect.map((info) => info.type === "Directory"), Effect.orElseSucceed(() => false))
+
+/** The common directory a git directory names (`commondir`), if any. */
+const commonDirectory = (dir: string): Effect.Effect<string | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const text = yield* fs.readFileString(path.join(dir, "commondir")).pipe(Effect.option)
+    return text._tag === "Some" && text.value.trim().length > 0 ? path.resolve(dir, text.value.trim()) : undefined
+  })
+
+/**
+ * Whether git takes `dir` for a git directory (setup.c `is_git_directory`): a
+ * `HEAD`, and `objects` and `refs` in it or in its common directory. Looser
+ * than git (it also validates `HEAD`'s content), so a directory git would
+ * pass over may be taken for one here — its configuration is then read too.
+ */
+const isGitDirectory = (dir: string): Effect.Effect<boolean, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    if (!(yield* exists(fs, path.join(dir, "HEAD")))) return false
+    const common = (yield* commonDirectory(dir)) ?? dir
+    return (yield* isDirectory(fs, path.join(common, "objects"))) && (yield* isDirectory(fs, path.join(common, "refs")))
+  })
+
+const withCommon = (gitDir: string): Effect.Effect<ReadonlyArray<string>, never, Services> =>
+  Effect.map(commonDirectory(gitDir), (common) => (common === undefined ? [gitDir] : [gitDir, common]))
+
+/** The git directories a `.git` entry leads to: itself when it is a git directory, a `gitdir: X` file's X. */
+const gitDirectoriesAt = (dotGit: string): Effect.Effect<ReadonlyArray<string> | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const info = yield* Effect.option(fs.stat(dotGit))
+    if (info._tag === "None") return undefined
+    if (info.value.type === "Directory") return (yield* isGitDirectory(dotGit)) ? yield* withCommon(dotGit) : undefined
+    const text = yield* fs.readFileString(dotGit).pipe(Effect.orElseSucceed(() => ""))
+    const named = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1]
+    return named === undefined ? undefined : yield* withCommon(path.resolve(path.dirname(dotGit), named))
+  })
+
+/**
+ * What git finds from `start`, walking up as setup.c does: in each directory
+ * a `.git` that is a git directory or a file `gitdir: X` (a worktree or a
+ * submodule). Not a bare repository on the way: the Bash tool runs git with
+ * `safe.bareRepository=explicit` (`shellProcess.ts`), so one is used only
+ * when named (`--git-dir`, `GIT_DIR`). `broken` when a `.git` entry on the way
+ * is neither (git passes over an invalid `.git` directory, and stops at a
+ * `.git` file it cannot read). `undefined` outside any repository.
+ */
+export const discover = (
+  start: string
+): Effect.Effect<(Repository & { readonly broken: boolean }) | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    let broken = false
+    for (let dir = path.resolve(start);;) {
+      const dotGit = path.join(dir, ".git")
+      const info = yield* Effect.option(fs.stat(dotGit))
+      if (info._tag === "Some") {
+        if (info.value.type === "Directory") {
+          if (yield* isGitDirectory(dotGit)) return { root: dir, gitDirectories: yield* withCommon(dotGit), broken }
+          broken = true
+        } else {
+          const text = yield* fs.readFileString(dotGit).pipe(Effect.orElseSucceed(() => ""))
+          const named = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1]
+          if (named === undefined) return { root: dir, gitDirectories: [dotGit], broken: true }
+          return { root: dir, gitDirectories: yield* withCommon(path.resolve(dir, named)), broken }
+        }
+      }
+      const parent = path.dirname(dir)
+      if (parent === dir) return undefined
+      dir = parent
+    }
+  })
+
+/** A git directory named outright (`git --git-dir=X`): no work tree of its own is known. */
+export const atGitDirectory = (gitDir: string): Effect.Effect<Repository, never, Services> =>
+  Effect.map(withCommon(gitDir), (gitDirectories) => ({ root: undefined, gitDirectories }))
+
+/** The first entry not known to be plain in a git directory's configuration files, with the file. */
+const configurationEntry = (
+  gitDir: string,
+  reading: Reading
+): Effect.Effect<{ readonly file: string; readonly entry: string } | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    for (const name of ["config", "config.worktree"]) {
+      const file = path.join(gitDir, name)
+      // A file that cannot be examined fails closed.
+      if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true)))) continue
+      const text = yield* fs.readFileString(file).pipe(Effect.option)
+      const entry = text._tag === "None" ? "a file it cannot read" : unknownEntry(text.value, reading)
+      if (entry !== undefined) return { file, entry }
+    }
+    return undefined
+  })
+
+/** Object stores elsewhere a git directory borrows from (`git show` prints their objects too). */
+const alternatesEntry = (gitDir: string): Effect.Effect<ProgramEntry | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    for (const name of ["alternates", "http-alternates"]) {
+      const file = path.join(gitDir, "objects", "info", name)
+      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true))) {
+        return { file, entry: "object stores elsewhere (objects/info/alternates)" }
+      }
+    }
+    return undefined
+  })
+
+/**
+ * Hooks git runs from its read-only commands: `post-index-change`, whenever a
+ * command writes the index — `git status`, `git diff` and `git describe`
+ * refresh it. In the hooks directory: `core.hooksPath` (relative to the work
+ * tree's root) when a configuration file sets it, else the common git
+ * directory's `hooks`. Present at all is enough (git runs it when executable).
+ */
+const READ_ONLY_HOOKS = ["post-index-change"]
+
+const hookEntry = (repository: Repository): Effect.Effect<ProgramEntry | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const common = repository.gitDirectories[repository.gitDirectories.length - 1]
+    if (common === undefined) return undefined
+    let hooks = path.join(common, "hooks")
+    for (const dir of repository.gitDirectories) {
+      for (const name of ["config", "config.worktree"]) {
+        const text = yield* fs.readFileString(path.join(dir, name)).pipe(Effect.option)
+        if (text._tag === "None") continue
+        for (const entry of entriesOf(text.value) ?? []) {
+          if (entry.section !== "core" || entry.key !== "hookspath" || entry.subsection !== undefined) continue
+          const value = (entry.value ?? "").replace(/^"(.*)"$/, "$1")
+          const home = process.env["HOME"] ?? ""
+          const expanded = value === "~" || value.startsWith("~/") ? `${home}${value.slice(1)}` : value
+          hooks = path.resolve(repository.root ?? common, expanded)
+        }
+      }
+    }
+    for (const hook of READ_ONLY_HOOKS) {
+      const file = path.join(hooks, hook)
+      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true))) return { file, entry: `the ${hook} hook` }
+    }
+    return undefined
+  })
+
+/**
+ * Whether git, in a repository with these git directories, runs only itself
+ * on what it finds there and touches nothing outside it: every configuration
+ * file they hold (`config`, `config.worktree`) is plain, and they hold no
+ * submodules (`modules`, whose indexes `git status` refreshes too). A file that
+ * cannot be read fails closed. What a footprint trusts.
+ */
+export const plainRepository = (gitDirectories: ReadonlyArray<string>): Effect.Effect<boolean, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    for (const dir of gitDirectories) {
+      if (yield* fs.exists(path.join(dir, "modules")).pipe(Effect.orElseSucceed(() => true))) return false
+      if ((yield* configurationEntry(dir, FOOTPRINT)) !== undefined) return false
+      if ((yield* alternatesEntry(dir)) !== undefined) return false
+    }
+    // core.hooksPath is not plain here, so the hooks are the common directory's own.
+    return (yield* hookEntry({ root: undefined, gitDirectories })) === undefined
+  })
+
+/** Submodules nest; past this depth a module tree is not examined, and fails closed. */
+const MAX_MODULE_DEPTH = 4
+
+/** Every submodule git directory under a git directory's `modules` (names may have slashes: `modules/a/b`). */
+const moduleDirectories = (
+  gitDir: string,
+  depth: number
+): Effect.Effect<ReadonlyArray<string> | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const found: Array<string> = []
+    const visit = (dir: string, level: number): Effect.Effect<boolean, never, Services> =>
+      Effect.gen(function*() {
+        if (level > MAX_MODULE_DEPTH * 4) return false
+        const names = yield* fs.readDirectory(dir).pipe(Effect.option)
+        if (names._tag === "None") return false
+        for (const name of names.value) {
+          const child = path.join(dir, name)
+          if (!(yield* isDirectory(fs, child))) continue
+          if (yield* isGitDirectory(child)) {
+            found.push(child)
+            if (depth >= MAX_MODULE_DEPTH && (yield* exists(fs, path.join(child, "modules")))) return false
+            continue
+          }
+          if (!(yield* visit(child, level + 1))) return false
+        }
+        return true
+      })
+    const modules = path.join(gitDir, "modules")
+    if (!(yield* exists(fs, modules))) return []
+    return (yield* visit(modules, 0)) ? found : undefined
+  })
+
+/** The work-tree paths `.gitmodules` names (`path = lib`), or `undefined` when it cannot be read plainly. */
+const submodulePaths = (root: string): Effect.Effect<ReadonlyArray<string> | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const file = path.join(root, ".gitmodules")
+    if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true)))) return []
+    const text = yield* fs.readFileString(file).pipe(Effect.option)
+    if (text._tag === "None") return undefined
+    const entries = entriesOf(text.value)
+    if (entries === undefined) return undefined
+    return entries.flatMap((entry) =>
+      entry.section === "submodule" && entry.key === "path" && entry.value !== undefined
+        ? [entry.value.replace(/^"(.*)"$/, "$1")]
+        : []
+    )
+  })
+
+/** Why git in a repository may run more than git: the file and the entry that may make it. */
+export interface ProgramEntry {
+  /** The configuration file (or directory) that says so. */
+  readonly file: string
+  /** The entry (`core.fsmonitor`) or what could not be examined. */
+  readonly entry: string
+}
+
+/**
+ * The first configuration entry in a repository, or in any submodule `git
+ * status` would recurse into, that is not known to leave git running only
+ * itself; `undefined` when every one is plain. What the Bash tool's
+ * permission check asks about.
+ */
+export const programEntry = (
+  repository: Repository,
+  depth = 0
+): Effect.Effect<ProgramEntry | undefined, never, Services> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const reading: Reading = { reader: "permission", place: depth === 0 ? "repository" : "submodule" }
+    const hook = yield* hookEntry(repository)
+    if (hook !== undefined) return hook
+    for (const dir of repository.gitDirectories) {
+      const own = (yield* configurationEntry(dir, reading)) ?? (yield* alternatesEntry(dir))
+      if (own !== undefined) return own
+      const modules = yield* moduleDirectories(dir, depth)
+      if (modules === undefined) {
+        return { file: path.join(dir, "modules"), entry: "submodules nested too deep to examine" }
+      }
+      for (const module of modules) {
+        const inner = yield* programEntry({ root: undefined, gitDirectories: yield* withCommon(module) }, depth + 1)
+        if (inner !== undefined) {
+          return inner
+        }
+      }
+    }
+    // Submodules checked out with a git directory of their own in the work tree (`lib/.git/`).
+    if (repository.root === undefined) return undefined
+    const paths = yield* submodulePaths(repository.root)
+    if (paths === undefined) return { file: path.join(repository.root, ".gitmodules"), entry: "a line it cannot read" }
+    for (const relative of paths) {
+      if (depth >= MAX_MODULE_DEPTH) {
+        return { file: path.join(repository.root, ".gitmodules"), entry: "submodules nested too deep to examine" }
+      }
+      const tree = path.resolve(repository.root, relative)
+      const gitDirectories = yield* gitDirectoriesAt(path.join(tree, ".git"))
+      if (gitDirectories === undefined) continue
+      const inner = yield* programEntry({ root: tree, gitDirectories }, depth + 1)
+      if (inner !== undefined) return inner
+    }
+    return undefined
+  })

@@ -1,0 +1,322 @@
+/**
+ * The Bash tool's check of the git a command line runs: a repository's own
+ * configuration can make `git status` run a program (`core.fsmonitor`), so
+ * "read-only" and an allow rule such as `Bash(git status:*)` mean what they
+ * say only in a repository whose configuration is plain
+ * (`gitRepository.ts`). Where the line's git may use another repository, the
+ * call asks, naming the file and the entry — the read-only set and allow rules
+ * do not skip that ask (only `bypassPermissions` does).
+ *
+ * Where git looks: from the call's directory and every place a `cd`/`pushd`
+ * on the line may lead, each `git -C DIR` applied, and an explicit
+ * `--git-dir`/`--bare`; git named through a wrapper that runs it as given
+ * (`env`, `timeout`, `nice`) and in a nested line (`sh -c '…'`, depth 3)
+ * counts too. A place that cannot be known ahead of time (`cd -`, `popd`,
+ * git run by `xargs` or `find -exec` with arguments they add, a `GIT_*`
+ * variable, `--exec-path`, git's options in a variable) asks as well — unless the line
+ * is one bash evaluates at run time (a substitution, `$X` in command
+ * position) or one the parser cannot read: only a blanket grant allows those,
+ * and it grants any program already.
+ *
+ * @internal
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as NodeOs from "node:os"
+import * as GitRepository from "./gitRepository.js"
+
+/** Where the line's git may look for its repository. */
+interface Places {
+  /** Directories git may start from (before its `-C`). */
+  readonly starts: Set<string>
+  /** Git directories named outright (`--git-dir`, `--bare`). */
+  readonly gitDirectories: Set<string>
+  /** Why a place cannot be known ahead of time, if one cannot. */
+  unknown: string | undefined
+}
+
+/** A word that is git: `git`, `/usr/bin/git`, `git-upload-pack`. */
+const isGitProgram = (word: string): boolean => /^(?:.*\/)?git(?:-[A-Za-z0-9-]+)?$/.test(word)
+
+/** A word in which a nested line may run git (`sh -c 'cd x; git status'`). */
+const mentionsGit = (word: string): boolean =>
+  word.split(/[\s;&|()<>`'"{}=]+/).some((token) => token.length > 0 && isGitProgram(token))
+
+const isStatic = (word: string): boolean => !/[$`]/.test(word)
+
+/** Options of git that take the next word as their value. */
+const GIT_VALUE_OPTIONS = new Set(["-c", "--config-env", "--namespace", "--super-prefix", "--work-tree", "--list-cmds"])
+
+/**
+ * Apply git's global options from `argv[at]` (the git word) on: `-C` moves
+ * the start, `--git-dir`/`--bare` name the git directory.
+ */
+const gitInvocation = (
+  path: Path.Path,
+  argv: ReadonlyArray<string>,
+  at: number,
+  bases: ReadonlySet<string>,
+  places: Places
+): void => {
+  let starts = [...bases]
+  let explicit: string | undefined
+  for (let i = at + 1; i < argv.length; i++) {
+    const word = argv[i]!
+    // `git "$@"`: options known only at run time (`-C elsewhere`).
+    if (!isStatic(word)) {
+      places.unknown ??= "git's options known only at run time"
+      return
+    }
+    if (!word.startsWith("-")) break
+    const [name, attached] = word.startsWith("--") && word.includes("=")
+      ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]
+      : [word, undefined]
+    if (name === "-C" || name === "--git-dir") {
+      const value = attached ?? argv[++i]
+      if (value === undefined || !isStatic(value)) {
+        places.unknown ??= `\`git ${name}\` with a value known only at run time`
+        return
+      }
+      if (name === "-C") starts = starts.map((start) => path.resolve(start, value))
+      else explicit = value
+    } else if (name === "--exec-path" && attached !== undefined) {
+      places.unknown ??= "`git --exec-path=…` (git would run its commands from there)"
+      return
+    } else if (name === "--bare") {
+      explicit ??= "."
+    } else if (GIT_VALUE_OPTIONS.has(name) && attached === undefined) {
+      i++
+    }
+  }
+  if (explicit === undefined) { for (const start of starts) places.starts.add(start) }
+  else for (const start of starts) places.gitDirectories.add(path.resolve(start, explicit))
+}
+
+/** Programs that run the command they are given as given (`timeout 5 git status`): git is found after them. */
+const PASS_THROUGH = new Set([
+  "env",
+  "command",
+  "exec",
+  "builtin",
+  "time",
+  "timeout",
+  "nice",
+  "ionice",
+  "nohup",
+  "setsid",
+  "stdbuf",
+  "chrt",
+  "taskset",
+  "flock",
+  "sudo",
+  "doas",
+  "unbuffer"
+])
+
+/** Programs that run a command line given as one word (`sh -c 'git status'`, `watch 'git status'`). */
+const NESTING = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox", "eval", "su", "watch", "script"])
+
+/** Programs that run a command with arguments they add (`xargs git`, `fd -x git`). */
+const SUBSTITUTING = new Set(["xargs", "parallel", "fd", "fdfind"])
+
+const basename = (word: string): string => word.slice(word.lastIndexOf("/") + 1)
+
+/**
+ * find's actions: `-exec`/`-ok` run their command (up to `;` or `+`) from
+ * find's own directory, as given unless it has `{}` (a found path, anywhere);
+ * `-execdir`/`-okdir` run it in each directory find visits. Its other words are
+ * tests (`-name git`), not commands.
+ */
+const findExecs = (
+  argv: ReadonlyArray<string>,
+  bases: ReadonlySet<string>,
+  places: Places,
+  depth: number
+): Effect.Effect<void, never, Path.Path> =>
+  Effect.gen(function*() {
+    for (let i = 1; i < argv.length; i++) {
+      const action = argv[i]!
+      if (!/^-(?:exec|execdir|ok|okdir)$/.test(action)) continue
+      let end = i + 1
+      while (end < argv.length && argv[end] !== ";" && argv[end] !== "+") end++
+      const command = argv.slice(i + 1, end)
+      i = end
+      if (!command.some(mentionsGit)) continue
+      if (/dir$/.test(action) || command.some((word) => word.includes("{}"))) {
+        places.unknown ??= `\`find ${action}\` running git where it finds`
+      } else {
+        yield* walkCommands([{ argv: command, assignments: [] }], bases, places, depth)
+      }
+    }
+  })
+
+/** What the walk reads of a simple command. */
+type Command = Pick<ShellAnalysis.SimpleCommand, "argv" | "assignments">
+
+/** Walk a line's commands in order, collecting where its git may look; `bases` are the directories it starts in. */
+const walkCommands = (
+  commands: ReadonlyArray<Command>,
+  bases: ReadonlySet<string>,
+  places: Places,
+  depth: number
+): Effect.Effect<void, never, Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const shell = yield* ShellAnalysis.ShellAnalysis
+    let current = new Set(bases)
+    for (const command of commands) {
+      const argv = command.argv
+      const variable = command.assignments.find((assignment) => assignment.startsWith("GIT_"))
+      if (variable !== undefined) places.unknown ??= `the \`${variable.split("=")[0]}\` variable`
+      const name = basename(argv[0] ?? "")
+      if (name === "cd" || name === "pushd") {
+        // Its options are `-L`, `-P`, `-e`, `-@`; `-` is an operand (the previous directory).
+        const target = argv.slice(1).find((word) => word === "-" || !word.startsWith("-"))
+        if (target === undefined) current = new Set([...current, NodeOs.homedir()])
+        else if (target === "-" || !isStatic(target) || (target.startsWith("~") && !/^~(?:\/|$)/.test(target))) {
+          places.unknown ??= `\`${name} ${target}\` (where it leads is known only at run time)`
+        } else {
+          const expanded = target === "~" || target.startsWith("~/")
+            ? path.join(NodeOs.homedir(), target.slice(1))
+            : target
+          current = new Set([...current, ...[...current].map((dir) => path.resolve(dir, expanded))])
+        }
+        continue
+      }
+      if (name === "popd") {
+        places.unknown ??= "`popd` (where it leads is known only at run time)"
+        continue
+      }
+      if (/^(?:export|declare|typeset|local|readonly)$/.test(name)) {
+        const exported = argv.find((word) => word.startsWith("GIT_"))
+        if (exported !== undefined) places.unknown ??= `the \`${exported.split("=")[0]}\` variable`
+        continue
+      }
+      if (isGitProgram(name)) {
+        gitInvocation(path, argv, 0, current, places)
+        continue
+      }
+      if (name === "find") {
+        yield* findExecs(argv, current, places, depth)
+        continue
+      }
+      if (SUBSTITUTING.has(name)) {
+        if (argv.slice(1).some(mentionsGit)) places.unknown ??= `\`${name}\` running git with arguments it adds`
+        continue
+      }
+      if (!PASS_THROUGH.has(name) && !NESTING.has(name)) continue
+      for (let i = 1; i < argv.length; i++) {
+        const word = argv[i]!
+        // `env GIT_DIR=x git status`, `sudo GIT_DIR=x git …`: git's environment.
+        if (/^GIT_[A-Za-z0-9_]*=/.test(word)) places.unknown ??= `the \`${word.split("=")[0]}\` variable`
+        if (isGitProgram(word)) {
+          // GNU env's `-C DIR`/`--chdir=DIR` moves git too.
+          if (name === "env" && argv.slice(1, i).some((option) => /^(?:-C|--chdir)/.test(option))) {
+            places.unknown ??= "`env --chdir` before git"
+          } else if (PASS_THROUGH.has(name)) gitInvocation(path, argv, i, current, places)
+          break
+        }
+        if (mentionsGit(word)) {
+          const nested = depth < 3 ? yield* shell.analyze(word) : Option.none()
+          if (Option.isNone(nested)) places.unknown ??= "a nested command line that runs git"
+          else yield* walkCommands(nested.value.commands, current, places, depth + 1)
+        }
+      }
+    }
+  })
+
+/** What the line's git is: nothing to ask, or the question. */
+export type Verdict =
+  | { readonly _tag: "OnlyGit" }
+  | { readonly _tag: "Ask"; readonly message: string }
+
+const onlyGit: Verdict = { _tag: "OnlyGit" }
+
+/**
+ * Whether the git `command` runs (from `cwd`) runs only git; else the ask,
+ * naming the configuration file and the entry, or why the repository cannot
+ * be known. Fails closed: no filesystem at hand, a file that cannot be read.
+ */
+export const check = (
+  command: string,
+  cwd: string
+): Effect.Effect<Verdict> =>
+  Effect.gen(function*() {
+    const shell = yield* ShellAnalysis.ShellAnalysis
+    const analysis = yield* shell.analyze(command)
+    const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
+    const path = yield* Effect.serviceOption(Path.Path)
+    const places: Places = { starts: new Set(), gitDirectories: new Set(), unknown: undefined }
+    // A line only a blanket grant allows: its git is judged where it can be seen, and from the call's directory.
+    const dynamic = Option.isNone(analysis) || analysis.value.hasDynamicParts || analysis.value.runsUnseen
+    if (Option.isNone(path)) {
+      const runsGit = Option.isNone(analysis) || analysis.value.commands.some((c) => c.argv.some(mentionsGit))
+      if (!runsGit) return onlyGit
+      return {
+        _tag: "Ask",
+        message: "the command runs git, and without a filesystem the repository's configuration cannot be checked"
+      }
+    }
+    if (Option.isNone(analysis)) {
+      // The parser could not read the line: anything may be git, and only from the call's directory is known.
+      if (/git/.test(command.replace(/[\\'"]/g, ""))) places.starts.add(cwd)
+    } else {
+      yield* walkCommands(analysis.value.commands, new Set([cwd]), places, 0).pipe(
+        Effect.provideService(Path.Path, path.value)
+      )
+      if (dynamic) places.unknown = undefined
+      if (dynamic && analysis.value.commands.some((c) => !isStatic(c.argv[0] ?? ""))) places.starts.add(cwd)
+    }
+    if (places.unknown !== undefined) {
+      return {
+        _tag: "Ask",
+        message: `the command runs git in a repository that cannot be known ahead of time (${places.unknown}), ` +
+          `and a repository's own configuration can make git run programs (core.fsmonitor, a diff driver)`
+      }
+    }
+    if (places.starts.size === 0 && places.gitDirectories.size === 0) return onlyGit
+    // The shell inherits this process's environment: a `GIT_DIR` there (switchyard run from a git hook) is the
+    // repository every git on the line uses.
+    const inherited = process.env["GIT_DIR"]
+    if (inherited !== undefined && inherited.length > 0) places.gitDirectories.add(path.value.resolve(cwd, inherited))
+    if (Option.isNone(fs)) {
+      return {
+        _tag: "Ask",
+        message: "the command runs git, and without a filesystem the repository's configuration cannot be checked"
+      }
+    }
+    const found = yield* findProgramEntry(places).pipe(
+      Effect.provideService(FileSystem.FileSystem, fs.value),
+      Effect.provideService(Path.Path, path.value)
+    )
+    if (found === undefined) return onlyGit
+    return {
+      _tag: "Ask",
+      message: `git would read ${found.file}, whose entry \`${found.entry}\` may make git run a program or ` +
+        `touch files outside the repository; approve only if you trust this repository's git configuration`
+    }
+  })
+
+const findProgramEntry = (
+  places: Places
+): Effect.Effect<GitRepository.ProgramEntry | undefined, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const seen = new Set<string>()
+    const repositories: Array<GitRepository.Repository> = []
+    for (const start of places.starts) {
+      const found = yield* GitRepository.discover(start)
+      if (found !== undefined) repositories.push(found)
+    }
+    for (const gitDir of places.gitDirectories) repositories.push(yield* GitRepository.atGitDirectory(gitDir))
+    for (const repository of repositories) {
+      const key = repository.gitDirectories.join("\u0000")
+      if (seen.has(key)) continue
+      seen.add(key)
+      const entry = yield* GitRepository.programEntry(repository)
+      if (entry !== undefined) return entry
+    }
+    return undefined
+  })
