@@ -1,7 +1,9 @@
 /**
  * Issue 4 and issue 18: the cost of one permission decision with 200 and
  * with 1 000 rules in the settings (goal for 1 000: ≤ 50 µs at the median),
- * and of one no-op command hook (a process spawn) against a programmatic hook.
+ * and of one no-op command hook (a process spawn) against a programmatic hook;
+ * and the real Bash tool's own check, which reads the repository's git
+ * configuration for a line that runs git.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
@@ -16,6 +18,8 @@ import {
   ToolUseContext,
   Hooks
 } from "@switchyard/core"
+import * as BackgroundShells from "@switchyard/tools/BackgroundShells"
+import * as Bash from "@switchyard/tools/Bash"
 import * as ShellCommand from "@switchyard/tools/ShellCommand"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,6 +29,11 @@ import * as Schema from "effect/Schema"
 import { fmt, note, record, recordStats, stats, timeEffect } from "./harness.js"
 
 const SUITE = "permissions"
+
+/** What the real Bash tool needs: its shell analyser, background shells and the Node platform. */
+const BashServices = Layer.mergeAll(ShellCommand.layer, BackgroundShells.layer).pipe(
+  Layer.provideMerge(NodeContext.layer)
+)
 
 const rules = (cwd: string, count = 200): ReadonlyArray<PermissionContext.PermissionRule> => {
   const out: Array<PermissionContext.PermissionRule> = []
@@ -141,6 +150,33 @@ export const run = async () => {
     "A decision resolves the call's path as the kernel does (one `realpath(3)` for a path that exists, an `lstat` a " +
       "level up to the deepest existing ancestor for one that does not; the working and home directories once per " +
       "chain) and checks only the path rules whose literal lead the path is under, so 1 000 rules cost about what 200 do."
+  )
+
+  // The real Bash tool's own check: for a line that runs git it finds the repository and reads its configuration
+  // (`tools/internal/shellGit.ts`); side by side with a line that runs no git, and with the stand-in above.
+  const realBash = await Effect.runPromise(
+    Effect.map(
+      Effect.context<Layer.Layer.Success<typeof BashServices>>(),
+      (services) => Tool.provideContext(Bash.Bash, services)
+    ).pipe(Effect.provide(BashServices))
+  )
+  const bashLs = await timeEffect(decide(realBash, { command: "ls src" }), { samples: 3 })
+  const bashGit = await timeEffect(decide(realBash, { command: "git status" }), { samples: 3 })
+  const bashNested = await timeEffect(decide(realBash, { command: "cd packages && git log -1 --oneline" }), {
+    samples: 3
+  })
+  record(SUITE, "decision, the Bash tool: `ls src` (µs)", fmt((bashLs * 1000) / N))
+  record(
+    SUITE,
+    "decision, the Bash tool: `git status`, its repository's configuration read (µs)",
+    fmt((bashGit * 1000) / N),
+    `${fmt(bashGit / bashLs, 2)}× \`ls src\``
+  )
+  record(
+    SUITE,
+    "decision, the Bash tool: `cd packages && git log -1 --oneline` (µs)",
+    fmt((bashNested * 1000) / N),
+    `${fmt(bashNested / bashLs, 2)}× \`ls src\``
   )
 
   const noop = Tool.make("Noop", { description: "", input: Schema.Struct({}), call: () => Effect.succeed("ok") })

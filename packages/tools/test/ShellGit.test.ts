@@ -88,7 +88,6 @@ const makeFixture = (): Fixture => {
   git(hooked, "init", "-q")
   git(hooked, "add", "t.txt")
   git(hooked, "commit", "-qm", "init")
-  fs.writeFileSync(path.join(hooked, "t.txt"), "changed\n")
   fs.writeFileSync(path.join(hooked, ".git", "hooks", "post-index-change"), `#!/bin/sh\ntouch ${marks}/hook\n`, {
     mode: 0o755
   })
@@ -115,9 +114,20 @@ const checkOf = (command: string, cwd: string) =>
     Effect.provide(Live)
   )
 
+/**
+ * Give a tracked file a new modification time, its content unchanged: the next index refresh (`git status`)
+ * then rewrites the index, and so runs a `post-index-change` hook — every time, not only the first.
+ */
+let stamp = 1_000_000_000
+const touchStat = (file: string) => {
+  stamp += 7
+  fs.utimesSync(file, stamp, stamp)
+}
+
 /** Run `command` as the Bash tool's shell would (its git safety environment), and the marks it left. */
 const execute = (f: Fixture, command: string): ReadonlyArray<string> => {
   for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
+  touchStat(path.join(f.project, "tools", "t.txt"))
   const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
   spawnSync("bash", ["-c", command], { cwd: f.project, env, stdio: "ignore", timeout: 20_000 })
   return fs.readdirSync(f.marks)
@@ -252,7 +262,7 @@ describe.skipIf(!hasGit)("ShellGit: the git a Bash line runs", () => {
       expect((yield* checkOf("git status", hooked)).behavior).toBe("allow")
       const hook = path.join(hooked, ".git", "hooks", "post-index-change")
       fs.writeFileSync(hook, `#!/bin/sh\ntouch ${f.marks}/hook\n`, { mode: 0o755 })
-      fs.writeFileSync(path.join(hooked, "h.txt"), "changed\n")
+      touchStat(path.join(hooked, "h.txt"))
       for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
       const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
       spawnSync("git", ["status"], { cwd: hooked, env, stdio: "ignore" })
@@ -331,6 +341,11 @@ describe("GitRepository: which configuration entries are plain", () => {
     expect(GitRepository.unknownEntry(lfs)).toBe("filter.\"lfs\".clean")
     const changed = lfs.replace("git-lfs clean -- %f", "git-lfs clean -- %f; touch x")
     expect(GitRepository.unknownEntry(changed, permission)).toBe("filter.\"lfs\".clean")
+    // core.fsmonitor = true is git's own daemon (a footprint cannot bound it); a program is a program.
+    expect(GitRepository.unknownEntry("[core]\n\tfsmonitor = true\n", permission)).toBeUndefined()
+    expect(GitRepository.unknownEntry("[core]\n\tfsmonitor = true\n")).toBe("core.fsmonitor")
+    expect(GitRepository.unknownEntry("[core]\n\tfsmonitor = .git/hooks/fsmonitor-watchman\n", permission))
+      .toBe("core.fsmonitor")
     // A submodule's git directory names its work tree; a repository's own `core.worktree` is another tree.
     expect(GitRepository.unknownEntry("[core]\n\tworktree = ../../../mod\n", permission)).toBe("core.worktree")
     expect(GitRepository.unknownEntry("[core]\n\tworktree = ../../../mod\n", { ...permission, place: "submodule" }))

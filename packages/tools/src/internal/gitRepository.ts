@@ -23,9 +23,9 @@
  *
  * @internal
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
-import * as Effect from "effect/Effect"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 
 /** How a section's entries are known: which keys, and whether a subsection (`[remote "origin"]`) belongs there. */
 interface SectionRule {
@@ -138,6 +138,8 @@ const isKnown = (entry: Entry, reading: Reading): boolean => {
   // Where hooks are: the permission check examines the hooks that read-only commands run there (`hookEntry`).
   if (reading.reader === "permission" && entry.section === "core" && entry.subsection === undefined) {
     if (entry.key === "hookspath") return true
+    // A boolean is git's own daemon (`git fsmonitor--daemon`) or none; any other value is a program to run.
+    if (entry.key === "fsmonitor") return /^(?:true|false|yes|no|on|off|1|0)$/i.test(entry.value ?? "")
   }
   if (reading.reader === "permission" && entry.section === "filter" && entry.subsection === "lfs") {
     return Object.hasOwn(LFS_FILTER, entry.key) && LFS_FILTER[entry.key] === entry.value?.replace(/^"(.*)"$/, "$1")
@@ -183,21 +185,57 @@ export interface Repository {
   readonly gitDirectories: ReadonlyArray<string>
 }
 
-type Services = FileSystem.FileSystem | Path.Path
+/**
+ * The disk as git sees it, asked synchronously: a decision runs this for
+ * every Bash line that runs git, and a dozen asynchronous platform calls (a
+ * thread-pool round trip each, an exception object for each missing file) cost
+ * many times the rest of the decision (bench `permissions`). What is asked is
+ * git's own view of the real disk, never an overlay's.
+ */
+interface Disk {
+  /** What is at `p`, links followed. */
+  readonly kind: (p: string) => "file" | "directory" | "missing" | "other"
+  /** The text of a file, or `undefined` when it cannot be read. */
+  readonly read: (p: string) => string | undefined
+  /** A directory's entries, or `undefined` when it cannot be listed. */
+  readonly list: (p: string) => ReadonlyArray<string> | undefined
+}
 
-const exists = (fs: FileSystem.FileSystem, file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+const disk: Disk = {
+  kind: (p) => {
+    try {
+      const info = NodeFs.statSync(p, { throwIfNoEntry: false })
+      return info === undefined ? "missing" : info.isDirectory() ? "directory" : info.isFile() ? "file" : "other"
+    } catch {
+      // ENOTDIR, EACCES on the way: not something git reads.
+      return "missing"
+    }
+  },
+  read: (p) => {
+    try {
+      return NodeFs.readFileSync(p, "utf8")
+    } catch {
+      return undefined
+    }
+  },
+  list: (p) => {
+    try {
+      return NodeFs.readdirSync(p)
+    } catch {
+      return undefined
+    }
+  }
+}
 
-const isDirectory = (fs: FileSystem.FileSystem, file: string) =>
-  fs.stat(file).pipe(Effect.map((info) => info.type === "Directory"), Effect.orElseSucceed(() => false))
+/** Whether anything is at `p` — or it cannot be told (fail closed: a file that may be there counts). */
+const present = (p: string): boolean => disk.kind(p) !== "missing"
 
 /** The common directory a git directory names (`commondir`), if any. */
-const commonDirectory = (dir: string): Effect.Effect<string | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const text = yield* fs.readFileString(path.join(dir, "commondir")).pipe(Effect.option)
-    return text._tag === "Some" && text.value.trim().length > 0 ? path.resolve(dir, text.value.trim()) : undefined
-  })
+const commonDirectory = (dir: string): string | undefined => {
+  if (disk.kind(NodePath.join(dir, "commondir")) === "missing") return undefined
+  const text = disk.read(NodePath.join(dir, "commondir"))?.trim()
+  return text === undefined || text.length === 0 ? undefined : NodePath.resolve(dir, text)
+}
 
 /**
  * Whether git takes `dir` for a git directory (setup.c `is_git_directory`): a
@@ -205,30 +243,26 @@ const commonDirectory = (dir: string): Effect.Effect<string | undefined, never, 
  * than git (it also validates `HEAD`'s content), so a directory git would
  * pass over may be taken for one here — its configuration is then read too.
  */
-const isGitDirectory = (dir: string): Effect.Effect<boolean, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    if (!(yield* exists(fs, path.join(dir, "HEAD")))) return false
-    const common = (yield* commonDirectory(dir)) ?? dir
-    return (yield* isDirectory(fs, path.join(common, "objects"))) && (yield* isDirectory(fs, path.join(common, "refs")))
-  })
+const isGitDirectory = (dir: string): boolean => {
+  if (!present(NodePath.join(dir, "HEAD"))) return false
+  const common = commonDirectory(dir) ?? dir
+  return disk.kind(NodePath.join(common, "objects")) === "directory" &&
+    disk.kind(NodePath.join(common, "refs")) === "directory"
+}
 
-const withCommon = (gitDir: string): Effect.Effect<ReadonlyArray<string>, never, Services> =>
-  Effect.map(commonDirectory(gitDir), (common) => (common === undefined ? [gitDir] : [gitDir, common]))
+const withCommon = (gitDir: string): ReadonlyArray<string> => {
+  const common = commonDirectory(gitDir)
+  return common === undefined ? [gitDir] : [gitDir, common]
+}
 
 /** The git directories a `.git` entry leads to: itself when it is a git directory, a `gitdir: X` file's X. */
-const gitDirectoriesAt = (dotGit: string): Effect.Effect<ReadonlyArray<string> | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const info = yield* Effect.option(fs.stat(dotGit))
-    if (info._tag === "None") return undefined
-    if (info.value.type === "Directory") return (yield* isGitDirectory(dotGit)) ? yield* withCommon(dotGit) : undefined
-    const text = yield* fs.readFileString(dotGit).pipe(Effect.orElseSucceed(() => ""))
-    const named = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1]
-    return named === undefined ? undefined : yield* withCommon(path.resolve(path.dirname(dotGit), named))
-  })
+const gitDirectoriesAt = (dotGit: string): ReadonlyArray<string> | undefined => {
+  const kind = disk.kind(dotGit)
+  if (kind === "missing") return undefined
+  if (kind === "directory") return isGitDirectory(dotGit) ? withCommon(dotGit) : undefined
+  const named = /^gitdir:\s*(.+?)\s*$/m.exec(disk.read(dotGit) ?? "")?.[1]
+  return named === undefined ? undefined : withCommon(NodePath.resolve(NodePath.dirname(dotGit), named))
+}
 
 /**
  * What git finds from `start`, walking up as setup.c does: in each directory
@@ -239,69 +273,63 @@ const gitDirectoriesAt = (dotGit: string): Effect.Effect<ReadonlyArray<string> |
  * is neither (git passes over an invalid `.git` directory, and stops at a
  * `.git` file it cannot read). `undefined` outside any repository.
  */
-export const discover = (
-  start: string
-): Effect.Effect<(Repository & { readonly broken: boolean }) | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    let broken = false
-    for (let dir = path.resolve(start);;) {
-      const dotGit = path.join(dir, ".git")
-      const info = yield* Effect.option(fs.stat(dotGit))
-      if (info._tag === "Some") {
-        if (info.value.type === "Directory") {
-          if (yield* isGitDirectory(dotGit)) return { root: dir, gitDirectories: yield* withCommon(dotGit), broken }
-          broken = true
-        } else {
-          const text = yield* fs.readFileString(dotGit).pipe(Effect.orElseSucceed(() => ""))
-          const named = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1]
-          if (named === undefined) return { root: dir, gitDirectories: [dotGit], broken: true }
-          return { root: dir, gitDirectories: yield* withCommon(path.resolve(dir, named)), broken }
-        }
-      }
-      const parent = path.dirname(dir)
-      if (parent === dir) return undefined
-      dir = parent
+export const discover = (start: string): (Repository & { readonly broken: boolean }) | undefined => {
+  let broken = false
+  for (let dir = NodePath.resolve(start);;) {
+    const dotGit = NodePath.join(dir, ".git")
+    const kind = disk.kind(dotGit)
+    if (kind === "directory") {
+      if (isGitDirectory(dotGit)) return { root: dir, gitDirectories: withCommon(dotGit), broken }
+      broken = true
+    } else if (kind !== "missing") {
+      const named = /^gitdir:\s*(.+?)\s*$/m.exec(disk.read(dotGit) ?? "")?.[1]
+      if (named === undefined) return { root: dir, gitDirectories: [dotGit], broken: true }
+      return { root: dir, gitDirectories: withCommon(NodePath.resolve(dir, named)), broken }
     }
-  })
+    const parent = NodePath.dirname(dir)
+    if (parent === dir) return undefined
+    dir = parent
+  }
+}
 
 /** A git directory named outright (`git --git-dir=X`): no work tree of its own is known. */
-export const atGitDirectory = (gitDir: string): Effect.Effect<Repository, never, Services> =>
-  Effect.map(withCommon(gitDir), (gitDirectories) => ({ root: undefined, gitDirectories }))
+export const atGitDirectory = (gitDir: string): Repository => ({ root: undefined, gitDirectories: withCommon(gitDir) })
+
+/** Why git in a repository may run more than git: the file and the entry that may make it. */
+export interface ProgramEntry {
+  /** The configuration file (or directory) that says so. */
+  readonly file: string
+  /** The entry (`core.fsmonitor`) or what could not be examined. */
+  readonly entry: string
+}
+
+/** The configuration files of a git directory that are there, with their text (`undefined`: unreadable). */
+const configurationFiles = (gitDir: string): ReadonlyArray<{ readonly file: string; readonly text?: string }> =>
+  ["config", "config.worktree"].flatMap((name) => {
+    const file = NodePath.join(gitDir, name)
+    if (disk.kind(file) === "missing") return []
+    const text = disk.read(file)
+    return [text === undefined ? { file } : { file, text }]
+  })
 
 /** The first entry not known to be plain in a git directory's configuration files, with the file. */
-const configurationEntry = (
-  gitDir: string,
-  reading: Reading
-): Effect.Effect<{ readonly file: string; readonly entry: string } | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    for (const name of ["config", "config.worktree"]) {
-      const file = path.join(gitDir, name)
-      // A file that cannot be examined fails closed.
-      if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true)))) continue
-      const text = yield* fs.readFileString(file).pipe(Effect.option)
-      const entry = text._tag === "None" ? "a file it cannot read" : unknownEntry(text.value, reading)
-      if (entry !== undefined) return { file, entry }
-    }
-    return undefined
-  })
+const configurationEntry = (gitDir: string, reading: Reading): ProgramEntry | undefined => {
+  for (const { file, text } of configurationFiles(gitDir)) {
+    // A file that cannot be read fails closed.
+    const entry = text === undefined ? "a file it cannot read" : unknownEntry(text, reading)
+    if (entry !== undefined) return { file, entry }
+  }
+  return undefined
+}
 
 /** Object stores elsewhere a git directory borrows from (`git show` prints their objects too). */
-const alternatesEntry = (gitDir: string): Effect.Effect<ProgramEntry | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    for (const name of ["alternates", "http-alternates"]) {
-      const file = path.join(gitDir, "objects", "info", name)
-      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true))) {
-        return { file, entry: "object stores elsewhere (objects/info/alternates)" }
-      }
-    }
-    return undefined
-  })
+const alternatesEntry = (gitDir: string): ProgramEntry | undefined => {
+  for (const name of ["alternates", "http-alternates"]) {
+    const file = NodePath.join(gitDir, "objects", "info", name)
+    if (present(file)) return { file, entry: "object stores elsewhere (objects/info/alternates)" }
+  }
+  return undefined
+}
 
 /**
  * Hooks git runs from its read-only commands: `post-index-change`, whenever a
@@ -312,155 +340,121 @@ const alternatesEntry = (gitDir: string): Effect.Effect<ProgramEntry | undefined
  */
 const READ_ONLY_HOOKS = ["post-index-change"]
 
-const hookEntry = (repository: Repository): Effect.Effect<ProgramEntry | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const common = repository.gitDirectories[repository.gitDirectories.length - 1]
-    if (common === undefined) return undefined
-    let hooks = path.join(common, "hooks")
-    for (const dir of repository.gitDirectories) {
-      for (const name of ["config", "config.worktree"]) {
-        const text = yield* fs.readFileString(path.join(dir, name)).pipe(Effect.option)
-        if (text._tag === "None") continue
-        for (const entry of entriesOf(text.value) ?? []) {
-          if (entry.section !== "core" || entry.key !== "hookspath" || entry.subsection !== undefined) continue
-          const value = (entry.value ?? "").replace(/^"(.*)"$/, "$1")
-          const home = process.env["HOME"] ?? ""
-          const expanded = value === "~" || value.startsWith("~/") ? `${home}${value.slice(1)}` : value
-          hooks = path.resolve(repository.root ?? common, expanded)
-        }
+const hookEntry = (repository: Repository): ProgramEntry | undefined => {
+  const common = repository.gitDirectories[repository.gitDirectories.length - 1]
+  if (common === undefined) return undefined
+  let hooks = NodePath.join(common, "hooks")
+  for (const dir of repository.gitDirectories) {
+    for (const { text } of configurationFiles(dir)) {
+      for (const entry of entriesOf(text ?? "") ?? []) {
+        if (entry.section !== "core" || entry.key !== "hookspath" || entry.subsection !== undefined) continue
+        const value = (entry.value ?? "").replace(/^"(.*)"$/, "$1")
+        const expanded = value === "~" || value.startsWith("~/")
+          ? NodePath.join(NodeOs.homedir(), value.slice(1))
+          : value
+        hooks = NodePath.resolve(repository.root ?? common, expanded)
       }
     }
-    for (const hook of READ_ONLY_HOOKS) {
-      const file = path.join(hooks, hook)
-      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true))) return { file, entry: `the ${hook} hook` }
-    }
-    return undefined
-  })
+  }
+  for (const hook of READ_ONLY_HOOKS) {
+    const file = NodePath.join(hooks, hook)
+    if (present(file)) return { file, entry: `the ${hook} hook` }
+  }
+  return undefined
+}
 
 /**
  * Whether git, in a repository with these git directories, runs only itself
  * on what it finds there and touches nothing outside it: every configuration
  * file they hold (`config`, `config.worktree`) is plain, and they hold no
- * submodules (`modules`, whose indexes `git status` refreshes too). A file that
- * cannot be read fails closed. What a footprint trusts.
+ * submodules (`modules`, whose indexes `git status` refreshes too), no
+ * alternates and no `post-index-change` hook. A file that cannot be read fails
+ * closed. What a footprint trusts.
  */
-export const plainRepository = (gitDirectories: ReadonlyArray<string>): Effect.Effect<boolean, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    for (const dir of gitDirectories) {
-      if (yield* fs.exists(path.join(dir, "modules")).pipe(Effect.orElseSucceed(() => true))) return false
-      if ((yield* configurationEntry(dir, FOOTPRINT)) !== undefined) return false
-      if ((yield* alternatesEntry(dir)) !== undefined) return false
-    }
-    // core.hooksPath is not plain here, so the hooks are the common directory's own.
-    return (yield* hookEntry({ root: undefined, gitDirectories })) === undefined
-  })
+export const plainRepository = (gitDirectories: ReadonlyArray<string>): boolean => {
+  for (const dir of gitDirectories) {
+    if (present(NodePath.join(dir, "modules"))) return false
+    if (configurationEntry(dir, FOOTPRINT) !== undefined || alternatesEntry(dir) !== undefined) return false
+  }
+  // core.hooksPath is not plain here, so the hooks are the common directory's own.
+  return hookEntry({ root: undefined, gitDirectories }) === undefined
+}
 
 /** Submodules nest; past this depth a module tree is not examined, and fails closed. */
 const MAX_MODULE_DEPTH = 4
 
 /** Every submodule git directory under a git directory's `modules` (names may have slashes: `modules/a/b`). */
-const moduleDirectories = (
-  gitDir: string,
-  depth: number
-): Effect.Effect<ReadonlyArray<string> | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const found: Array<string> = []
-    const visit = (dir: string, level: number): Effect.Effect<boolean, never, Services> =>
-      Effect.gen(function*() {
-        if (level > MAX_MODULE_DEPTH * 4) return false
-        const names = yield* fs.readDirectory(dir).pipe(Effect.option)
-        if (names._tag === "None") return false
-        for (const name of names.value) {
-          const child = path.join(dir, name)
-          if (!(yield* isDirectory(fs, child))) continue
-          if (yield* isGitDirectory(child)) {
-            found.push(child)
-            if (depth >= MAX_MODULE_DEPTH && (yield* exists(fs, path.join(child, "modules")))) return false
-            continue
-          }
-          if (!(yield* visit(child, level + 1))) return false
-        }
-        return true
-      })
-    const modules = path.join(gitDir, "modules")
-    if (!(yield* exists(fs, modules))) return []
-    return (yield* visit(modules, 0)) ? found : undefined
-  })
+const moduleDirectories = (gitDir: string, depth: number): ReadonlyArray<string> | undefined => {
+  const found: Array<string> = []
+  const visit = (dir: string, level: number): boolean => {
+    if (level > MAX_MODULE_DEPTH * 4) return false
+    const names = disk.list(dir)
+    if (names === undefined) return false
+    for (const name of names) {
+      const child = NodePath.join(dir, name)
+      if (disk.kind(child) !== "directory") continue
+      if (isGitDirectory(child)) {
+        found.push(child)
+        if (depth >= MAX_MODULE_DEPTH && present(NodePath.join(child, "modules"))) return false
+        continue
+      }
+      if (!visit(child, level + 1)) return false
+    }
+    return true
+  }
+  const modules = NodePath.join(gitDir, "modules")
+  if (!present(modules)) return []
+  return visit(modules, 0) ? found : undefined
+}
 
 /** The work-tree paths `.gitmodules` names (`path = lib`), or `undefined` when it cannot be read plainly. */
-const submodulePaths = (root: string): Effect.Effect<ReadonlyArray<string> | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const file = path.join(root, ".gitmodules")
-    if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true)))) return []
-    const text = yield* fs.readFileString(file).pipe(Effect.option)
-    if (text._tag === "None") return undefined
-    const entries = entriesOf(text.value)
-    if (entries === undefined) return undefined
-    return entries.flatMap((entry) =>
-      entry.section === "submodule" && entry.key === "path" && entry.value !== undefined
-        ? [entry.value.replace(/^"(.*)"$/, "$1")]
-        : []
-    )
-  })
-
-/** Why git in a repository may run more than git: the file and the entry that may make it. */
-export interface ProgramEntry {
-  /** The configuration file (or directory) that says so. */
-  readonly file: string
-  /** The entry (`core.fsmonitor`) or what could not be examined. */
-  readonly entry: string
+const submodulePaths = (root: string): ReadonlyArray<string> | undefined => {
+  const file = NodePath.join(root, ".gitmodules")
+  if (disk.kind(file) === "missing") return []
+  const text = disk.read(file)
+  const entries = text === undefined ? undefined : entriesOf(text)
+  if (entries === undefined) return undefined
+  return entries.flatMap((entry) =>
+    entry.section === "submodule" && entry.key === "path" && entry.value !== undefined
+      ? [entry.value.replace(/^"(.*)"$/, "$1")]
+      : []
+  )
 }
 
 /**
- * The first configuration entry in a repository, or in any submodule `git
- * status` would recurse into, that is not known to leave git running only
- * itself; `undefined` when every one is plain. What the Bash tool's
- * permission check asks about.
+ * The first thing in a repository, or in any submodule `git status` would
+ * recurse into, that is not known to leave git running only itself — a
+ * configuration entry, a `post-index-change` hook, alternates; `undefined`
+ * when there is none. What the Bash tool's permission check asks about.
  */
-export const programEntry = (
-  repository: Repository,
-  depth = 0
-): Effect.Effect<ProgramEntry | undefined, never, Services> =>
-  Effect.gen(function*() {
-    const path = yield* Path.Path
-    const reading: Reading = { reader: "permission", place: depth === 0 ? "repository" : "submodule" }
-    const hook = yield* hookEntry(repository)
-    if (hook !== undefined) return hook
-    for (const dir of repository.gitDirectories) {
-      const own = (yield* configurationEntry(dir, reading)) ?? (yield* alternatesEntry(dir))
-      if (own !== undefined) return own
-      const modules = yield* moduleDirectories(dir, depth)
-      if (modules === undefined) {
-        return { file: path.join(dir, "modules"), entry: "submodules nested too deep to examine" }
-      }
-      for (const module of modules) {
-        const inner = yield* programEntry({ root: undefined, gitDirectories: yield* withCommon(module) }, depth + 1)
-        if (inner !== undefined) {
-          return inner
-        }
-      }
+export const programEntry = (repository: Repository, depth = 0): ProgramEntry | undefined => {
+  const reading: Reading = { reader: "permission", place: depth === 0 ? "repository" : "submodule" }
+  const hook = hookEntry(repository)
+  if (hook !== undefined) return hook
+  for (const dir of repository.gitDirectories) {
+    const own = configurationEntry(dir, reading) ?? alternatesEntry(dir)
+    if (own !== undefined) return own
+    const modules = moduleDirectories(dir, depth)
+    if (modules === undefined) {
+      return { file: NodePath.join(dir, "modules"), entry: "submodules nested too deep to examine" }
     }
-    // Submodules checked out with a git directory of their own in the work tree (`lib/.git/`).
-    if (repository.root === undefined) return undefined
-    const paths = yield* submodulePaths(repository.root)
-    if (paths === undefined) return { file: path.join(repository.root, ".gitmodules"), entry: "a line it cannot read" }
-    for (const relative of paths) {
-      if (depth >= MAX_MODULE_DEPTH) {
-        return { file: path.join(repository.root, ".gitmodules"), entry: "submodules nested too deep to examine" }
-      }
-      const tree = path.resolve(repository.root, relative)
-      const gitDirectories = yield* gitDirectoriesAt(path.join(tree, ".git"))
-      if (gitDirectories === undefined) continue
-      const inner = yield* programEntry({ root: tree, gitDirectories }, depth + 1)
+    for (const module of modules) {
+      const inner = programEntry({ root: undefined, gitDirectories: withCommon(module) }, depth + 1)
       if (inner !== undefined) return inner
     }
-    return undefined
-  })
+  }
+  // Submodules checked out with a git directory of their own in the work tree (`lib/.git/`).
+  if (repository.root === undefined) return undefined
+  const gitmodules = NodePath.join(repository.root, ".gitmodules")
+  const paths = submodulePaths(repository.root)
+  if (paths === undefined) return { file: gitmodules, entry: "a line it cannot read" }
+  for (const relative of paths) {
+    if (depth >= MAX_MODULE_DEPTH) return { file: gitmodules, entry: "submodules nested too deep to examine" }
+    const tree = NodePath.resolve(repository.root, relative)
+    const gitDirectories = gitDirectoriesAt(NodePath.join(tree, ".git"))
+    if (gitDirectories === undefined) continue
+    const inner = programEntry({ root: tree, gitDirectories }, depth + 1)
+    if (inner !== undefined) return inner
+  }
+  return undefined
+}

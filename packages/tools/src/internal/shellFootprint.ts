@@ -144,7 +144,7 @@ const findRepository = (
   cwd: string
 ): Effect.Effect<Repository | "unbounded" | undefined, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    const found = yield* GitRepository.discover(yield* Footprints.canonical(cwd))
+    const found = GitRepository.discover(yield* Footprints.canonical(cwd))
     if (found === undefined) return undefined
     if (found.root === undefined || found.broken) return "unbounded"
     const gitDirectories = yield* Effect.forEach(found.gitDirectories, (dir) => Footprints.canonical(dir))
@@ -328,12 +328,7 @@ export const footprint = (
     if (barrier || repository === "unbounded") return Footprint.writesEverything
     // A repository whose configuration may make git run a program or read elsewhere (`core.fsmonitor`,
     // a `textconv` driver, `include.path`): its git commands are not bounded by the repository.
-    const plain = repository === undefined ?
-      true :
-      yield* GitRepository.plainRepository(repository.gitDirectories).pipe(
-        Effect.provideService(FileSystem.FileSystem, fs.value),
-        Effect.provideService(Path.Path, path.value)
-      )
+    const plain = repository === undefined || GitRepository.plainRepository(repository.gitDirectories)
     if (!plain) return Footprint.writesEverything
     // A line that writes into the git directory its git commands use (`git status > .git/HEAD`) may leave
     // them no repository, and git then looks for one in every directory above: a barrier. git's own writes

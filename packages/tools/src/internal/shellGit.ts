@@ -20,12 +20,11 @@
  *
  * @internal
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import * as GitRepository from "./gitRepository.js"
 
 /** Where the line's git may look for its repository. */
@@ -55,7 +54,6 @@ const GIT_VALUE_OPTIONS = new Set(["-c", "--config-env", "--namespace", "--super
  * the start, `--git-dir`/`--bare` name the git directory.
  */
 const gitInvocation = (
-  path: Path.Path,
   argv: ReadonlyArray<string>,
   at: number,
   bases: ReadonlySet<string>,
@@ -80,7 +78,7 @@ const gitInvocation = (
         places.unknown ??= `\`git ${name}\` with a value known only at run time`
         return
       }
-      if (name === "-C") starts = starts.map((start) => path.resolve(start, value))
+      if (name === "-C") starts = starts.map((start) => NodePath.resolve(start, value))
       else explicit = value
     } else if (name === "--exec-path" && attached !== undefined) {
       places.unknown ??= "`git --exec-path=…` (git would run its commands from there)"
@@ -92,7 +90,7 @@ const gitInvocation = (
     }
   }
   if (explicit === undefined) { for (const start of starts) places.starts.add(start) }
-  else for (const start of starts) places.gitDirectories.add(path.resolve(start, explicit))
+  else for (const start of starts) places.gitDirectories.add(NodePath.resolve(start, explicit))
 }
 
 /** Programs that run the command they are given as given (`timeout 5 git status`): git is found after them. */
@@ -135,7 +133,7 @@ const findExecs = (
   bases: ReadonlySet<string>,
   places: Places,
   depth: number
-): Effect.Effect<void, never, Path.Path> =>
+): Effect.Effect<void> =>
   Effect.gen(function*() {
     for (let i = 1; i < argv.length; i++) {
       const action = argv[i]!
@@ -162,9 +160,8 @@ const walkCommands = (
   bases: ReadonlySet<string>,
   places: Places,
   depth: number
-): Effect.Effect<void, never, Path.Path> =>
+): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const path = yield* Path.Path
     const shell = yield* ShellAnalysis.ShellAnalysis
     let current = new Set(bases)
     for (const command of commands) {
@@ -180,9 +177,9 @@ const walkCommands = (
           places.unknown ??= `\`${name} ${target}\` (where it leads is known only at run time)`
         } else {
           const expanded = target === "~" || target.startsWith("~/")
-            ? path.join(NodeOs.homedir(), target.slice(1))
+            ? NodePath.join(NodeOs.homedir(), target.slice(1))
             : target
-          current = new Set([...current, ...[...current].map((dir) => path.resolve(dir, expanded))])
+          current = new Set([...current, ...[...current].map((dir) => NodePath.resolve(dir, expanded))])
         }
         continue
       }
@@ -196,7 +193,7 @@ const walkCommands = (
         continue
       }
       if (isGitProgram(name)) {
-        gitInvocation(path, argv, 0, current, places)
+        gitInvocation(argv, 0, current, places)
         continue
       }
       if (name === "find") {
@@ -216,7 +213,7 @@ const walkCommands = (
           // GNU env's `-C DIR`/`--chdir=DIR` moves git too.
           if (name === "env" && argv.slice(1, i).some((option) => /^(?:-C|--chdir)/.test(option))) {
             places.unknown ??= "`env --chdir` before git"
-          } else if (PASS_THROUGH.has(name)) gitInvocation(path, argv, i, current, places)
+          } else if (PASS_THROUGH.has(name)) gitInvocation(argv, i, current, places)
           break
         }
         if (mentionsGit(word)) {
@@ -238,7 +235,7 @@ const onlyGit: Verdict = { _tag: "OnlyGit" }
 /**
  * Whether the git `command` runs (from `cwd`) runs only git; else the ask,
  * naming the configuration file and the entry, or why the repository cannot
- * be known. Fails closed: no filesystem at hand, a file that cannot be read.
+ * be known. Fails closed: a file that cannot be read, a line it cannot parse.
  */
 export const check = (
   command: string,
@@ -247,26 +244,14 @@ export const check = (
   Effect.gen(function*() {
     const shell = yield* ShellAnalysis.ShellAnalysis
     const analysis = yield* shell.analyze(command)
-    const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
-    const path = yield* Effect.serviceOption(Path.Path)
     const places: Places = { starts: new Set(), gitDirectories: new Set(), unknown: undefined }
     // A line only a blanket grant allows: its git is judged where it can be seen, and from the call's directory.
     const dynamic = Option.isNone(analysis) || analysis.value.hasDynamicParts || analysis.value.runsUnseen
-    if (Option.isNone(path)) {
-      const runsGit = Option.isNone(analysis) || analysis.value.commands.some((c) => c.argv.some(mentionsGit))
-      if (!runsGit) return onlyGit
-      return {
-        _tag: "Ask",
-        message: "the command runs git, and without a filesystem the repository's configuration cannot be checked"
-      }
-    }
     if (Option.isNone(analysis)) {
       // The parser could not read the line: anything may be git, and only from the call's directory is known.
       if (/git/.test(command.replace(/[\\'"]/g, ""))) places.starts.add(cwd)
     } else {
-      yield* walkCommands(analysis.value.commands, new Set([cwd]), places, 0).pipe(
-        Effect.provideService(Path.Path, path.value)
-      )
+      yield* walkCommands(analysis.value.commands, new Set([cwd]), places, 0)
       if (dynamic) places.unknown = undefined
       if (dynamic && analysis.value.commands.some((c) => !isStatic(c.argv[0] ?? ""))) places.starts.add(cwd)
     }
@@ -281,17 +266,8 @@ export const check = (
     // The shell inherits this process's environment: a `GIT_DIR` there (switchyard run from a git hook) is the
     // repository every git on the line uses.
     const inherited = process.env["GIT_DIR"]
-    if (inherited !== undefined && inherited.length > 0) places.gitDirectories.add(path.value.resolve(cwd, inherited))
-    if (Option.isNone(fs)) {
-      return {
-        _tag: "Ask",
-        message: "the command runs git, and without a filesystem the repository's configuration cannot be checked"
-      }
-    }
-    const found = yield* findProgramEntry(places).pipe(
-      Effect.provideService(FileSystem.FileSystem, fs.value),
-      Effect.provideService(Path.Path, path.value)
-    )
+    if (inherited !== undefined && inherited.length > 0) places.gitDirectories.add(NodePath.resolve(cwd, inherited))
+    const found = findProgramEntry(places)
     if (found === undefined) return onlyGit
     return {
       _tag: "Ask",
@@ -300,23 +276,20 @@ export const check = (
     }
   })
 
-const findProgramEntry = (
-  places: Places
-): Effect.Effect<GitRepository.ProgramEntry | undefined, never, FileSystem.FileSystem | Path.Path> =>
-  Effect.gen(function*() {
-    const seen = new Set<string>()
-    const repositories: Array<GitRepository.Repository> = []
-    for (const start of places.starts) {
-      const found = yield* GitRepository.discover(start)
-      if (found !== undefined) repositories.push(found)
-    }
-    for (const gitDir of places.gitDirectories) repositories.push(yield* GitRepository.atGitDirectory(gitDir))
-    for (const repository of repositories) {
-      const key = repository.gitDirectories.join("\u0000")
-      if (seen.has(key)) continue
-      seen.add(key)
-      const entry = yield* GitRepository.programEntry(repository)
-      if (entry !== undefined) return entry
-    }
-    return undefined
-  })
+const findProgramEntry = (places: Places): GitRepository.ProgramEntry | undefined => {
+  const repositories: Array<GitRepository.Repository> = []
+  for (const start of places.starts) {
+    const found = GitRepository.discover(start)
+    if (found !== undefined) repositories.push(found)
+  }
+  for (const gitDir of places.gitDirectories) repositories.push(GitRepository.atGitDirectory(gitDir))
+  const seen = new Set<string>()
+  for (const repository of repositories) {
+    const key = repository.gitDirectories.join("\u0000")
+    if (seen.has(key)) continue
+    seen.add(key)
+    const entry = GitRepository.programEntry(repository)
+    if (entry !== undefined) return entry
+  }
+  return undefined
+}
