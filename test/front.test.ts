@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ToolsCommand from "@switchyard/cli/ToolsCommand"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -62,11 +62,34 @@ const reportEffect = `data:text/javascript,${
   )
 }`
 
+/**
+ * Run a process to its end, its stdin empty, without blocking the worker's event loop: a test of many
+ * synchronous runs held it for 40 s at load 11, and vitest's worker calls time out after 60 s of that.
+ */
+const run = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv }
+): Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { ...options, stdio: ["pipe", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    child.on("error", reject)
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+    child.stdin.end()
+  })
+
 /** Run the binary (front) or the full parser with exactly this environment (no SWITCHYARD_HOME unless given). */
-const spawnIn = (entry: "front" | "full", args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) => {
+const spawnIn = async (
+  entry: "front" | "full",
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: Record<string, string>
+) => {
   const script = entry === "front" ? path.join(root, "packages/cli/bin/switchyard.js") : path.join(bundle, "main.js")
-  const result = spawnSync(process.execPath, ["--import", reportEffect, script, ...args], {
-    encoding: "utf8",
+  const result = await run(["--import", reportEffect, script, ...args], {
     cwd,
     env: { PATH: process.env["PATH"] ?? "", ...env }
   })
@@ -113,11 +136,7 @@ const full = async (args: ReadonlyArray<string>, tty = false) => {
   delete env["FORCE_COLOR"]
   delete env["NO_COLOR"]
   const preload = tty ? ["--import", "data:text/javascript,process.stdout.isTTY=true"] : []
-  const result = spawnSync(process.execPath, [...preload, path.join(bundle, "main.js"), ...args], {
-    encoding: "utf8",
-    env,
-    cwd: root
-  })
+  const result = await run([...preload, path.join(bundle, "main.js"), ...args], { env, cwd: root })
   return { code: result.status, stdout: result.stdout }
 }
 const fullOut = async (args: ReadonlyArray<string>, tty = false) => (await full(args, tty)).stdout
@@ -319,8 +338,8 @@ describe("the CLI front", () => {
           ]]
         ) {
           const label = `${args.join(" ")} with ${Object.keys(env).join(", ")}`
-          const viaFront = spawnIn("front", args, dirs.cwd, env)
-          const viaFull = spawnIn("full", args, dirs.cwd, env)
+          const viaFront = await spawnIn("front", args, dirs.cwd, env)
+          const viaFull = await spawnIn("full", args, dirs.cwd, env)
           expect(viaFront.loadedEffect, label).toBe(false)
           expect(viaFull.loadedEffect).toBe(true)
           expect(viaFront.code).toBe(0)
@@ -386,8 +405,8 @@ describe("the CLI front", () => {
             fs.writeFileSync(expand(file), text)
           }
           const env = { HOME: home, ...Object.fromEntries(Object.entries(c.env ?? {}).map(([k, v]) => [k, expand(v)])) }
-          const viaFront = spawnIn("front", c.args, cwd, env)
-          const viaFull = spawnIn("full", c.args, cwd, env)
+          const viaFront = await spawnIn("front", c.args, cwd, env)
+          const viaFull = await spawnIn("full", c.args, cwd, env)
           expect(viaFront.loadedEffect, c.name).toBe(true)
           expect(viaFront.code, c.name).toBe(viaFull.code)
           expect(viaFront.stdout, c.name).toBe(viaFull.stdout)
