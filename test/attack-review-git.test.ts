@@ -38,8 +38,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as ShellProcess from "../packages/tools/src/internal/shellProcess.js"
-import { runBash } from "../packages/tools/test/fixtures/runBash.js"
+import { runBash, shellEnvironment } from "../packages/tools/test/fixtures/runBash.js"
 import { decide } from "./fixtures/permissionTools.js"
 
 const hasGit = spawnSync("git", ["--version"]).status === 0
@@ -178,7 +177,7 @@ const execute = (f: Fixture, line: string, cwd: string): Effect.Effect<ReadonlyA
     // A clean file with a new mtime: git refreshes (writes) the index, which runs a post-index-change hook.
     const now = Date.now() / 1000
     for (const file of touched) fs.utimesSync(file, now, now + Math.random() * 1000)
-    const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
+    const env = shellEnvironment(f.home)
     yield* runBash(line, cwd, env)
     // Links a line made (`ln -s … made`) go, so the next line is judged as this one was.
     fs.rmSync(path.join(f.project, "made"), { force: true })

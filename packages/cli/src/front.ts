@@ -54,7 +54,11 @@ export const answer: (args: ReadonlyArray<string>, pages: Readonly<Record<string
  * @since 0.1.0
  */
 export const start = (args: ReadonlyArray<string>): Promise<void> =>
-  FrontStart.start(args, async () => {
-    const { main } = await import("./main.js")
-    main()
+  FrontStart.start(args, {
+    full: async () => {
+      const { main } = await import("./main.js")
+      main()
+    },
+    tools: () => import("./internal/fastTools.js"),
+    dispatch: () => import("./internal/fastDispatch.js")
   })

@@ -122,11 +122,23 @@ export const fastCommand = (args: ReadonlyArray<string>): FastCommand | undefine
 }
 
 /**
+ * How the entry loads what a command runs: the full parser (main.ts, which
+ * reads `process.argv`) and the fast paths. Given by the entry, so the
+ * project's modules are imported dynamically only from main.ts and front.ts
+ * (issue 23's rule) and the light snapshot hands in what it evaluated.
+ */
+export interface Entries {
+  readonly full: () => Promise<void>
+  readonly tools: () => Promise<{ readonly list: (json: boolean) => Promise<number> }>
+  readonly dispatch: () => Promise<{ readonly dispatch: (file: string) => void }>
+}
+
+/**
  * Answer the command line `args` (without `node` and the script): from the
  * pages when they hold the answer, the fast commands without the full parser,
- * everything else with `full` (main.ts, which reads `process.argv`).
+ * everything else with `entries.full`.
  */
-export const start = async (args: ReadonlyArray<string>, full: () => Promise<void>): Promise<void> => {
+export const start = async (args: ReadonlyArray<string>, entries: Entries): Promise<void> => {
   // Every page is `--version` or ends in --help (or -h): other commands skip reading and parsing 50 kB of JSON.
   const last = args.at(-1)
   const page = last === "--help" || last === "-h" || (args.length === 1 && last === "--version")
@@ -135,13 +147,13 @@ export const start = async (args: ReadonlyArray<string>, full: () => Promise<voi
     (args[0] === "tools" ? toolPage(args) : undefined)
   const fast = text === undefined ? fastCommand(args) : undefined
   if (fast?._tag === "ToolsList") {
-    const { list } = await import("./fastTools.js")
+    const { list } = await entries.tools()
     process.exitCode = await list(fast.json)
   } else if (fast?._tag === "Dispatch") {
-    const { dispatch } = await import("./fastDispatch.js")
+    const { dispatch } = await entries.dispatch()
     dispatch(fast.file)
   } else if (text === undefined) {
-    await full()
+    await entries.full()
   } else {
     process.stdout.write(colorEnabled(process.stdout) ? text : text.replace(ANSI, ""))
   }

@@ -19,7 +19,11 @@ import * as SnapshotMain from "./snapshotMain.js"
 const evaluated = [FastTools, FastDispatch]
 
 SnapshotMain.install(evaluated, (args) =>
-  FrontStart.start(args, () =>
-    Promise.reject(
-      new Error(`the light snapshot runs only \`tools list\` and \`dispatch FILE\`, not \`${args.join(" ")}\``)
-    )))
+  FrontStart.start(args, {
+    full: () =>
+      Promise.reject(
+        new Error(`the light snapshot runs only \`tools list\` and \`dispatch FILE\`, not \`${args.join(" ")}\``)
+      ),
+    tools: () => Promise.resolve(FastTools),
+    dispatch: () => Promise.resolve(FastDispatch)
+  }))
