@@ -168,13 +168,13 @@ layer(TestLayer)("review: paths into /proc/self, judged by what the line prints"
     // deny rule and is allowed. Fix: a line that makes a link (`ln -s`, `cp -s`, `ln` of a directory's entries…)
     // makes every later path on it that goes through the link's name unknown — simplest: after a command that
     // creates a symlink, treat any path under (or equal to) the link's name as unknown for the rest of the line.
-    it.effect.fails(`a link the line makes before it reads through it (ATTACK_SEED=${seed})`, () =>
+    it.effect(`a link the line makes before it reads through it (ATTACK_SEED=${seed})`, () =>
       Effect.gen(function*() {
         const lines = [...new Set(FastCheck.sample(linkLines, { numRuns: 30, seed }))]
         expect(yield* leaksOf(lines, true)).toEqual([])
       }))
 
-    it.effect.fails("minimal: ln -s /proc/self/cwd l && cat l/.env; ln -s . l && cat l/.env", () =>
+    it.effect("minimal: ln -s /proc/self/cwd l && cat l/.env; ln -s . l && cat l/.env", () =>
       Effect.gen(function*() {
         expect(yield* leaksOf(["ln -s /proc/self/cwd l && cat l/.env", "ln -s . l && cat l/.env"], true)).toEqual([])
       }))

@@ -111,6 +111,20 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     // No rule that could match: bypass runs it.
     { mode: "bypassPermissions", command: "CMD=ls; $CMD", expect: "allow" }
   ]],
+  ["review A: a link the line makes before it reads through it", [
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "ln -s . l && cat l/.env", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "cat l/.env; ln -s /proc/self/cwd l", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(/etc/shadow)"], command: "ln -s /etc e && cat e/shadow", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "tar xf links.tar && cat l/.env", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "bash -c 'ln -s . l' && cat l/.env", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "npm run make-links && cat l/.env", expect: "ask" },
+    // A path the rule matches as written is still denied; writers that make no links keep their precision.
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "ln -s . l && cat .env", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "mkdir -p out && cat src/a.ts", expect: "allow" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "cp a b && rm -f c && cat b", expect: "allow" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "ln -s src l", expect: "allow" },
+    { mode: "bypassPermissions", command: "ln -s . l && cat l/.env", expect: "allow" }
+  ]],
   ["precedence and the blanket rule", [
     {
       allow: ["Bash"],

@@ -242,6 +242,11 @@ export interface Touched {
   readonly write: boolean
   /** Its whole tree's contents are read (`grep -r`, `rg`, `git grep`). */
   readonly treeContent: boolean
+  /**
+   * Another part of the line may make links (`ln -s . l && cat l/.env`): when the line runs, the path may go
+   * through a link that does not exist yet, so its forms are only what it is now — it is as unknown as a glob.
+   */
+  readonly throughLinks?: boolean
 }
 
 /** What a rule match names as its subject: `read of .env by `cat .env``. */
@@ -311,7 +316,8 @@ export const resolveAsTheKernel = (
 export const touchedBy = (
   part: CommandPart,
   resolution: ResolutionBases,
-  env: PermissionRules.Environment
+  env: PermissionRules.Environment,
+  options: TouchOptions
 ): Effect.Effect<ReadonlyArray<Touched>> =>
   Effect.gen(function*() {
     const out: Array<Touched> = []
@@ -347,7 +353,8 @@ export const touchedBy = (
         path: use.path,
         forms: yield* absoluteForms(use.path, resolution, env),
         write: use.write,
-        treeContent: !use.write && use.subtree && use.content
+        treeContent: !use.write && use.subtree && use.content,
+        ...(options.linked ? { throughLinks: true } : {})
       })
     }
     // Redirect targets of parts the analyser did not describe (nested scripts).
@@ -358,12 +365,66 @@ export const touchedBy = (
           path: redirect.target,
           forms: yield* absoluteForms(redirect.target, resolution, env),
           write: true,
-          treeContent: false
+          treeContent: false,
+          ...(options.linked ? { throughLinks: true } : {})
         })
       }
     }
     return out
   })
+
+/** What `touchedBy` adds beyond the paths the analyser reports. */
+export interface TouchOptions {
+  /** Another part of the line may make links: every path is marked `throughLinks`. */
+  readonly linked: boolean
+}
+
+/** Programs that may make a link (`tar x` and `rsync` restore them, `mv` moves one into place). */
+const linkMakers: ReadonlySet<string> = new Set([
+  "ln",
+  "link",
+  "mv",
+  "tar",
+  "bsdtar",
+  "unzip",
+  "cpio",
+  "pax",
+  "rsync",
+  "7z",
+  "7za"
+])
+
+/** `cp` options that make links or copy them as links: `-s -l -r -R -a -d -P`, alone or in a cluster. */
+const linkingCopy =
+  /^(?:-[A-Za-z]*[slrRadP][A-Za-z]*|--(?:link|symbolic-link|recursive|archive|no-dereference|preserve(?:=.*)?))$/
+
+/** Writers the analyser describes that make no links. */
+const plainWriters: ReadonlySet<string> = new Set([
+  "mkdir",
+  "touch",
+  "rm",
+  "rmdir",
+  "sed",
+  "truncate",
+  "tee",
+  "chmod",
+  "chown"
+])
+
+/**
+ * Whether a part may make a link when the line runs: `ln`, `link`, `cp -s/-l/-r/-a/…`, `mv`, archive
+ * extractors, `rsync`, a git subcommand that is not read-only, a program the analyser does not describe. A part
+ * that hands its commands to a shell (`sh -c`, `find -exec`) makes none itself: those commands are parts too.
+ */
+export const makesLinks = (part: CommandPart, runsScripts: boolean): boolean => {
+  const argv = part.forms.argv
+  const name = argv[0]
+  if (name === undefined) return false
+  if (linkMakers.has(name)) return true
+  if (name === "cp") return argv.slice(1).some((word) => linkingCopy.test(word))
+  if (runsScripts) return false
+  return part.simple === undefined || (!part.simple.readOnly && !plainWriters.has(name))
+}
 
 /** The directories a recursive read of these forms enters a rule's base in (`ruleBase` inside one of them). */
 export const ruleInside = (

@@ -16,6 +16,9 @@
  *   standard input) with a Bash deny or ask rule; a path that cannot be
  *   resolved (glob, expansion, `xargs` names) with a path rule below its
  *   literal directory. Such an ask suggests no rule (none could allow it).
+ *   A part that may make links (`ln`, `cp -s`, `tar x`, an undescribed
+ *   program) leaves every other part's paths unknown: at decision time the
+ *   link does not exist yet (`ln -s . l && cat l/.env`).
  * - `Bash` and `Bash(*)` allow every command no deny or ask rule matches;
  *   narrower allow rules never match a line with dynamic parts, nor a command
  *   with an environment prefix outside `ShellAnalysis.isHarmlessAssignment`.
@@ -288,9 +291,12 @@ const pathVerdict = (
       })
     })?.rule
   for (const part of everyPart) {
+    const touchedList = touchedByPart.get(part) ?? []
     const words = [
       ...(part.simple?.unresolvedWords ?? []),
-      ...(touchedByPart.get(part) ?? []).filter((touched) => touched.forms === undefined).map(() => "$")
+      ...touchedList.filter((touched) => touched.forms === undefined && touched.throughLinks !== true).map(() => "$"),
+      // Through a link the line makes, a path may lead anywhere: every path rule could match it.
+      ...touchedList.filter((touched) => touched.throughLinks === true).map(() => "<link>")
     ]
     const rule = words.length === 0 ? undefined : ruleCouldMatch(words)
     if (rule !== undefined) {
@@ -418,7 +424,15 @@ export const assessBash = (
     const resolution = BashPaths.resolutionBases(parts.map((part) => part.forms.argv), env)
     const everyPart = [...parts, ...(yield* BashParts.nestedParts(parts, shell, 3))]
     const touchedByPart = new Map<CommandPart, ReadonlyArray<Touched>>()
-    for (const part of everyPart) touchedByPart.set(part, yield* BashPaths.touchedBy(part, resolution, env))
+    // A part that may make links leaves every other part's paths unknown (order-insensitive: a loop may run it
+    // first); its copies for deny rules (`/bin/ln` as `ln`) share its record.
+    const makers = everyPart.filter((part) => BashPaths.makesLinks(part, BashParts.runsScripts(part.forms.argv)))
+    for (const part of everyPart) {
+      const linked = makers.some((maker) =>
+        maker !== part && (maker.simple === undefined || maker.simple !== part.simple)
+      )
+      touchedByPart.set(part, yield* BashPaths.touchedBy(part, resolution, env, { linked }))
+    }
     const { failedClosed, match } = pathVerdict(
       yield* commandVerdict(command, analysis.value, everyPart, rules),
       everyPart,
