@@ -125,6 +125,14 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "ln -s src l", expect: "allow" },
     { mode: "bypassPermissions", command: "ln -s . l && cat l/.env", expect: "allow" }
   ]],
+  ["review B: bash reads without a program", [
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "echo \"$(<.env)\"", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "x=$(< .env); echo \"$x\"", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "echo `<.env`", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "source .env; echo $TOKEN", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: ". ./.env", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "echo \"$(<src/a.ts)\"", expect: "allow" }
+  ]],
   ["precedence and the blanket rule", [
     {
       allow: ["Bash"],

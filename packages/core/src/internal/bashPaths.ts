@@ -21,8 +21,11 @@ import type * as RuleIndex from "./ruleIndex.js"
  */
 export const acceptEditsCommands: ReadonlySet<string> = new Set(["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"])
 
-/** How a command takes path arguments: every positional, all but the first (a pattern or script), or `find`'s roots. */
-type PathShape = "all" | "afterFirst" | "find"
+/**
+ * How a command takes path arguments: every positional, all but the first (a pattern or script), only the first
+ * (`source FILE ARGS…`: bash reads and runs FILE), or `find`'s roots.
+ */
+type PathShape = "all" | "afterFirst" | "first" | "find"
 
 const pathShapes: Record<string, PathShape> = {}
 for (
@@ -72,6 +75,8 @@ for (
 ) pathShapes[name] = "all"
 for (const name of ["grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "jq"]) pathShapes[name] = "afterFirst"
 pathShapes["find"] = "find"
+pathShapes["source"] = "first"
+pathShapes["."] = "first"
 
 /** The path arguments of a command, or `undefined` when it is not known to take paths. */
 export const pathArguments = (argv: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
@@ -98,6 +103,7 @@ export const pathArguments = (argv: ReadonlyArray<string>): ReadonlyArray<string
     }
     positional += 1
     if (shape === "afterFirst" && positional === 1 && !scriptByOption) continue
+    if (shape === "first" && positional > 1) break
     out.push(word)
   }
   return out
@@ -311,7 +317,8 @@ export const resolveAsTheKernel = (
  * The paths a part touches: the analyser's reads and writes (a write to one
  * of the part's redirection targets is that redirection), or, for a part the
  * analyser did not describe (a nested script), the path arguments of the
- * commands known to take paths and its redirection targets.
+ * commands known to take paths and its redirection targets; the files bash
+ * reads for `$(<FILE)`.
  */
 export const touchedBy = (
   part: CommandPart,
@@ -347,7 +354,14 @@ export const touchedBy = (
           redirect: targets.has(use.path)
         }))
       ]
-    for (const use of uses) {
+    const substituted = substitutionReads(part).map((path) => ({
+      path,
+      write: false,
+      subtree: false,
+      content: true,
+      redirect: false
+    }))
+    for (const use of [...uses, ...substituted]) {
       out.push({
         origin: { kind: use.redirect ? "redirect" : "argument", part: text },
         path: use.path,
@@ -377,6 +391,26 @@ export const touchedBy = (
 export interface TouchOptions {
   /** Another part of the line may make links: every path is marked `throughLinks`. */
   readonly linked: boolean
+}
+
+/** `$(<FILE)` and `` `<FILE` `` in a word: bash reads FILE with no program. */
+const readSubstitution = /\$\(\s*<\s*([^)]*?)\s*\)|`\s*<\s*([^`]*?)\s*`/g
+
+/**
+ * The files bash itself reads for a part: `$(<FILE)` in one of its words or assignments, or the part `< FILE`
+ * the analyser reports for the inside of `$(< FILE)`. A FILE that is not one plain word is unknown (`$`).
+ */
+const substitutionReads = (part: CommandPart): ReadonlyArray<string> => {
+  const argv = part.forms.argv
+  const out: Array<string> = []
+  if (argv[0] === "<" && argv[1] !== undefined) out.push(argv[1])
+  for (const word of [...(part.simple?.argv ?? argv), ...(part.simple?.assignments ?? [])]) {
+    for (const found of word.matchAll(readSubstitution)) {
+      const file = (found[1] ?? found[2] ?? "").replace(/["']/g, "")
+      out.push(file.length === 0 || /[\s*?[\]{}\\]/.test(file) ? "$" : file)
+    }
+  }
+  return out
 }
 
 /** Programs that may make a link (`tar x` and `rsync` restore them, `mv` moves one into place). */
