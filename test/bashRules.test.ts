@@ -133,6 +133,25 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     { mode: "bypassPermissions", deny: ["Read(./.env)"], command: ". ./.env", expect: "deny" },
     { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "echo \"$(<src/a.ts)\"", expect: "allow" }
   ]],
+  ["review C: undescribed invocations that name the denied file or find it", [
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "tar cf - .env | tar xOf -", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "link .env src/x", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "install -m 644 .env src/i", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "zip --out=.env a.zip", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Edit(./.env)"], command: "dd of=x if=y; tee_like .env", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "find . -name '.e*' -exec cat {} +", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./secrets/**)"], command: "find -exec grep -l key {} +", expect: "ask" },
+    { deny: ["Read(./.env)"], allow: ["Bash"], command: "find . -exec cat {} \\;", expect: "ask" },
+    // Words that name nothing a rule covers, and find below a tree without the denied file, keep their verdict.
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "tar cf - src | wc -c", expect: "allow" },
+    {
+      mode: "bypassPermissions",
+      deny: ["Read(./.env)"],
+      command: "find src -name '*.ts' -exec cat {} +",
+      expect: "allow"
+    },
+    { mode: "bypassPermissions", command: "tar cf - .env | tar xOf -", expect: "allow" }
+  ]],
   ["precedence and the blanket rule", [
     {
       allow: ["Bash"],

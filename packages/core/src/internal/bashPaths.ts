@@ -249,6 +249,11 @@ export interface Touched {
   /** Its whole tree's contents are read (`grep -r`, `rg`, `git grep`). */
   readonly treeContent: boolean
   /**
+   * A word of an invocation the analyser does not describe, which may or may not be a path (`tar cf - .env`),
+   * or a root of `find … -exec … {}`: a Read or Edit rule that matches it makes the call ask, never deny.
+   */
+  readonly guess?: boolean
+  /**
    * Another part of the line may make links (`ln -s . l && cat l/.env`): when the line runs, the path may go
    * through a link that does not exist yet, so its forms are only what it is now — it is as unknown as a glob.
    */
@@ -318,7 +323,7 @@ export const resolveAsTheKernel = (
  * of the part's redirection targets is that redirection), or, for a part the
  * analyser did not describe (a nested script), the path arguments of the
  * commands known to take paths and its redirection targets; the files bash
- * reads for `$(<FILE)`.
+ * reads for `$(<FILE)`; and, when asked, the `guess` entries.
  */
 export const touchedBy = (
   part: CommandPart,
@@ -332,8 +337,9 @@ export const touchedBy = (
     const text = CommandPatterns.normalizeSpaces(part.text)
     const simple = part.simple
     const targets = new Set(part.redirects.map((redirect) => redirect.target))
-    const uses = simple === undefined ||
-        (!simple.pathsKnown && simple.readPaths.length === 0 && simple.writePaths.length === 0)
+    const undescribed = simple === undefined ||
+      (!simple.pathsKnown && simple.readPaths.length === 0 && simple.writePaths.length === 0)
+    const uses = undescribed
       ? (pathArguments(part.forms.argv) ?? []).map((path) => ({
         path,
         write: acceptEditsCommands.has(name),
@@ -371,6 +377,27 @@ export const touchedBy = (
         ...(options.linked ? { throughLinks: true } : {})
       })
     }
+    if (options.guesses) {
+      const known = new Set(uses.map((use) => use.path))
+      const words = undescribed ? guessedWords(part.forms.argv).filter((word) => !known.has(word)) : []
+      const guessed = [
+        ...words.map((word) => ({ word, tree: false })),
+        ...findExecRoots(part.forms.argv).map((word) => ({ word, tree: true }))
+      ]
+      for (const { tree, word } of guessed) {
+        const forms = yield* absoluteForms(word, resolution, env)
+        if (forms === undefined) continue
+        out.push({
+          origin: { kind: "argument", part: text },
+          path: word,
+          forms,
+          write: false,
+          treeContent: tree,
+          guess: true,
+          ...(options.linked ? { throughLinks: true } : {})
+        })
+      }
+    }
     // Redirect targets of parts the analyser did not describe (nested scripts).
     if (simple === undefined) {
       for (const redirect of part.redirects) {
@@ -391,6 +418,8 @@ export const touchedBy = (
 export interface TouchOptions {
   /** Another part of the line may make links: every path is marked `throughLinks`. */
   readonly linked: boolean
+  /** Add the `guess` entries (only worth their lookups when a Read or Edit rule could match them). */
+  readonly guesses: boolean
 }
 
 /** `$(<FILE)` and `` `<FILE` `` in a word: bash reads FILE with no program. */
@@ -411,6 +440,26 @@ const substitutionReads = (part: CommandPart): ReadonlyArray<string> => {
     }
   }
   return out
+}
+
+/** The literal words of an undescribed invocation that may be paths: its arguments, option values after `=`. */
+const guessedWords = (argv: ReadonlyArray<string>): ReadonlyArray<string> =>
+  argv.slice(1).flatMap((word) => {
+    const value = word.startsWith("-") ? (word.includes("=") ? word.slice(word.indexOf("=") + 1) : "") : word
+    return value.length === 0 || /[$`*?[\]{}]/.test(value) ? [] : [value]
+  })
+
+/** `find ROOTS… -exec CMD {} …`: CMD gets every path under the roots (`.` when none is given). */
+const findExecRoots = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (argv[0] !== "find") return []
+  const action = argv.findIndex((word) => ["-exec", "-execdir", "-ok", "-okdir"].includes(word))
+  if (action === -1 || !argv.slice(action + 1).some((word) => word.includes("{}"))) return []
+  const roots: Array<string> = []
+  for (const word of argv.slice(1)) {
+    if (word.startsWith("-") || word === "(" || word === "!") break
+    roots.push(word)
+  }
+  return roots.length > 0 ? roots : ["."]
 }
 
 /** Programs that may make a link (`tar x` and `rsync` restore them, `mv` moves one into place). */
