@@ -12,7 +12,10 @@
  * - Held: paths into the process's own view written so, or through links that
  *   exist when the line is judged (`/proc`, `/dev/fd`, `..` after them, links to
  *   links), and `/dev/stdin`/`/dev/stderr` opened on a directory.
- * - Gap (`it.effect.fails`, flipped when fixed): a link the line itself makes
+ * - Gaps, each fixed and flipped to `it.effect` (core's `bashPaths.ts`/`bashRules.ts`): a part that may make
+ *   links leaves the other parts' paths unknown; `$(<FILE)`, `source FILE` are reads of FILE; a word of an
+ *   undescribed invocation naming a covered path, or a `find -exec … {}` tree holding one, asks.
+ * - Gap: a link the line itself makes
  *   before it reads through it (`ln -s /proc/self/cwd l && cat l/.env`, or
  *   simply `ln -s . l && cat l/.env`). When the line is judged the link does
  *   not exist yet, so the path is resolved as written, misses the deny rule,
@@ -163,7 +166,7 @@ layer(TestLayer)("review: paths into /proc/self, judged by what the line prints"
       }))
   })
 
-  describe("gaps (it.effect.fails: flip when fixed)", () => {
+  describe("gaps the review found (fixed)", () => {
     // Why: at decision time `l` does not exist; the path is resolved as written (`<root>/l/.env`), matches no
     // deny rule and is allowed. Fix: a line that makes a link (`ln -s`, `cp -s`, `ln` of a directory's entries…)
     // makes every later path on it that goes through the link's name unknown — simplest: after a command that
