@@ -144,16 +144,38 @@ const profile: ReadonlyArray<string> = [
   "adds 0.6 MB and saves more than it costs (20–40 ms of CPU on `tools list` and `dispatch`, measured without it). Node 20 forbids some built-ins in a snapshot (http, child_process, tty, …): they are stand-ins " +
   "loaded on first use. What cannot be in it: Node's fetch (undici needs WebAssembly, which the snapshot builder " +
   "lacks), the shell grammar's WebAssembly, native modules (libsql) and the MCP SDK, all loaded when first used.",
-  "**What remains** (CPU, from the same profile of the snapshot path): Effect's fiber runtime interpreting the " +
-  "command — settings, the Layer graph, the registry, the executor — spread thin over its core (no switchyard " +
-  "function above 1–2 %); GC (≈ 10 scavenges of the 1 MB young generation; a larger one saves them but costs RSS); " +
-  "for `-p`, the journal (libsql's native module, ≈ 15 ms to load), undici (the SDK's `Headers` and `fetch`: it " +
-  "compiles WebAssembly when loaded, so it cannot be in a Node 20 snapshot) and the SDK's request. A Layer is " +
-  "expensive to build (a memo entry, a scope, fiber-ref diffs; a merge of twelve trivial Layers costs ≈ 15× one " +
-  "Layer providing the same): the built-in tools register from one Layer, the Node platform is built once and the " +
-  "permission chain's two services come from one (tools list: 88 → 43 fibers, 118 → 84 memoised Layer nodes). " +
-  "main.ts (the full parser, @effect/cli) is evaluated in the snapshot: before, every command but the front's was " +
-  "evaluating it at start (≈ 45 ms of the `dispatch` profile). Bare node's own start is ≈ 20–40 ms of CPU here.",
+  "**The light snapshot.** `tools list [--json]` and `dispatch FILE` (FILE a path or `-`: " +
+  "src/internal/frontStart.ts's `fastCommand`, which the launcher mirrors) start from a second blob, " +
+  "`bundle/snapshot-light.blob` (src/internal/snapshotLight.ts): the engine, the tools and the front's fast " +
+  "paths without main.ts/@effect/cli, the Anthropic SDK, the journal or the terminal UI, 8.1 MB against 10.6 MB " +
+  "(Node's own, from an empty script, is 3.8 MB; deserialising the light one costs ≈ 1.35× bare node, the full " +
+  "one ≈ 1.6×, measured as `--version` or a refused command). `dispatch FILE` runs without the parser in both " +
+  "entries (internal/fastDispatch.ts, the parser's defaults; reported by the same code as main.ts's commands, " +
+  "internal/commandMain.ts). Every other command line starts from the full blob as before.",
+  "**Layers** (CPU inside the light snapshot's `tools list`, from `process.cpuUsage()` around each step, a busy " +
+  "machine): building `Runtime.layer` took ≈ 44 ms, more than reading the settings (≈ 12 ms) and printing " +
+  "together. A Layer costs on every start (a memo entry, a scope, fiber-ref diffs, and a forked fiber for each " +
+  "side of a merge): Runtime.layer's ≈ 30 merged and provided Layers are now one `Layer.scopedContext` that builds " +
+  "each sub-Layer in turn, in the context the graph gave it, with the ambient memo map (Runtime.ts `build`); the " +
+  "Node platform is NodeContext's five Layers built in turn (internal/platform.ts: 18 → 11.5 ms), the built-in " +
+  "tools one Layer (13.5 → 10 ms), the registry one `effectContext` (11 → 4.5 ms). What remains of the command " +
+  "itself: settings (≈ 10 ms: files read concurrently, decoded with Schema), the MCP setup (≈ 4 ms), the sandbox " +
+  "service (≈ 4 ms), the built-in tools' registration (≈ 10 ms), then Effect's fiber runtime spread thin; before " +
+  "the first line of the command runs, Node's bootstrap and the blob's deserialisation are most of the CPU. For " +
+  "`-p`, the journal (libsql's native module, whose loader calls `process.report.getReport()` to tell glibc from " +
+  "musl), undici (the SDK's `Headers` and `fetch`: it compiles WebAssembly when loaded, so it cannot be in a Node " +
+  "20 snapshot) and the SDK's request. Bare node's own start is ≈ 20–40 ms of CPU here. A shell with " +
+  "`NODE_EXTRA_CA_CERTS` set makes every Node process parse that bundle at start (≈ 30 % of a `tools list` in a " +
+  "`perf` profile): the suite runs the commands without it, as a user's shell usually is.",
+  "**Against main before the light snapshot and the Layers** (issue 25, 2026-12-02; main c052da3's launcher and " +
+  "blobs beside this build's, interleaved in the same rounds, the same project, the suite's environment; CPU time " +
+  "from wait4, medians of three runs of 15–21 rounds, load 5–12 on 2 cores, so the absolute times are inflated " +
+  "and only ratios within a run mean anything). This build's CPU over main's: `tools list` 0.63, 0.70, 0.71 " +
+  "(5.4–5.6× → 3.5–3.9× bare node's CPU); a one-call `Read` dispatch 0.66, 0.67, 0.68 (6.2–6.5× → 4.2–4.3×); " +
+  "`-p hi` 0.86, 0.83, 0.91 (13.8–14.5× → 11.7–13.2×). Wall time moves less on a machine this busy (0.7–0.85 for " +
+  "`tools list` and dispatch, 0.9–1.0 for `-p`). Peak RSS 73 → 62 MB (`tools list`), 74 → 63 MB (dispatch), " +
+  "93 → 92 MB (`-p`). The goals are not met: in the light blob's `tools list`, deserialising the blob alone is " +
+  "≈ 2.6× bare node's CPU on this machine (measured as a refused command line), the command's own work ≈ 1×.",
   "**What each command loads from disk** (test/startupLoading.test.ts, through `bin/switchyard.js` and a module " +
   "loader hook): `-p` loads the Anthropic SDK and neither the terminal UI, the shell grammar nor the MCP SDK; " +
   "`tools list` and a `Read` dispatch load none of the four; the first Bash analysis loads the grammar " +

@@ -39,6 +39,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as ShellProcess from "../packages/tools/src/internal/shellProcess.js"
+import { runBash } from "../packages/tools/test/fixtures/runBash.js"
 import { decide } from "./fixtures/permissionTools.js"
 
 const hasGit = spawnSync("git", ["--version"]).status === 0
@@ -171,17 +172,18 @@ const Live = Layer.mergeAll(ShellCommand.layer, BackgroundShells.layer).pipe(Lay
 const NARROW = ["Bash(git status:*)", "Bash(git diff:*)", "Bash(cd:*)", "Bash(ln -s:*)"]
 
 /** Run `line` from `cwd` as the Bash tool's shell would, and the marks it left. */
-const execute = (f: Fixture, line: string, cwd: string): ReadonlyArray<string> => {
-  for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
-  // A clean file with a new mtime: git refreshes (writes) the index, which runs a post-index-change hook.
-  const now = Date.now() / 1000
-  for (const file of touched) fs.utimesSync(file, now, now + Math.random() * 1000)
-  const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
-  spawnSync("bash", ["-c", line], { cwd, env, stdio: "ignore", timeout: 20_000 })
-  // Links a line made (`ln -s … made`) go, so the next line is judged as this one was.
-  fs.rmSync(path.join(f.project, "made"), { force: true })
-  return fs.readdirSync(f.marks)
-}
+const execute = (f: Fixture, line: string, cwd: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
+    // A clean file with a new mtime: git refreshes (writes) the index, which runs a post-index-change hook.
+    const now = Date.now() / 1000
+    for (const file of touched) fs.utimesSync(file, now, now + Math.random() * 1000)
+    const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
+    yield* runBash(line, cwd, env)
+    // Links a line made (`ln -s … made`) go, so the next line is judged as this one was.
+    fs.rmSync(path.join(f.project, "made"), { force: true })
+    return fs.readdirSync(f.marks)
+  })
 
 interface Case {
   /** The session's directory, relative to the project. */
@@ -198,7 +200,7 @@ const judge = (f: Fixture, { cwd: relative, line }: Case) =>
     const bash = Tool.provideContext(Bash.Bash, yield* Effect.context<Tool.Requirements<typeof Bash.Bash>>())
     const readOnly = yield* decide({ cwd }, bash, { command: line })
     const narrow = yield* decide({ cwd, allow: NARROW }, bash, { command: line })
-    const marks = execute(f, line, cwd)
+    const marks = yield* execute(f, line, cwd)
     const allowedBy = [
       ...(readOnly.outcome === "allow" ? ["the read-only set"] : []),
       ...(narrow.outcome === "allow" ? ["narrow rules"] : [])
@@ -246,22 +248,23 @@ const casesFrom = (dirs: ReadonlyArray<string>, numRuns: number, offset: number)
   ).map((line) => ({ cwd: ".", line }))
 
 describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks it leaves", () => {
-  it("the oracle sees every class's program run", () => {
-    const f = fixture()
-    const at = (cwd: string, line: string) => execute(f, line, path.resolve(f.project, cwd))
-    expect(at(".", "git status")).toEqual([])
-    expect(at(".", "cd vendor/evil && git status")).toEqual(["evil"])
-    expect(at(".", "cd l && git status")).toEqual(["evil"])
-    expect(at(".", "cd -P sub/in/.. && git status")).toEqual(["evil"])
-    expect(at(".", "cd vendor/evil/fake && git status")).toEqual(["evil"])
-    expect(at("sub2", "git status")).toEqual(["evil"])
-    expect(at("sp", "git status")).toEqual(["space"])
-    expect(at("wt", "git status")).toEqual(["space"])
-    expect(at("hc", "git status")).toEqual(["hc"])
-    expect(at("hq", "git status")).toEqual(["hq"])
-    expect(at("sup", "git status")).toEqual(["gitlink"])
-    expect(at(".", "ln -s vendor/evil/inner made && cd made && git status")).toEqual(["evil"])
-  })
+  it.effect("the oracle sees every class's program run", () =>
+    Effect.gen(function*() {
+      const f = fixture()
+      const at = (cwd: string, line: string) => execute(f, line, path.resolve(f.project, cwd))
+      expect(yield* at(".", "git status")).toEqual([])
+      expect(yield* at(".", "cd vendor/evil && git status")).toEqual(["evil"])
+      expect(yield* at(".", "cd l && git status")).toEqual(["evil"])
+      expect(yield* at(".", "cd -P sub/in/.. && git status")).toEqual(["evil"])
+      expect(yield* at(".", "cd vendor/evil/fake && git status")).toEqual(["evil"])
+      expect(yield* at("sub2", "git status")).toEqual(["evil"])
+      expect(yield* at("sp", "git status")).toEqual(["space"])
+      expect(yield* at("wt", "git status")).toEqual(["space"])
+      expect(yield* at("hc", "git status")).toEqual(["hc"])
+      expect(yield* at("hq", "git status")).toEqual(["hq"])
+      expect(yield* at("sup", "git status")).toEqual(["gitlink"])
+      expect(yield* at(".", "ln -s vendor/evil/inner made && cd made && git status")).toEqual(["evil"])
+    }))
 
   it.effect(`held: the spellings the check follows into a nested hostile repository ask (ATTACK_SEED=${seed})`, () =>
     Effect.gen(function*() {
@@ -269,13 +272,13 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
       expect(yield* violations(cases)).toEqual([])
     }))
 
-  describe("gaps (it.effect.fails: flip when fixed)", () => {
+  describe("the gaps the review found, closed", () => {
     // Why: `cd l` and `git -C l` are resolved with path.resolve, and discovery walks up the lexical path
     // (project/l → project/.git, plain); git's cwd is the link's target, and it walks up the physical path
     // (vendor/evil/inner → vendor/evil/.git). `l/..` is the target's parent for the kernel (`git -C`, `cd -P`).
     // Fix: resolve every start with realpath (fs.realPath, following links the way the kernel does: `..` after
     // a link is the target's parent) before `discover`, and `discover` from that physical path.
-    it.effect.fails(`paths through a link: cd l, git -C l, cd -P l/.. (ATTACK_SEED=${seed})`, () =>
+    it.effect(`paths through a link: cd l, git -C l, cd -P l/.. (ATTACK_SEED=${seed})`, () =>
       Effect.gen(function*() {
         const cases = [
           ...casesFrom(["l", "sub/in", "l/.", "sub/in/../../l"], 16, 1),
@@ -289,7 +292,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
     // the line makes it a link into vendor/evil before its git runs. Realpath at decision time cannot see it.
     // Fix: after a command that may make a link or a directory (`ln -s`, `cp -s`, `mkdir`, a redirection that
     // writes a `.git` file…), a later `cd`/`-C` into a place under what it made is unknown (ask).
-    it.effect.fails("a link the line makes, then cd into it (ln -s allowed by a rule)", () =>
+    it.effect("a link the line makes, then cd into it (ln -s allowed by a rule)", () =>
       Effect.gen(function*() {
         expect(
           yield* violations([
@@ -301,7 +304,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
 
     // Why: `gitdir: ../l/../.git` is resolved lexically (project/.git); git resolves it physically (evil/.git).
     // The read-only set allows plain `git status` there. Fix: as above, realpath the gitdir (and commondir).
-    it.effect.fails("a .git file whose gitdir has .. after a link (read-only git status)", () =>
+    it.effect("a .git file whose gitdir has .. after a link (read-only git status)", () =>
       Effect.gen(function*() {
         expect(yield* violations([{ cwd: "sub2", line: "git status" }, { cwd: ".", line: "cd sub2 && git status" }]))
           .toEqual([])
@@ -311,7 +314,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
     // id (setup.c validate_headref), and passes over this `.git`, to vendor/evil/.git. Fix: read HEAD as git
     // does ("ref: refs/…" or a hex id; a symlink into refs/), or, failing closed, keep walking up and examine
     // every repository above a `.git` the check is not sure git takes.
-    it.effect.fails("a .git directory git passes over (HEAD not a ref) hides the repository above", () =>
+    it.effect("a .git directory git passes over (HEAD not a ref) hides the repository above", () =>
       Effect.gen(function*() {
         expect(
           yield* violations([
@@ -325,7 +328,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
     // commondir likewise (get_common_dir_noenv). The check's `/^gitdir:\s*(.+?)\s*$/m` and `.trim()` drop the
     // blanks (and `m` takes any line). Fix: parse exactly as git: the file must start with "gitdir: ", the path
     // is everything after it with trailing CR/LF removed; commondir: trailing CR/LF removed only.
-    it.effect.fails("gitdir: and commondir values with a trailing blank (read-only git status)", () =>
+    it.effect("gitdir: and commondir values with a trailing blank (read-only git status)", () =>
       Effect.gen(function*() {
         expect(yield* violations([{ cwd: "sp", line: "git status" }, { cwd: "wt", line: "git status" }])).toEqual([])
       }))
@@ -334,7 +337,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
     // `"ho"oks` name no directory, so no hook is found; git parses the value (inline comment dropped, quotes
     // removed mid-value) to `hooks`. Fix: parse values as git does (quotes anywhere, `\` escapes, `#`/`;`
     // comments outside quotes), or fail closed on a hooksPath value with a quote, `#`, `;` or `\`.
-    it.effect.fails("core.hooksPath values git parses differently (read-only git status)", () =>
+    it.effect("core.hooksPath values git parses differently (read-only git status)", () =>
       Effect.gen(function*() {
         expect(yield* violations([{ cwd: "hc", line: "git status" }, { cwd: "hq", line: "git status" }])).toEqual([])
       }))
@@ -342,7 +345,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
     // Why: programEntry examines submodules under .git/modules and the paths `.gitmodules` names; git status
     // recurses into every populated gitlink in the index. Fix: list the index's gitlinks (mode 160000; or fail
     // closed when the index holds any gitlink) and examine each populated one's `.git`.
-    it.effect.fails("a gitlink .gitmodules does not name (read-only git status)", () =>
+    it.effect("a gitlink .gitmodules does not name (read-only git status)", () =>
       Effect.gen(function*() {
         expect(yield* violations([{ cwd: "sup", line: "git status" }])).toEqual([])
       }))
@@ -353,7 +356,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
     // names git otherwise, a shell reads its script from a here-string, and strace/fish run git too.
     // Fix: treat HOME, XDG_CONFIG_HOME, CDPATH (and PATH) assignments/exports like GIT_*; `hash`, a shell with
     // a here-string or stdin script, and any unknown program whose words mention git as unknown.
-    it.effect.fails("the tool's check asks for every line that ran a repository's program", () =>
+    it.effect("the tool's check asks for every line that ran a repository's program", () =>
       Effect.gen(function*() {
         const f = fixture()
         const allowed: Array<string> = []
@@ -373,7 +376,7 @@ describe.skipIf(!hasGit)("review: the git a Bash line runs, judged by the marks 
             { command: line },
             ToolUseContext.make({ cwd: f.project, sessionId: "r" })
           ).pipe(Effect.provide(Live))
-          const marks = execute(f, line, f.project)
+          const marks = yield* execute(f, line, f.project)
           if (marks.length > 0 && check.behavior === "allow") allowed.push(`${line} ran ${marks.join(",")}`)
         }
         expect(allowed).toEqual([])

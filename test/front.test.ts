@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ToolsCommand from "@switchyard/cli/ToolsCommand"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -62,11 +62,34 @@ const reportEffect = `data:text/javascript,${
   )
 }`
 
+/**
+ * Run a process to its end, its stdin empty, without blocking the worker's event loop: a test of many
+ * synchronous runs held it for 40 s at load 11, and vitest's worker calls time out after 60 s of that.
+ */
+const run = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv }
+): Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { ...options, stdio: ["pipe", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    child.on("error", reject)
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+    child.stdin.end()
+  })
+
 /** Run the binary (front) or the full parser with exactly this environment (no SWITCHYARD_HOME unless given). */
-const spawnIn = (entry: "front" | "full", args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) => {
+const spawnIn = async (
+  entry: "front" | "full",
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: Record<string, string>
+) => {
   const script = entry === "front" ? path.join(root, "packages/cli/bin/switchyard.js") : path.join(bundle, "main.js")
-  const result = spawnSync(process.execPath, ["--import", reportEffect, script, ...args], {
-    encoding: "utf8",
+  const result = await run(["--import", reportEffect, script, ...args], {
     cwd,
     env: { PATH: process.env["PATH"] ?? "", ...env }
   })
@@ -113,11 +136,7 @@ const full = async (args: ReadonlyArray<string>, tty = false) => {
   delete env["FORCE_COLOR"]
   delete env["NO_COLOR"]
   const preload = tty ? ["--import", "data:text/javascript,process.stdout.isTTY=true"] : []
-  const result = spawnSync(process.execPath, [...preload, path.join(bundle, "main.js"), ...args], {
-    encoding: "utf8",
-    env,
-    cwd: root
-  })
+  const result = await run([...preload, path.join(bundle, "main.js"), ...args], { env, cwd: root })
   return { code: result.status, stdout: result.stdout }
 }
 const fullOut = async (args: ReadonlyArray<string>, tty = false) => (await full(args, tty)).stdout
@@ -186,6 +205,66 @@ describe("the CLI front", () => {
       expect(viaFront.stdout, args.join(" ")).toBe(viaFull.stdout)
     }
     expect((await runCli(["tools", "list", "--frobnicate"])).code).toBe(2)
+  })
+
+  it("runs dispatch FILE as the full parser does: calls allowed and denied, stdin, bad and missing input", async () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-front-dispatch-")))
+    try {
+      fs.mkdirSync(path.join(dir, ".claude"))
+      fs.writeFileSync(
+        path.join(dir, ".claude", "settings.json"),
+        JSON.stringify({ permissions: { allow: ["Read"], deny: ["Write"] } })
+      )
+      fs.writeFileSync(path.join(dir, "notes.txt"), "alpha\nbeta\n")
+      const calls = (...blocks: ReadonlyArray<object>) =>
+        JSON.stringify(blocks.map((block, i) => ({ type: "tool_use", id: `toolu_${i + 1}`, ...block })))
+      fs.writeFileSync(path.join(dir, "read.json"), calls({ name: "Read", input: { file_path: "notes.txt" } }))
+      fs.writeFileSync(
+        path.join(dir, "denied.json"),
+        calls({ name: "Read", input: { file_path: "notes.txt" } }, {
+          name: "Write",
+          input: { file_path: "out.txt", content: "x" }
+        })
+      )
+      fs.writeFileSync(path.join(dir, "broken.json"), "[{ not json")
+      fs.writeFileSync(path.join(dir, "shape.json"), JSON.stringify([{ type: "tool_use", id: 3 }]))
+      const env = { PATH: process.env["PATH"] ?? "", HOME: dir, SWITCHYARD_HOME: path.join(dir, "state") }
+      const cases: ReadonlyArray<{ readonly args: ReadonlyArray<string>; readonly input?: string }> = [
+        { args: ["dispatch", "read.json"] },
+        { args: ["dispatch", "denied.json"] },
+        { args: ["dispatch", "-"], input: calls({ name: "Read", input: { file_path: "notes.txt" } }) },
+        { args: ["dispatch", "-"], input: "[]" },
+        { args: ["dispatch", "broken.json"] },
+        { args: ["dispatch", "shape.json"] },
+        { args: ["dispatch", "missing.json"] },
+        { args: ["dispatch", "notes"] }
+      ]
+      const run = (script: string, c: (typeof cases)[number]) => {
+        const result = spawnSync(process.execPath, ["--import", reportEffect, script, ...c.args], {
+          encoding: "utf8",
+          cwd: dir,
+          env,
+          input: c.input ?? ""
+        })
+        // The report's times differ from run to run.
+        const timing = (text: string) => text.replace(/ *\d+ ms/g, " N ms")
+        return {
+          code: result.status,
+          stdout: timing(result.stdout),
+          stderr: result.stderr.replace("[effect loaded]", "")
+        }
+      }
+      for (const c of cases) {
+        const label = `${c.args.join(" ")} ${c.input ?? ""}`
+        const viaFront = run(path.join(root, "packages/cli/bin/switchyard.js"), c)
+        const viaFull = run(path.join(bundle, "main.js"), c)
+        expect({ label, ...viaFront }).toEqual({ label, ...viaFull })
+      }
+      expect(run(path.join(root, "packages/cli/bin/switchyard.js"), cases[1]!).code).toBe(1)
+      expect(run(path.join(root, "packages/cli/bin/switchyard.js"), cases[4]!).code).toBe(2)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("answers tools list in a directory with a broken settings file like the full parser", async () => {
@@ -259,8 +338,8 @@ describe("the CLI front", () => {
           ]]
         ) {
           const label = `${args.join(" ")} with ${Object.keys(env).join(", ")}`
-          const viaFront = spawnIn("front", args, dirs.cwd, env)
-          const viaFull = spawnIn("full", args, dirs.cwd, env)
+          const viaFront = await spawnIn("front", args, dirs.cwd, env)
+          const viaFull = await spawnIn("full", args, dirs.cwd, env)
           expect(viaFront.loadedEffect, label).toBe(false)
           expect(viaFull.loadedEffect).toBe(true)
           expect(viaFront.code).toBe(0)
@@ -326,8 +405,8 @@ describe("the CLI front", () => {
             fs.writeFileSync(expand(file), text)
           }
           const env = { HOME: home, ...Object.fromEntries(Object.entries(c.env ?? {}).map(([k, v]) => [k, expand(v)])) }
-          const viaFront = spawnIn("front", c.args, cwd, env)
-          const viaFull = spawnIn("full", c.args, cwd, env)
+          const viaFront = await spawnIn("front", c.args, cwd, env)
+          const viaFull = await spawnIn("full", c.args, cwd, env)
           expect(viaFront.loadedEffect, c.name).toBe(true)
           expect(viaFront.code, c.name).toBe(viaFull.code)
           expect(viaFront.stdout, c.name).toBe(viaFull.stdout)

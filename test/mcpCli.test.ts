@@ -44,14 +44,17 @@ const env = { NODE_BIN: process.execPath, MCP_TIMEOUT: "10000", SWITCHYARD_HOME:
 describe("switchyard with MCP servers", () => {
   it("mcp list shows every server: connected with its tool count, failed with why; a bad entry names file and field", async () => {
     const { dir } = project()
-    const result = await runCli(["mcp", "list", "--json"], { cwd: dir, env, timeoutMs: 60_000 })
+    // Both wait out the silent server's connect timeout: side by side, they wait for it once.
+    const [result, text] = await Promise.all([
+      runCli(["mcp", "list", "--json"], { cwd: dir, env, timeoutMs: 60_000 }),
+      runCli(["mcp", "list"], { cwd: dir, env, timeoutMs: 60_000 })
+    ])
     expect(result.code).toBe(0)
     const servers = JSON.parse(result.stdout) as ReadonlyArray<Record<string, unknown>>
     expect(servers.map((s) => [s["name"], s["status"]])).toEqual([["everything", "connected"], ["silent", "failed"]])
     expect(servers[0]!["tools"]).toBeGreaterThan(5)
     expect(String(servers[1]!["error"])).toContain("initialize")
     expect(result.stderr).toContain(`${Path.join(dir, ".mcp.json")}: mcpServers.broken.command`)
-    const text = await runCli(["mcp", "list"], { cwd: dir, env, timeoutMs: 60_000 })
     expect(text.stdout).toMatch(/everything connected · stdio · project · \d+ tools/)
     expect(text.stdout).toMatch(/silent failed · stdio · project · no answer to initialize/)
   })

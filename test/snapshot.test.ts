@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -53,6 +54,12 @@ const toolParent = (stdout: string): string => {
   return JSON.stringify(result?.content)
 }
 
+/** The command bin/switchyard execs for `args`: its last `exec` as `sh -x` traces it. */
+const startedFrom = (args: ReadonlyArray<string>, cwd: string): string => {
+  const traced = spawnSync("sh", ["-x", bin, ...args], { cwd, encoding: "utf8", input: "[]" })
+  return traced.stderr.split("\n").filter((line) => /^\++ exec /.test(line)).at(-1) ?? traced.stderr
+}
+
 describe.skipIf(!built)("the start-up snapshot", () => {
   it.effect("bin/switchyard runs the command from the snapshot, and with NODE_OPTIONS from bin/switchyard.js", () =>
     withProject(async (cwd) => {
@@ -78,6 +85,7 @@ describe.skipIf(!built)("the start-up snapshot", () => {
         ["tools", "schema", "Bash"],
         ["tools", "search", "notebook"],
         ["dispatch", "read.json", "--output-format", "json"],
+        ["dispatch", "read.json"],
         ["dispatch", "missing.json"],
         ["dispatch", "read.json", "--allowed-tools", "Bash("],
         ["--no-such-flag"]
@@ -85,10 +93,41 @@ describe.skipIf(!built)("the start-up snapshot", () => {
       for (const args of commands) {
         const fromSnapshot = await runCli(args, { cwd })
         const fromScript = await runCli(args, { cwd, env: { NODE_OPTIONS: "--no-warnings" } })
-        const timing = (text: string) => text.replace(/"(durationMs|startedAt|endedAt|at|duration_ms)":\s*\d+/g, "$1")
+        const timing = (text: string) =>
+          text.replace(/"(durationMs|startedAt|endedAt|at|duration_ms)":\s*\d+/g, "$1").replace(/ *\d+ ms/g, " N ms")
         expect({ args, code: fromSnapshot.code, stderr: fromSnapshot.stderr, stdout: timing(fromSnapshot.stdout) })
           .toEqual({ args, code: fromScript.code, stderr: fromScript.stderr, stdout: timing(fromScript.stdout) })
       }
+    }))
+
+  it.effect("tools list and dispatch FILE start from the light snapshot, other commands from the full one", () =>
+    withProject(async (cwd) => {
+      const light = "/bundle/snapshot-light.blob"
+      const fullBlob = "/bundle/snapshot.blob"
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [["dispatch", "-"], light],
+        [["dispatch", "read.json"], light],
+        [["tools", "list"], light],
+        [["tools", "list", "--json"], light],
+        [["dispatch", "read.json", "--verbose"], fullBlob],
+        [["dispatch", "--verbose"], fullBlob],
+        [["dispatch", ""], fullBlob],
+        [["tools", "list", "--verbose"], fullBlob],
+        [["tools", "schema", "Read"], fullBlob],
+        [["tools", "search", "notebook"], fullBlob]
+      ]
+      for (const [args, blob] of cases) {
+        expect(startedFrom(args, cwd), args.join(" ")).toContain(`${blob} -- ${args.join(" ")}`)
+      }
+      // The light blob runs nothing else: were the launcher to send it another command, it would say so.
+      const [, node] = fs.readFileSync(path.join(bundle, "snapshot.node"), "utf8").trim().split(" ")
+      const blob = path.join(bundle, "snapshot-light.blob")
+      const other = spawnSync(node!, ["--liftoff-only", "--snapshot-blob", blob, "--", "tools", "schema", "Read"], {
+        encoding: "utf8",
+        cwd
+      })
+      expect(other.status).toBe(1)
+      expect(other.stderr).toContain("the light snapshot runs only `tools list` and `dispatch FILE`")
     }))
 
   it.effect("falls back to bin/switchyard.js when the snapshot belongs to another Node binary", () =>
@@ -144,11 +183,13 @@ describe.skipIf(!built)("the start-up snapshot", () => {
   it("bundles a script of ASCII only: one other character makes V8 hold all its source at two bytes each", () => {
     // 2.3 MB of source lives in the snapshot's heap; a single curly quote in a regular expression once
     // doubled it (and the blob grew by 2.9 MB, paid on every start).
-    const script = fs.readFileSync(path.join(bundle, "snapshot.cjs"), "latin1")
-    const offending = [...script.matchAll(/[^\x00-\x7f]+/g)].slice(0, 3).map((match) =>
-      JSON.stringify(script.slice(Math.max(0, match.index - 40), match.index + 20))
-    )
-    expect(offending).toEqual([])
+    for (const name of ["snapshot.cjs", "snapshot-light.cjs"]) {
+      const script = fs.readFileSync(path.join(bundle, name), "latin1")
+      const offending = [...script.matchAll(/[^\x00-\x7f]+/g)].slice(0, 3).map((match) =>
+        JSON.stringify(script.slice(Math.max(0, match.index - 40), match.index + 20))
+      )
+      expect({ name, offending }).toEqual({ name, offending: [] })
+    }
   })
 })
 

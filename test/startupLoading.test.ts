@@ -5,7 +5,7 @@
  * loads (and whether its source is the Anthropic SDK's). The log is the
  * effect judged: `-p` loads the SDK but neither the terminal UI nor the
  * shell grammar; `tools list` and a one-call `Read` dispatch load none of
- * them; the first Bash analysis loads the grammar and still not the SDK.
+ * them, nor the full command-line parser; the first Bash analysis loads the grammar and still not the SDK.
  * (The MCP SDK is judged the same way in test/mcpCli.test.ts.)
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -36,6 +36,8 @@ interface Loaded {
   readonly terminalUi: boolean
   readonly grammar: boolean
   readonly mcpSdk: boolean
+  /** The full command-line parser (main.ts, with @effect/cli): the bundle's main chunk, or dist/main.js. */
+  readonly parser: boolean
 }
 
 const readLog = (file: string): Loaded => {
@@ -47,7 +49,8 @@ const readLog = (file: string): Loaded => {
     // The interactive UI: the bundle's Terminal chunk, or dist/Terminal.js and dist/TerminalUi.js without a bundle.
     terminalUi: urls.some((u) => /\/(Terminal|TerminalUi)(-[A-Z0-9]+)?\.js$/.test(u)),
     grammar: urls.some((u) => u.includes("/web-tree-sitter/")),
-    mcpSdk: urls.some((u) => u.includes("/@modelcontextprotocol/"))
+    mcpSdk: urls.some((u) => u.includes("/@modelcontextprotocol/")),
+    parser: urls.some((u) => /\/bundle\/main-[A-Z0-9]+\.js$/.test(u) || u.endsWith("/dist/main.js"))
   }
 }
 
@@ -116,12 +119,13 @@ describe("start-up loads per command", () => {
         expect(loaded.terminalUi).toBe(false)
         expect(loaded.grammar).toBe(false)
         expect(loaded.mcpSdk).toBe(false)
+        expect(loaded.parser).toBe(true)
       }),
     60_000
   )
 
   it.scoped(
-    "tools list and a one-call Read dispatch load none of the SDK, the terminal UI, the grammar, MCP",
+    "tools list and a one-call Read dispatch load none of the SDK, the terminal UI, the grammar, MCP, the parser",
     () =>
       Effect.gen(function*() {
         const p = yield* project
@@ -135,7 +139,7 @@ describe("start-up loads per command", () => {
         expect(read.result.stdout).toContain("alpha")
         for (const { loaded } of [list, read]) {
           expect(loaded.urls.some((u) => u.endsWith("/bin/switchyard.js"))).toBe(true)
-          expect(loaded).toMatchObject({ sdk: false, terminalUi: false, grammar: false, mcpSdk: false })
+          expect(loaded).toMatchObject({ sdk: false, terminalUi: false, grammar: false, mcpSdk: false, parser: false })
         }
       }),
     60_000

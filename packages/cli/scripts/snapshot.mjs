@@ -2,12 +2,14 @@
  * Builds the CLI's start-up snapshot (run by build.mjs after the bundle):
  *
  * 1. esbuild bundles src/internal/snapshot.ts, and everything the commands import (lazily or not), into one
- *    CommonJS script, `bundle/snapshot.cjs` (a Node 20 snapshot takes one script, no ES modules).
- * 2. `node --build-snapshot` runs it and writes the heap to `bundle/snapshot.blob`: Effect, the engine, the
- *    tools and the common commands loaded, evaluated and compiled.
- * 3. The blob is tried (`--version` must answer) and `bundle/snapshot.node` records the Node binary it belongs
- *    to (its size and modification time, then its path): bin/switchyard starts that binary from the blob only
- *    while it is the same file, and falls back to bin/switchyard.js otherwise.
+ *    CommonJS script, `bundle/snapshot.cjs` (a Node 20 snapshot takes one script, no ES modules); and
+ *    src/internal/snapshotLight.ts, only what `tools list` and `dispatch FILE` run, into
+ *    `bundle/snapshot-light.cjs`.
+ * 2. `node --build-snapshot` runs each and writes the heap to `bundle/snapshot.blob` (and
+ *    `snapshot-light.blob`): Effect, the engine, the tools and the common commands loaded, evaluated and compiled.
+ * 3. Each blob is tried (`--version`, or an empty `dispatch`, must answer) and `bundle/snapshot.node` records
+ *    the Node binary they belong to (its size and modification time, then its path): bin/switchyard starts that
+ *    binary from a blob only while it is the same file, and falls back to bin/switchyard.js otherwise.
  *
  * What a snapshot cannot hold is deferred to the first use after it is started: the built-in modules Node does
  * not support in a snapshot (lib/internal/main/mksnapshot.js: http, child_process, tty, readline, …) are
@@ -137,15 +139,93 @@ const requireShim = (from, keys, packageKeys) => `(() => {
 })()`
 
 /**
- * Build `bundle/snapshot.{cjs,blob,node}`; resolves to a line for the build's log. A failure removes them (the
- * binary then starts from the bundle) and is reported, not thrown: the snapshot only makes starting faster.
+ * The snapshots: the full one (every command, main.ts's parser behind the front) and the light one for the
+ * commands scripts call most (`tools list`, `dispatch FILE`: src/internal/frontStart.ts's `fastCommand`, which
+ * bin/switchyard mirrors), smaller and so cheaper to deserialise. `check` is run from the blob (with `input` on
+ * stdin) and must answer as `expected` says: the full one its version, the light one a dispatch of nothing
+ * refused as bad input (its decoding and error reporting ran).
+ */
+const snapshots = (version) => [
+  {
+    name: "snapshot",
+    entry: "src/internal/snapshot.ts",
+    check: { args: ["--version"], input: "", expected: ({ code, stdout }) => code === 0 && stdout.trim() === version }
+  },
+  {
+    name: "snapshot-light",
+    entry: "src/internal/snapshotLight.ts",
+    check: {
+      args: ["dispatch", "-"],
+      input: "[]",
+      expected: ({ code, stderr }) => code === 2 && stderr === "switchyard: stdin has no tool_use blocks\n"
+    }
+  }
+]
+
+/** Run `node args…` with `input` on stdin; resolves to its exit code and output (a failed exit too). */
+const answer = (args, input, cwd) =>
+  new Promise((resolve) => {
+    const child = execFile(process.execPath, args, { cwd }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : error.code, stdout, stderr }))
+    child.stdin?.end(input)
+  })
+
+/** Bundle `entry` into `<name>.cjs`, run it with `--build-snapshot` into `<name>.blob` and start it once. */
+const buildOne = async ({ here, outdir, external, plugins, keys, packageKeys }, { name, entry, check }) => {
+  const script = path.join(outdir, `${name}.cjs`)
+  const blob = path.join(outdir, `${name}.blob`)
+  // Modules resolve their files (package.json, assets) next to the bundle's chunks, as in bundle/*.js.
+  const url = new URL(`file://${script}`).href
+  await esbuild.build({
+    entryPoints: [path.join(here, entry)],
+    outfile: script,
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    external: [...external, ...lateExternal],
+    plugins,
+    // import() of a package outside the bundle becomes require(): a snapshot has no ES module loader.
+    supported: { "dynamic-import": false },
+    define: {
+      "import.meta.url": JSON.stringify(url),
+      SWITCHYARD_SNAPSHOT_BIN: JSON.stringify(path.join(here, "bin", "switchyard.js"))
+    },
+    banner: { js: `${lend}(function (require) {` },
+    footer: { js: `})(${requireShim(script, keys, packageKeys)});` },
+    logLevel: "error",
+    legalComments: "none",
+    minify: process.env.SWITCHYARD_NO_MINIFY === undefined
+  })
+  const report = path.join(outdir, `${name}.warm-up`)
+  fs.rmSync(report, { force: true })
+  await run(process.execPath, [...flags, "--snapshot-blob", blob, "--build-snapshot", script], {
+    cwd: outdir,
+    env: { ...process.env, SWITCHYARD_SNAPSHOT_REPORT: report }
+  })
+  const warmUp = fs.existsSync(report) ? fs.readFileSync(report, "utf8").split("\n")[0] : undefined
+  fs.rmSync(report, { force: true })
+  const answered = await answer([...flags, "--snapshot-blob", blob, "--", ...check.args], check.input, outdir)
+  if (!check.expected(answered)) {
+    throw new Error(`started from ${name}.blob, ${check.args.join(" ")} answered ${JSON.stringify(answered)}`)
+  }
+  return `${(fs.statSync(blob).size / 2 ** 20).toFixed(1)} MB` +
+    (warmUp === undefined ? "" : ` (its warm-up failed: ${warmUp})`)
+}
+
+/**
+ * Build `bundle/snapshot{,-light}.{cjs,blob}` and `bundle/snapshot.node`; resolves to a line for the build's log.
+ * A failure removes them (the binary then starts from the bundle) and is reported, not thrown: the snapshot only
+ * makes starting faster.
  */
 export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
-  const script = path.join(outdir, "snapshot.cjs")
-  const blob = path.join(outdir, "snapshot.blob")
   const stamp = path.join(outdir, "snapshot.node")
+  const version = JSON.parse(fs.readFileSync(path.join(here, "package.json"), "utf8")).version
   const remove = () => {
-    for (const file of [script, blob, stamp]) fs.rmSync(file, { force: true })
+    for (const { name } of snapshots(version)) {
+      for (const file of [`${name}.cjs`, `${name}.blob`]) fs.rmSync(path.join(outdir, file), { force: true })
+    }
+    fs.rmSync(stamp, { force: true })
   }
   try {
     const keys = Object.fromEntries(deferredBuiltins.map((id) => [id, Object.getOwnPropertyNames(require(`node:${id}`))]))
@@ -154,46 +234,14 @@ export const buildSnapshot = async ({ here, outdir, external, plugins }) => {
       const loaded = fromCli(id)
       return [id, [typeof loaded === "function", Object.getOwnPropertyNames(loaded)]]
     }))
-    const entry = path.join(here, "src/internal/snapshot.ts")
-    // Modules resolve their files (package.json, assets) next to the bundle's chunks, as in bundle/*.js.
-    const url = new URL(`file://${path.join(outdir, "snapshot.cjs")}`).href
-    const result = await esbuild.build({
-      entryPoints: [entry],
-      outfile: script,
-      bundle: true,
-      format: "cjs",
-      platform: "node",
-      target: "node20",
-      external: [...external, ...lateExternal],
-      plugins,
-      // import() of a package outside the bundle becomes require(): a snapshot has no ES module loader.
-      supported: { "dynamic-import": false },
-      define: {
-        "import.meta.url": JSON.stringify(url),
-        SWITCHYARD_SNAPSHOT_BIN: JSON.stringify(path.join(here, "bin", "switchyard.js"))
-      },
-      banner: { js: `${lend}(function (require) {` },
-      footer: { js: `})(${requireShim(path.join(outdir, "snapshot.cjs"), keys, packageKeys)});` },
-      logLevel: "error",
-      legalComments: "none",
-      minify: process.env.SWITCHYARD_NO_MINIFY === undefined
-    })
-    const report = path.join(outdir, "snapshot.warm-up")
-    fs.rmSync(report, { force: true })
-    await run(process.execPath, [...flags, "--snapshot-blob", blob, "--build-snapshot", script], {
-      cwd: outdir,
-      env: { ...process.env, SWITCHYARD_SNAPSHOT_REPORT: report }
-    })
-    const warmUp = fs.existsSync(report) ? fs.readFileSync(report, "utf8").split("\n")[0] : undefined
-    fs.rmSync(report, { force: true })
-    const { stdout } = await run(process.execPath, [...flags, "--snapshot-blob", blob, "--", "--version"], { cwd: outdir })
-    const version = JSON.parse(fs.readFileSync(path.join(here, "package.json"), "utf8")).version
-    if (stdout.trim() !== version) throw new Error(`started from it, --version printed ${JSON.stringify(stdout)}`)
+    const options = { here, outdir, external, plugins, keys, packageKeys }
+    // One at a time: each build runs the warm-up, and the machine may be shared.
+    const sizes = []
+    for (const snapshot of snapshots(version)) sizes.push(`${snapshot.name} ${await buildOne(options, snapshot)}`)
     const node = fs.realpathSync(process.execPath)
     const info = fs.statSync(node)
     fs.writeFileSync(stamp, `${info.size}:${Math.floor(info.mtimeMs / 1000)} ${node}\n`)
-    return `start-up snapshot ${(fs.statSync(blob).size / 2 ** 20).toFixed(1)} MB for ${process.version}` +
-      (warmUp === undefined ? "" : ` (its warm-up failed: ${warmUp})`)
+    return `start-up snapshots for ${process.version}: ${sizes.join(", ")}`
   } catch (error) {
     if (process.env.SWITCHYARD_KEEP_SNAPSHOT === undefined) remove()
     // Node's warnings about built-ins in a snapshot come first on stderr; the error is the line that says so.

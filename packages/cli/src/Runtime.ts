@@ -14,7 +14,7 @@ import * as Deferral from "@switchyard/core/Deferral"
 import * as EditDistance from "@switchyard/core/EditDistance"
 import * as Footprint from "@switchyard/core/Footprint"
 import * as HookRunner from "@switchyard/core/HookRunner"
-import type * as Hooks from "@switchyard/core/Hooks"
+import * as Hooks from "@switchyard/core/Hooks"
 import type * as Model from "@switchyard/core/Model"
 import * as PermissionChain from "@switchyard/core/PermissionChain"
 import * as PermissionContext from "@switchyard/core/PermissionContext"
@@ -22,7 +22,7 @@ import * as Permissions from "@switchyard/core/Permissions"
 import * as Registry from "@switchyard/core/Registry"
 import * as SandboxPort from "@switchyard/core/Sandbox"
 import * as Results from "@switchyard/core/Results"
-import type * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
+import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Settings from "@switchyard/core/Settings"
 import * as Tool from "@switchyard/core/Tool"
 import * as ToolUseContext from "@switchyard/core/ToolUseContext"
@@ -37,6 +37,7 @@ import * as Layer from "effect/Layer"
 import * as nodePath from "node:path"
 import * as readline from "node:readline/promises"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
 import * as McpToolCache from "./internal/mcpToolCache.js"
@@ -354,23 +355,67 @@ export const layer = <MO = never, ME = never, MR = never>(
   }
 ): Layer.Layer<Services | MO, ME | CliError.CliError, MR | NodeContext.NodeContext> => {
   const model = (options.model ?? Layer.empty) as Layer.Layer<MO, ME, MR>
-  const tools = toolsLayer(prepared, options.modelName, options.tools).pipe(
-    Layer.provideMerge(Results.layer),
-    Layer.provideMerge(model)
-  )
-  // One Layer for both services of the chain (each Layer node costs on every start).
-  const policy = Layer.effectContext(Effect.map(
-    PermissionChain.make({ projectDir: prepared.cwd, howToAllow: cliHowToAllow }),
-    (chain) => Context.make(Permissions.PermissionPolicy, chain).pipe(Context.add(LivePermissions, chain))
-  ))
-  const hooks = HookRunner.layer({ hooks: prepared.settings.hooks, projectDir: prepared.cwd })
-  // The Node platform comes from the program (main.ts provides it once): provided here again, it would be
-  // built again, a second FileSystem and a dozen Layers more on every start.
-  return options.prompt.pipe(
-    Layer.provideMerge(Layer.mergeAll(tools, policy, hooks, ShellCommand.layer)),
-    Layer.provideMerge(sandboxLayer(prepared))
-  )
+  return Layer.scopedContext(build(prepared, { ...options, model }))
 }
+
+/**
+ * `layer`'s services, built in one Layer: each sub-Layer built in turn into this Layer's scope, with its memo
+ * map, in the context the graph of merged Layers this replaces gave it (so what a tool captures when it is
+ * registered, the permission chain and the hooks see what they saw): the sandbox first, over the program's
+ * context; the model, the result store, the registry (and the HTTP client) and then the built-in, the command's
+ * own and the MCP servers' tools, in that order, over that and each other; the permission chain, the hooks and the shell
+ * analysis over the program's context and the sandbox; the prompt over all of them. A Layer costs on every
+ * start (a memo entry, a scope, fiber-ref diffs, and a fiber for each side of a merge): built as a graph, the
+ * same services cost several times more (bench/REPORT.md, startup). What they acquire (MCP connections,
+ * background shells) is released with the scope, in reverse order. The Node platform comes from the program
+ * (main.ts provides it once): provided here again, it would be built again on every start.
+ */
+const build = <MO, ME, MR>(
+  prepared: Prepared,
+  options: {
+    readonly model: Layer.Layer<MO, ME, MR>
+    readonly prompt: Layer.Layer<PermissionChain.PermissionPrompt, never, Tool.ToolPool | Registry.ToolRegistry>
+    readonly modelName?: string | undefined
+    readonly tools?: ReadonlyArray<Tool.Any> | undefined
+  }
+): Effect.Effect<Context.Context<Services | MO>, ME | CliError.CliError, MR | NodeContext.NodeContext | Scope.Scope> =>
+  Effect.gen(function*() {
+    // The memo map this Layer is built with: a sub-Layer the command builds elsewhere too is built once.
+    const memoMap = yield* Layer.CurrentMemoMap
+    const scope = yield* Effect.scope
+    const buildIn = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>, context: Context.Context<RIn>) =>
+      Effect.provide(Layer.buildWithMemoMap(layer, memoMap, scope), context)
+    const program = yield* Effect.context<MR | NodeContext.NodeContext>()
+    const sandbox = Context.merge(program, yield* buildIn(sandboxLayer(prepared), program))
+    const model = yield* buildIn(options.model, sandbox)
+    const results = yield* buildIn(Results.layer, Context.merge(sandbox, model))
+    const beforeRegistry = Context.merge(Context.merge(sandbox, model), results)
+    const http = yield* buildIn(FetchHttpClient.layer, beforeRegistry)
+    const registry = yield* buildIn(Registry.layer(registryOptions(prepared, options.modelName)), beforeRegistry)
+    const forTools = Context.merge(Context.merge(beforeRegistry, registry), http)
+    yield* buildIn(Builtins.layer(), forTools)
+    // The command's own tools before the MCP servers' (in the merge, these registered while servers connected).
+    for (const tool of options.tools ?? []) yield* buildIn(Tool.layer(tool), forTools)
+    const mcp = yield* buildIn(mcpLayer(prepared), forTools)
+    const chain = yield* Effect.provide(
+      PermissionChain.make({ projectDir: prepared.cwd, howToAllow: cliHowToAllow }),
+      sandbox
+    )
+    const hooks = yield* Effect.provide(
+      HookRunner.make({ hooks: prepared.settings.hooks, projectDir: prepared.cwd }),
+      sandbox
+    )
+    const engine = Context.merge(Context.merge(model, results), registry).pipe(
+      Context.merge(mcp),
+      Context.add(Permissions.PermissionPolicy, chain),
+      Context.add(LivePermissions, chain),
+      Context.add(Hooks.Hooks, hooks),
+      Context.add(ShellAnalysis.ShellAnalysis, ShellCommand.service),
+      Context.add(SandboxPort.Sandbox, Context.get(sandbox, SandboxPort.Sandbox))
+    )
+    const prompt = yield* buildIn(options.prompt, Context.merge(sandbox, engine))
+    return Context.merge(engine, prompt)
+  })
 
 /**
  * The bubblewrap sandbox from the settings (and `--sandbox`). The settings

@@ -5,21 +5,13 @@
  * `@effect/cli` or Effect. `tools list [--json]` and `tools schema NAME` are
  * answered from `tools.json` when nothing they read differs from the build's
  * fresh directory (no settings, no `.mcp.json`, no configuration variable);
- * everything else loads the full parser (main.ts).
+ * `tools list [--json]` and `dispatch FILE` otherwise run without the parser
+ * (internal/fastTools.ts, internal/fastDispatch.ts); everything else loads
+ * the full parser (main.ts). The work is internal/frontStart.ts's.
  *
  * @since 0.1.0
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
-
-/** What the full parser prints, as a terminal sees it, by the arguments joined with spaces ("tools list --help"). */
-type Pages = Readonly<Record<string, string>>
-
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g
-
-// The same test as Output.colorEnabled (kept here so the front imports nothing).
-const colorEnabled = (stream: NodeJS.WriteStream) =>
-  stream.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
+import * as FrontStart from "./internal/frontStart.js"
 
 /**
  * `tools` pages rendered in a fresh directory, with what rendering them read:
@@ -28,30 +20,7 @@ const colorEnabled = (stream: NodeJS.WriteStream) =>
  *
  * @since 0.1.0
  */
-export interface ToolPages {
-  /** The directory variables that were set (to fresh directories). */
-  readonly set: ReadonlyArray<string>
-  readonly variables: ReadonlyArray<string>
-  readonly paths: ReadonlyArray<{ readonly path: string; readonly kind: string }>
-  readonly pages: Pages
-}
-
-const readJson = <A>(name: string): A | undefined => {
-  try {
-    return JSON.parse(fs.readFileSync(new URL(name, import.meta.url), "utf8")) as A
-  } catch {
-    return undefined
-  }
-}
-
-const kindOf = (p: string): string => {
-  try {
-    const stat = fs.statSync(p, { throwIfNoEntry: false })
-    return stat === undefined ? "absent" : stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other"
-  } catch {
-    return "other"
-  }
-}
+export type ToolPages = FrontStart.ToolPages
 
 /**
  * Whether this process would read what the pages were rendered from: HOME
@@ -61,25 +30,11 @@ const kindOf = (p: string): string => {
  *
  * @since 0.1.0
  */
-export const unchanged = (
+export const unchanged: (
   conditions: Omit<ToolPages, "pages">,
   env: Readonly<Record<string, string | undefined>>,
   cwd: string
-): boolean => {
-  if (!["HOME", ...conditions.set].every((name) => (env[name] ?? "") !== "")) return false
-  if (conditions.variables.some((name) => env[name] !== undefined)) return false
-  const expand = (p: string): string | undefined => {
-    const [first = "", ...rest] = p.split("/")
-    if (first === "<cwd>") return path.join(cwd, ...rest)
-    if (!first.startsWith("$")) return p
-    const dir = env[first.slice(1)]
-    return dir === undefined || dir === "" ? undefined : path.join(dir, ...rest)
-  }
-  return conditions.paths.every(({ kind, path: p }) => {
-    const expanded = expand(p)
-    return expanded !== undefined && kindOf(expanded) === kind
-  })
-}
+) => boolean = FrontStart.unchanged
 
 /**
  * What the front prints for these arguments, or undefined when the full
@@ -87,52 +42,19 @@ export const unchanged = (
  *
  * @since 0.1.0
  */
-export const answer = (args: ReadonlyArray<string>, pages: Pages): string | undefined => {
-  if (args.some((arg) => /\s/.test(arg))) return undefined
-  const key = args.map((arg, i) => (arg === "-h" && i === args.length - 1 ? "--help" : arg)).join(" ")
-  return Object.hasOwn(pages, key) ? pages[key] : undefined
-}
-
-const toolPage = (args: ReadonlyArray<string>): string | undefined => {
-  const tools = readJson<{ readonly variants?: ReadonlyArray<ToolPages> }>("./tools.json")
-  if (!Array.isArray(tools?.variants)) return undefined
-  let cwd: string
-  try {
-    cwd = process.cwd()
-  } catch {
-    return undefined
-  }
-  for (const variant of tools.variants as ReadonlyArray<ToolPages>) {
-    const text = answer(args, variant.pages)
-    if (text !== undefined && unchanged(variant, process.env, cwd)) return text
-  }
-  return undefined
-}
+export const answer: (args: ReadonlyArray<string>, pages: Readonly<Record<string, string>>) => string | undefined =
+  FrontStart.answer
 
 /**
  * Answer the command line `args` (without `node` and the script): from the
- * pages when they hold the answer, `tools list` without the full parser,
- * everything else by loading it (main.ts, which reads `process.argv`).
+ * pages when they hold the answer, `tools list` and `dispatch FILE` without
+ * the full parser, everything else by loading it (main.ts, which reads
+ * `process.argv`).
  *
  * @since 0.1.0
  */
-export const start = async (args: ReadonlyArray<string>): Promise<void> => {
-  // Every page is `--version` or ends in --help (or -h): other commands skip reading and parsing 50 kB of JSON.
-  const last = args.at(-1)
-  const page = last === "--help" || last === "-h" || (args.length === 1 && last === "--version")
-  const pages = page ? readJson<Pages>("./help.json") : undefined
-  const text = (pages === undefined ? undefined : answer(args, pages)) ??
-    (args[0] === "tools" ? toolPage(args) : undefined)
-  if (
-    text === undefined && args[0] === "tools" && args[1] === "list" &&
-    (args.length === 2 || (args.length === 3 && args[2] === "--json"))
-  ) {
-    const { list } = await import("./internal/fastTools.js")
-    process.exitCode = await list(args.length === 3)
-  } else if (text === undefined) {
+export const start = (args: ReadonlyArray<string>): Promise<void> =>
+  FrontStart.start(args, async () => {
     const { main } = await import("./main.js")
     main()
-  } else {
-    process.stdout.write(colorEnabled(process.stdout) ? text : text.replace(ANSI, ""))
-  }
-}
+  })

@@ -14,18 +14,14 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as Cause from "effect/Cause"
 import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createRequire } from "node:module"
-import { CliError, SilentExit } from "./CliError.js"
 import * as CommandLine from "./CommandLine.js"
 import { describeOption, findCommand } from "./CommandLine.js"
-import { stripColorWhenPiped } from "./Output.js"
 import type * as Conversation from "./Conversation.js"
+import * as CommandMain from "./internal/commandMain.js"
 import type * as Runtime from "./Runtime.js"
 
 // The package's own version: code, not environment, so reading it at load is fine (also in the start-up snapshot).
@@ -481,10 +477,9 @@ const validationMessage = (error: ValidationError.ValidationError): string => {
     "invalid command line"
 }
 
-/** The command line `argv` (with `node` and the script) run to its end, as an Effect that never fails. */
+/** The command line `argv` (with `node` and the script) run to its end; usage errors reported, the rest left. */
 const program = (argv: ReadonlyArray<string>) => {
   const parsed = CommandLine.parse(argv)
-  const wantsDetails = argv.includes("--verbose")
   return Effect.suspend(() => {
     switch (parsed._tag) {
       case "Help":
@@ -501,41 +496,7 @@ const program = (argv: ReadonlyArray<string>) => {
       case "Run":
         return Effect.flatMap(quietErrors, (console) => Effect.withConsole(cli(parsed.argv), console))
     }
-  }).pipe(
-    Effect.catchAll((error) => {
-      if (ValidationError.isValidationError(error)) return usageError(validationMessage(error))
-      return Effect.sync(() => {
-        if (error instanceof SilentExit) {
-          process.exitCode = error.exitCode
-          return
-        }
-        if (error instanceof CliError) {
-          process.stderr.write(`switchyard: ${error.message}\n`)
-          if (wantsDetails && error.detail !== undefined) process.stderr.write(`${error.detail}\n`)
-          process.exitCode = error.exitCode
-          return
-        }
-        process.stderr.write(`switchyard: ${String(error)}\n`)
-        process.exitCode = 1
-      })
-    }),
-    Effect.catchAllCause((cause) =>
-      Effect.sync(() => {
-        if (Cause.isInterruptedOnly(cause)) {
-          process.exitCode = 130
-          return
-        }
-        const squashed = Cause.squash(cause)
-        const message = squashed instanceof Error ? squashed.message : String(squashed)
-        process.stderr.write(
-          `switchyard: unexpected error: ${message.split("\n")[0]} (run with --verbose for details)\n`
-        )
-        if (wantsDetails) process.stderr.write(`${Cause.pretty(cause)}\n`)
-        process.exitCode = 1
-      })
-    ),
-    Effect.provide(NodeContext.layer)
-  )
+  }).pipe(Effect.catchIf(ValidationError.isValidationError, (error) => usageError(validationMessage(error))))
 }
 
 /**
@@ -546,24 +507,4 @@ const program = (argv: ReadonlyArray<string>) => {
  *
  * @since 0.1.0
  */
-export const main = (): void => {
-  // A closed pipe (`switchyard … | head`) ends the program quietly, like other Unix tools.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0)
-      throw error
-    })
-  }
-  stripColorWhenPiped(process.stdout)
-  stripColorWhenPiped(process.stderr)
-  // Exit once the command is done and its output written: idle keep-alive connections
-  // to the API would otherwise hold the process for seconds.
-  NodeRuntime.runMain(program(process.argv), {
-    disableErrorReporting: true,
-    teardown: (_, onExit) => {
-      const code = typeof process.exitCode === "number" ? process.exitCode : 0
-      onExit(code)
-      process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
-    }
-  })
-}
+export const main = (): void => CommandMain.run(program(process.argv), process.argv.includes("--verbose"))

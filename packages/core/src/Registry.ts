@@ -196,7 +196,8 @@ export class ToolRegistry extends Context.Tag("@switchyard/core/Registry/ToolReg
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<ToolRegistry | Tool.ToolPool> =>
-  Layer.unwrapEffect(
+  // One Layer for both services (a Layer per service, merged, costs a fiber per side on every start).
+  Layer.effectContext(
     Effect.gen(function*() {
       const pool = yield* Tool.ToolPool.make
       const simpleMode = options.simpleMode ?? (yield* Effect.orDie(simpleModeConfig))
@@ -215,7 +216,7 @@ export const layer = (options: Options = {}): Layer.Layer<ToolRegistry | Tool.To
               toolSearchAllowed: !isBlanketDenied("ToolSearch")
             }))
       }
-      return Layer.mergeAll(Layer.succeed(Tool.ToolPool, pool), Layer.succeed(ToolRegistry, registry))
+      return Context.make(Tool.ToolPool, pool).pipe(Context.add(ToolRegistry, registry))
     })
   )
 

@@ -23,6 +23,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as GitRepository from "../src/internal/gitRepository.js"
 import * as ShellProcess from "../src/internal/shellProcess.js"
+import { runBash } from "./fixtures/runBash.js"
 
 const git = (cwd: string, ...args: ReadonlyArray<string>) => {
   const result = spawnSync("git", [
@@ -125,13 +126,14 @@ const touchStat = (file: string) => {
 }
 
 /** Run `command` as the Bash tool's shell would (its git safety environment), and the marks it left. */
-const execute = (f: Fixture, command: string): ReadonlyArray<string> => {
-  for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
-  touchStat(path.join(f.project, "tools", "t.txt"))
-  const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
-  spawnSync("bash", ["-c", command], { cwd: f.project, env, stdio: "ignore", timeout: 20_000 })
-  return fs.readdirSync(f.marks)
-}
+const execute = (f: Fixture, command: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    for (const name of fs.readdirSync(f.marks)) fs.rmSync(path.join(f.marks, name))
+    touchStat(path.join(f.project, "tools", "t.txt"))
+    const env = { ...process.env, HOME: f.home, ...ShellProcess.gitSafety(process.env) }
+    yield* runBash(command, f.project, env)
+    return fs.readdirSync(f.marks)
+  })
 
 const HOSTILE_DIRS = ["lib", "deep/er", "../outside", "deep/er/..//er", "lib/../lib", "tools"]
 const PLAIN_DIRS = [".", "sub", "deep", "lib/..", "deep/er/.."]
@@ -185,17 +187,18 @@ const lines = (dirs: ReadonlyArray<string>, hostile: boolean) => {
 }
 
 describe.skipIf(!hasGit)("ShellGit: the git a Bash line runs", () => {
-  it("the oracle sees the attack: git status in a repository with core.fsmonitor runs its program", () => {
-    const f = fixture()
-    expect(execute(f, "git -C lib status")).toEqual(["lib"])
-    expect(execute(f, "cd ../outside && git diff")).toEqual(["outside"])
-    expect(execute(f, "git --git-dir=vendor/evil.git status")).toEqual(["bare"])
-    expect(execute(f, "git -C tools status")).toEqual(["hook"])
-    // The project itself is plain: nothing runs.
-    expect(execute(f, "git status && git diff")).toEqual([])
-    // A bare repository is found only when named (the shell's safe.bareRepository=explicit).
-    expect(execute(f, "cd vendor/evil.git && git status")).toEqual([])
-  })
+  it.effect("the oracle sees the attack: git status in a repository with core.fsmonitor runs its program", () =>
+    Effect.gen(function*() {
+      const f = fixture()
+      expect(yield* execute(f, "git -C lib status")).toEqual(["lib"])
+      expect(yield* execute(f, "cd ../outside && git diff")).toEqual(["outside"])
+      expect(yield* execute(f, "git --git-dir=vendor/evil.git status")).toEqual(["bare"])
+      expect(yield* execute(f, "git -C tools status")).toEqual(["hook"])
+      // The project itself is plain: nothing runs.
+      expect(yield* execute(f, "git status && git diff")).toEqual([])
+      // A bare repository is found only when named (the shell's safe.bareRepository=explicit).
+      expect(yield* execute(f, "cd vendor/evil.git && git status")).toEqual([])
+    }))
 
   it.effect("asks for git in a repository whose configuration runs a program, naming the file and entry", () =>
     Effect.gen(function*() {
@@ -226,7 +229,7 @@ describe.skipIf(!hasGit)("ShellGit: the git a Bash line runs", () => {
       Effect.gen(function*() {
         const f = fixture()
         const check = yield* checkOf(line, f.project)
-        const marks = execute(f, line)
+        const marks = yield* execute(f, line)
         generated.runs++
         if (marks.length > 0) generated.ranPrograms++
         if (marks.length > 0) expect(check.behavior, `${line} ran ${marks.join(", ")}`).toBe("ask")
@@ -339,7 +342,7 @@ describe("GitRepository: which configuration entries are plain", () => {
       `\tprocess = git-lfs filter-process\n\trequired = true\n[lfs]\n\trepositoryformatversion = 0\n`
     expect(GitRepository.unknownEntry(lfs, permission)).toBeUndefined()
     expect(GitRepository.unknownEntry(lfs)).toBe("filter.\"lfs\".clean")
-    const changed = lfs.replace("git-lfs clean -- %f", "git-lfs clean -- %f; touch x")
+    const changed = lfs.replace("git-lfs clean -- %f", "git-lfs clean -- %f && touch x")
     expect(GitRepository.unknownEntry(changed, permission)).toBe("filter.\"lfs\".clean")
     // core.fsmonitor = true is git's own daemon (a footprint cannot bound it); a program is a program.
     expect(GitRepository.unknownEntry("[core]\n\tfsmonitor = true\n", permission)).toBeUndefined()

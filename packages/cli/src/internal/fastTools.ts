@@ -6,13 +6,13 @@
  *
  * @internal
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { CliError } from "../CliError.js"
 import { stripColorWhenPiped } from "../Output.js"
 import * as ToolsCommand from "../ToolsCommand.js"
+import * as Platform from "./platform.js"
 
 /** Run `tools list`; resolves to the exit code. */
 export const list = async (json: boolean): Promise<number> => {
@@ -37,7 +37,7 @@ export const list = async (json: boolean): Promise<number> => {
       strictMcpConfig: false,
       json,
       action: { _tag: "list" }
-    }).pipe(Effect.provide(NodeContext.layer))
+    }).pipe(Effect.provide(Platform.layer))
   )
   if (Exit.isSuccess(exit)) return 0
   const failure = Cause.failureOption(exit.cause)

@@ -11,7 +11,6 @@
  *
  * @internal
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Execution from "@switchyard/core/Execution"
 import * as Model from "@switchyard/core/Model"
 import * as StreamingExecutor from "@switchyard/core/StreamingExecutor"
@@ -23,6 +22,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Runtime from "../Runtime.js"
+import * as Platform from "./platform.js"
 
 const variables = ["HOME", "SWITCHYARD_HOME", "CLAUDE_CONFIG_DIR"] as const
 
@@ -76,7 +76,7 @@ export const run = (): Promise<string | undefined> => {
   fs.writeFileSync(path.join(project, "notes.txt"), "alpha\nbeta\n")
   return Effect.runPromise(
     dispatch(project).pipe(
-      Effect.provide(NodeContext.layer),
+      Effect.provide(Platform.layer),
       Effect.as(undefined),
       Effect.catchAllCause((cause) => Effect.succeed(Cause.pretty(cause)))
     )

@@ -91,6 +91,45 @@ const COMMENT = /^\s*(?:[#;].*)?$/
 const SECTION = /^\s*\[([A-Za-z0-9-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\]\s*(?:[#;].*)?$/
 const ENTRY = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/
 
+/**
+ * A value as git's config parser reads it (config.c `parse_value`): blanks
+ * around it dropped, runs of blanks inside kept, `"…"` quoting anywhere, `#`
+ * and `;` outside quotes starting a comment, `\\ \" \n \t \b` escapes.
+ * `undefined` where git would reject the line or continue it on the next one
+ * (a trailing `\\`, an open quote, another escape): the file is then not
+ * read plainly.
+ */
+export const parseValue = (raw: string): string | undefined => {
+  let value = ""
+  let quote = false
+  let spaces = 0
+  for (let i = 0; i < raw.length; i++) {
+    let c = raw[i]!
+    if (/\s/.test(c) && !quote) {
+      if (value.length > 0) spaces++
+      continue
+    }
+    if (!quote && (c === ";" || c === "#")) break
+    value += " ".repeat(spaces)
+    spaces = 0
+    if (c === "\\") {
+      const next = raw[++i]
+      if (next === undefined) return undefined
+      const escaped = ({ t: "\t", b: "\b", n: "\n", "\\": "\\", "\"": "\"" } as Record<string, string>)[next]
+      if (escaped === undefined) return undefined
+      value += escaped
+      continue
+    }
+    if (c === "\"") {
+      quote = !quote
+      continue
+    }
+    c = c === "\r" ? "" : c
+    value += c
+  }
+  return quote ? undefined : value
+}
+
 /** The entries of one configuration file, or `undefined` where a line cannot be read plainly. */
 const entriesOf = (text: string): ReadonlyArray<Entry> | undefined => {
   const entries: Array<Entry> = []
@@ -106,9 +145,9 @@ const entriesOf = (text: string): ReadonlyArray<Entry> | undefined => {
     }
     const entry = ENTRY.exec(line)
     if (entry === null || section === undefined) return undefined
-    // A value continued on the next line: that line is not an entry of its own.
-    if (/\\\s*$/.test(entry[2] ?? "")) return undefined
-    entries.push({ section, subsection, key: entry[1]!.toLowerCase(), value: entry[2]?.trim() })
+    const value = entry[2] === undefined ? undefined : parseValue(entry[2])
+    if (entry[2] !== undefined && value === undefined) return undefined
+    entries.push({ section, subsection, key: entry[1]!.toLowerCase(), value })
   }
   return entries
 }
@@ -142,7 +181,7 @@ const isKnown = (entry: Entry, reading: Reading): boolean => {
     if (entry.key === "fsmonitor") return /^(?:true|false|yes|no|on|off|1|0)$/i.test(entry.value ?? "")
   }
   if (reading.reader === "permission" && entry.section === "filter" && entry.subsection === "lfs") {
-    return Object.hasOwn(LFS_FILTER, entry.key) && LFS_FILTER[entry.key] === entry.value?.replace(/^"(.*)"$/, "$1")
+    return Object.hasOwn(LFS_FILTER, entry.key) && LFS_FILTER[entry.key] === entry.value
   }
   if (reading.reader === "permission" && entry.section === "lfs") {
     return entry.subsection === undefined
@@ -199,6 +238,12 @@ interface Disk {
   readonly read: (p: string) => string | undefined
   /** A directory's entries, or `undefined` when it cannot be listed. */
   readonly list: (p: string) => ReadonlyArray<string> | undefined
+  /** The kernel's real path (`realpath(3)`), or `undefined` when `p` is not there. */
+  readonly real: (p: string) => string | undefined
+  /** A symbolic link's target, or `undefined` when `p` is not a link. */
+  readonly link: (p: string) => string | undefined
+  /** `access(p, X_OK)`: what git asks of `objects` and `refs`. */
+  readonly enterable: (p: string) => boolean
 }
 
 const disk: Disk = {
@@ -224,30 +269,70 @@ const disk: Disk = {
     } catch {
       return undefined
     }
+  },
+  real: (p) => {
+    try {
+      return NodeFs.realpathSync.native(p)
+    } catch {
+      return undefined
+    }
+  },
+  link: (p) => {
+    try {
+      return NodeFs.lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() === true
+        ? NodeFs.readlinkSync(p)
+        : undefined
+    } catch {
+      return undefined
+    }
+  },
+  enterable: (p) => {
+    try {
+      NodeFs.accessSync(p, NodeFs.constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
   }
 }
 
 /** Whether anything is at `p` — or it cannot be told (fail closed: a file that may be there counts). */
 const present = (p: string): boolean => disk.kind(p) !== "missing"
 
-/** The common directory a git directory names (`commondir`), if any. */
+/** A file's text as git reads `.git` files and `commondir`: only trailing CR and LF removed (setup.c). */
+const gitFileText = (p: string): string | undefined => disk.read(p)?.replace(/[\r\n]+$/, "")
+
+/** Where the kernel takes `p` (links followed, `..` after a link from its target), or `p` when it is not there. */
+export const physical = (p: string): string => disk.real(p) ?? NodePath.resolve(p)
+
+/** The common directory a git directory names (`commondir`), if any: `realpath(gitdir/commondir's text)`. */
 const commonDirectory = (dir: string): string | undefined => {
-  if (disk.kind(NodePath.join(dir, "commondir")) === "missing") return undefined
-  const text = disk.read(NodePath.join(dir, "commondir"))?.trim()
-  return text === undefined || text.length === 0 ? undefined : NodePath.resolve(dir, text)
+  const file = NodePath.join(dir, "commondir")
+  if (disk.kind(file) === "missing") return undefined
+  const text = gitFileText(file)
+  if (text === undefined || text.length === 0) return undefined
+  return physical(NodePath.isAbsolute(text) ? text : `${dir}/${text}`)
+}
+
+/** setup.c `validate_headref`: a link into `refs/`, a `ref: refs/…` file, or an object id. */
+const isHead = (file: string): boolean => {
+  const link = disk.link(file)
+  if (link !== undefined) return link.startsWith("refs/")
+  const text = disk.read(file)
+  if (text === undefined) return false
+  if (/^ref:\s*refs\//.test(text)) return true
+  return /^(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40})/.test(text)
 }
 
 /**
  * Whether git takes `dir` for a git directory (setup.c `is_git_directory`): a
- * `HEAD`, and `objects` and `refs` in it or in its common directory. Looser
- * than git (it also validates `HEAD`'s content), so a directory git would
- * pass over may be taken for one here — its configuration is then read too.
+ * valid `HEAD`, and `objects` and `refs` it may enter (`access(X_OK)`) in it
+ * or in its common directory.
  */
 const isGitDirectory = (dir: string): boolean => {
-  if (!present(NodePath.join(dir, "HEAD"))) return false
+  if (!isHead(NodePath.join(dir, "HEAD"))) return false
   const common = commonDirectory(dir) ?? dir
-  return disk.kind(NodePath.join(common, "objects")) === "directory" &&
-    disk.kind(NodePath.join(common, "refs")) === "directory"
+  return disk.enterable(NodePath.join(common, "objects")) && disk.enterable(NodePath.join(common, "refs"))
 }
 
 const withCommon = (gitDir: string): ReadonlyArray<string> => {
@@ -255,39 +340,60 @@ const withCommon = (gitDir: string): ReadonlyArray<string> => {
   return common === undefined ? [gitDir] : [gitDir, common]
 }
 
+/**
+ * A `.git` file's git directory (setup.c `read_gitfile_gently`): the file
+ * starts with `gitdir: `, the path is the rest (trailing CR/LF removed),
+ * relative to the file's directory, and git opens its real path. `undefined`
+ * when the file is not one (git then stops with an error).
+ */
+const gitFileTarget = (dotGit: string): string | undefined => {
+  const text = gitFileText(dotGit)
+  if (text === undefined || !text.startsWith("gitdir: ")) return undefined
+  const named = text.slice("gitdir: ".length)
+  if (named.length === 0) return undefined
+  return physical(NodePath.isAbsolute(named) ? named : `${NodePath.dirname(dotGit)}/${named}`)
+}
+
 /** The git directories a `.git` entry leads to: itself when it is a git directory, a `gitdir: X` file's X. */
 const gitDirectoriesAt = (dotGit: string): ReadonlyArray<string> | undefined => {
   const kind = disk.kind(dotGit)
   if (kind === "missing") return undefined
   if (kind === "directory") return isGitDirectory(dotGit) ? withCommon(dotGit) : undefined
-  const named = /^gitdir:\s*(.+?)\s*$/m.exec(disk.read(dotGit) ?? "")?.[1]
-  return named === undefined ? undefined : withCommon(NodePath.resolve(NodePath.dirname(dotGit), named))
+  const target = gitFileTarget(dotGit)
+  return target === undefined ? undefined : withCommon(target)
+}
+
+/** What git finds from a directory, and the `.git` directories it passed over on the way. */
+export interface Discovered extends Repository {
+  /** `.git` directories on the way that git does not take (it walks on): examined too, and a footprint's barrier. */
+  readonly passed: ReadonlyArray<Repository>
+  /** A `.git` file git cannot read (it stops with an error there). */
+  readonly broken: boolean
 }
 
 /**
- * What git finds from `start`, walking up as setup.c does: in each directory
- * a `.git` that is a git directory or a file `gitdir: X` (a worktree or a
- * submodule). Not a bare repository on the way: the Bash tool runs git with
- * `safe.bareRepository=explicit` (`shellProcess.ts`), so one is used only
- * when named (`--git-dir`, `GIT_DIR`). `broken` when a `.git` entry on the way
- * is neither (git passes over an invalid `.git` directory, and stops at a
- * `.git` file it cannot read). `undefined` outside any repository.
+ * What git finds from `start` (a physical path), walking up as setup.c does:
+ * in each directory a `.git` that is a git directory (checked as git checks
+ * it) or a file `gitdir: X` (a worktree or a submodule). Not a bare
+ * repository on the way: the Bash tool runs git with
+ * `safe.bareRepository=explicit` (`shellProcess.ts`), so one is used only when
+ * named (`--git-dir`, `GIT_DIR`). `undefined` outside any repository.
  */
-export const discover = (start: string): (Repository & { readonly broken: boolean }) | undefined => {
-  let broken = false
+export const discover = (start: string): Discovered | undefined => {
+  const passed: Array<Repository> = []
   for (let dir = NodePath.resolve(start);;) {
     const dotGit = NodePath.join(dir, ".git")
     const kind = disk.kind(dotGit)
     if (kind === "directory") {
-      if (isGitDirectory(dotGit)) return { root: dir, gitDirectories: withCommon(dotGit), broken }
-      broken = true
+      if (isGitDirectory(dotGit)) return { root: dir, gitDirectories: withCommon(dotGit), passed, broken: false }
+      passed.push({ root: dir, gitDirectories: [dotGit] })
     } else if (kind !== "missing") {
-      const named = /^gitdir:\s*(.+?)\s*$/m.exec(disk.read(dotGit) ?? "")?.[1]
-      if (named === undefined) return { root: dir, gitDirectories: [dotGit], broken: true }
-      return { root: dir, gitDirectories: withCommon(NodePath.resolve(dir, named)), broken }
+      const target = gitFileTarget(dotGit)
+      if (target === undefined) return { root: dir, gitDirectories: [dotGit], passed, broken: true }
+      return { root: dir, gitDirectories: withCommon(target), passed, broken: false }
     }
     const parent = NodePath.dirname(dir)
-    if (parent === dir) return undefined
+    if (parent === dir) return passed.length === 0 ? undefined : { ...passed[0]!, passed, broken: false }
     dir = parent
   }
 }
@@ -348,7 +454,7 @@ const hookEntry = (repository: Repository): ProgramEntry | undefined => {
     for (const { text } of configurationFiles(dir)) {
       for (const entry of entriesOf(text ?? "") ?? []) {
         if (entry.section !== "core" || entry.key !== "hookspath" || entry.subsection !== undefined) continue
-        const value = (entry.value ?? "").replace(/^"(.*)"$/, "$1")
+        const value = entry.value ?? ""
         const expanded = value === "~" || value.startsWith("~/")
           ? NodePath.join(NodeOs.homedir(), value.slice(1))
           : value
@@ -416,9 +522,102 @@ const submodulePaths = (root: string): ReadonlyArray<string> | undefined => {
   if (entries === undefined) return undefined
   return entries.flatMap((entry) =>
     entry.section === "submodule" && entry.key === "path" && entry.value !== undefined
-      ? [entry.value.replace(/^"(.*)"$/, "$1")]
+      ? [entry.value]
       : []
   )
+}
+
+/**
+ * The paths of the gitlinks (mode 160000: submodules) in a git directory's
+ * index, read as git's read-cache.c lays entries out (versions 2 to 4, a
+ * SHA-1 or SHA-256 id); `undefined` when the index cannot be read so. `git
+ * status` recurses into every populated gitlink, named in `.gitmodules` or
+ * not. Memoised by the index file's identity (device, inode, size, mtime): git
+ * replaces the index by renaming a new file over it, so a changed index is
+ * another inode.
+ */
+const gitlinksOf = (gitDir: string, idLength: number): ReadonlyArray<string> | undefined => {
+  const file = NodePath.join(gitDir, "index")
+  let identity: string
+  try {
+    const info = NodeFs.statSync(file, { throwIfNoEntry: false, bigint: true })
+    if (info === undefined) return []
+    identity = `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${idLength}`
+  } catch {
+    return undefined
+  }
+  const known = gitlinkCache.get(file)
+  if (known !== undefined && known.identity === identity) return known.paths
+  const paths = parseGitlinks(file, idLength)
+  if (paths !== undefined) {
+    if (gitlinkCache.size > 64) gitlinkCache.clear()
+    gitlinkCache.set(file, { identity, paths })
+  }
+  return paths
+}
+
+const gitlinkCache = new Map<string, { readonly identity: string; readonly paths: ReadonlyArray<string> }>()
+
+const parseGitlinks = (file: string, idLength: number): ReadonlyArray<string> | undefined => {
+  let data: Buffer
+  try {
+    data = NodeFs.readFileSync(file)
+  } catch {
+    return undefined
+  }
+  if (data.length < 12 || data.toString("latin1", 0, 4) !== "DIRC") return undefined
+  const version = data.readUInt32BE(4)
+  const count = data.readUInt32BE(8)
+  if (version < 2 || version > 4) return undefined
+  const found: Array<string> = []
+  let offset = 12
+  let previous: Buffer = Buffer.alloc(0)
+  // ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each), the object id, the flags (2).
+  const fixed = 40 + idLength + 2
+  for (let n = 0; n < count; n++) {
+    if (offset + fixed > data.length) return undefined
+    const mode = data.readUInt32BE(offset + 24)
+    const flags = data.readUInt16BE(offset + 40 + idLength)
+    let at = offset + fixed
+    if (version >= 3 && (flags & 0x4000) !== 0) at += 2
+    let name: Buffer
+    if (version === 4) {
+      // The number of bytes to drop from the previous name (an offset varint), then the rest, NUL-terminated.
+      let strip = 0
+      for (let shift = 0;; shift++) {
+        if (at >= data.length || shift > 8) return undefined
+        const byte = data[at++]!
+        strip = shift === 0 ? byte & 0x7f : ((strip + 1) << 7) | (byte & 0x7f)
+        if ((byte & 0x80) === 0) break
+      }
+      const end = data.indexOf(0, at)
+      if (end === -1 || strip > previous.length) return undefined
+      name = Buffer.concat([previous.subarray(0, previous.length - strip), data.subarray(at, end)])
+      offset = end + 1
+    } else {
+      const end = data.indexOf(0, at)
+      if (end === -1) return undefined
+      name = data.subarray(at, end)
+      // Entries are padded with NULs to a multiple of 8 bytes, at least one.
+      offset += Math.floor((end - offset + 8) / 8) * 8
+    }
+    previous = name
+    if ((mode & 0o170000) === 0o160000) found.push(name.toString("utf8"))
+  }
+  return found
+}
+
+/** The object id's length in the index: 32 bytes in a SHA-256 repository (`extensions.objectFormat`). */
+const idLengthOf = (gitDirectories: ReadonlyArray<string>): number => {
+  for (const dir of gitDirectories) {
+    for (const { text } of configurationFiles(dir)) {
+      const sha256 = (entriesOf(text ?? "") ?? []).some((entry) =>
+        entry.section === "extensions" && entry.key === "objectformat" && entry.value?.toLowerCase() === "sha256"
+      )
+      if (sha256) return 32
+    }
+  }
+  return 20
 }
 
 /**
@@ -443,12 +642,16 @@ export const programEntry = (repository: Repository, depth = 0): ProgramEntry | 
       if (inner !== undefined) return inner
     }
   }
-  // Submodules checked out with a git directory of their own in the work tree (`lib/.git/`).
+  // Submodules checked out with a git directory of their own in the work tree (`lib/.git/`): the paths
+  // `.gitmodules` names, and every gitlink in the index.
   if (repository.root === undefined) return undefined
   const gitmodules = NodePath.join(repository.root, ".gitmodules")
   const paths = submodulePaths(repository.root)
   if (paths === undefined) return { file: gitmodules, entry: "a line it cannot read" }
-  for (const relative of paths) {
+  const index = repository.gitDirectories[0]!
+  const gitlinks = gitlinksOf(index, idLengthOf(repository.gitDirectories))
+  if (gitlinks === undefined) return { file: NodePath.join(index, "index"), entry: "an index it cannot read" }
+  for (const relative of new Set([...paths, ...gitlinks])) {
     if (depth >= MAX_MODULE_DEPTH) return { file: gitmodules, entry: "submodules nested too deep to examine" }
     const tree = NodePath.resolve(repository.root, relative)
     const gitDirectories = gitDirectoriesAt(NodePath.join(tree, ".git"))

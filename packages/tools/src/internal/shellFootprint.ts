@@ -146,7 +146,7 @@ const findRepository = (
   Effect.gen(function*() {
     const found = GitRepository.discover(yield* Footprints.canonical(cwd))
     if (found === undefined) return undefined
-    if (found.root === undefined || found.broken) return "unbounded"
+    if (found.root === undefined || found.broken || found.passed.length > 0) return "unbounded"
     const gitDirectories = yield* Effect.forEach(found.gitDirectories, (dir) => Footprints.canonical(dir))
     return { root: found.root, gitDirectories }
   })

@@ -33,9 +33,30 @@ interface Places {
   readonly starts: Set<string>
   /** Git directories named outright (`--git-dir`, `--bare`). */
   readonly gitDirectories: Set<string>
-  /** Why a place cannot be known ahead of time, if one cannot. */
+  /** Why a place cannot be known ahead of time, if one cannot (it matters when the line runs git). */
   unknown: string | undefined
+  /** A variable the line sets that changes which configuration git reads (`HOME=.`): asked about even in a
+   * line bash evaluates at run time. */
+  rebinds: string | undefined
+  /** The line runs git, or may (a nested line, `xargs git`). */
+  runsGit: boolean
+  /** An earlier command may have changed the disk (made a link, a directory, a repository, a configuration). */
+  changed: boolean
 }
+
+/** Variables that change which configuration git reads, or where `cd` leads (`HOME=. git status`). */
+const GIT_VARIABLES = /^(?:GIT_[A-Za-z0-9_]*|HOME|XDG_CONFIG_HOME|CDPATH|PATH|PREFIX|EMAIL)=/
+
+/** Where a place named from `dir` may be: as the kernel walks it (`..` after a link from the target) and as written. */
+const physicalPlaces = (dir: string, relative: string): ReadonlyArray<string> => [
+  ...new Set([
+    GitRepository.physical(NodePath.isAbsolute(relative) ? relative : `${dir}/${relative}`),
+    GitRepository.physical(NodePath.resolve(dir, relative))
+  ])
+]
+
+/** git subcommands that change no link, directory, repository or configuration git would later read. */
+const KEEPS_LAYOUT = new Set(["add", "stage", "commit", "fetch", "push", "tag", "branch", "notes"])
 
 /** A word that is git: `git`, `/usr/bin/git`, `git-upload-pack`. */
 const isGitProgram = (word: string): boolean => /^(?:.*\/)?git(?:-[A-Za-z0-9-]+)?$/.test(word)
@@ -59,6 +80,10 @@ const gitInvocation = (
   bases: ReadonlySet<string>,
   places: Places
 ): void => {
+  places.runsGit = true
+  if (places.changed) {
+    places.unknown ??= "an earlier command on the line may change which repository git uses, or its configuration"
+  }
   let starts = [...bases]
   let explicit: string | undefined
   for (let i = at + 1; i < argv.length; i++) {
@@ -78,7 +103,7 @@ const gitInvocation = (
         places.unknown ??= `\`git ${name}\` with a value known only at run time`
         return
       }
-      if (name === "-C") starts = starts.map((start) => NodePath.resolve(start, value))
+      if (name === "-C") starts = starts.flatMap((start) => physicalPlaces(start, value))
       else explicit = value
     } else if (name === "--exec-path" && attached !== undefined) {
       places.unknown ??= "`git --exec-path=…` (git would run its commands from there)"
@@ -90,7 +115,7 @@ const gitInvocation = (
     }
   }
   if (explicit === undefined) { for (const start of starts) places.starts.add(start) }
-  else for (const start of starts) places.gitDirectories.add(NodePath.resolve(start, explicit))
+  else for (const start of starts) for (const dir of physicalPlaces(start, explicit)) places.gitDirectories.add(dir)
 }
 
 /** Programs that run the command they are given as given (`timeout 5 git status`): git is found after them. */
@@ -115,7 +140,24 @@ const PASS_THROUGH = new Set([
 ])
 
 /** Programs that run a command line given as one word (`sh -c 'git status'`, `watch 'git status'`). */
-const NESTING = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox", "eval", "su", "watch", "script"])
+const NESTING = new Set([
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "ksh",
+  "mksh",
+  "ash",
+  "yash",
+  "fish",
+  "csh",
+  "tcsh",
+  "busybox",
+  "eval",
+  "su",
+  "watch",
+  "script"
+])
 
 /** Programs that run a command with arguments they add (`xargs git`, `fd -x git`). */
 const SUBSTITUTING = new Set(["xargs", "parallel", "fd", "fdfind"])
@@ -152,7 +194,20 @@ const findExecs = (
   })
 
 /** What the walk reads of a simple command. */
-type Command = Pick<ShellAnalysis.SimpleCommand, "argv" | "assignments">
+type Command =
+  & Pick<ShellAnalysis.SimpleCommand, "argv" | "assignments">
+  & Partial<Pick<ShellAnalysis.SimpleCommand, "readOnly" | "redirects">>
+
+/** Whether a command may change the disk git reads: it is not read-only, or it redirects its output to a file. */
+const mayChange = (command: Command, name: string): boolean => {
+  if (name === "cd" || name === "pushd" || name === "popd") return false
+  if (isGitProgram(name)) {
+    const subcommand = command.argv.slice(1).find((word) => !word.startsWith("-"))
+    if (subcommand !== undefined && KEEPS_LAYOUT.has(subcommand)) return false
+  }
+  const writes = (command.redirects ?? []).some((redirect) => redirect.target !== "/dev/null")
+  return command.readOnly !== true || writes
+}
 
 /** Walk a line's commands in order, collecting where its git may look; `bases` are the directories it starts in. */
 const walkCommands = (
@@ -162,67 +217,121 @@ const walkCommands = (
   depth: number
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const shell = yield* ShellAnalysis.ShellAnalysis
-    let current = new Set(bases)
+    let current: ReadonlySet<string> = new Set(bases)
     for (const command of commands) {
       const argv = command.argv
-      const variable = command.assignments.find((assignment) => assignment.startsWith("GIT_"))
-      if (variable !== undefined) places.unknown ??= `the \`${variable.split("=")[0]}\` variable`
+      const variable = command.assignments.find((assignment) => GIT_VARIABLES.test(assignment))
+      if (variable !== undefined) places.rebinds ??= `the \`${variable.split("=")[0]}\` variable`
       const name = basename(argv[0] ?? "")
-      if (name === "cd" || name === "pushd") {
-        // Its options are `-L`, `-P`, `-e`, `-@`; `-` is an operand (the previous directory).
-        const target = argv.slice(1).find((word) => word === "-" || !word.startsWith("-"))
-        if (target === undefined) current = new Set([...current, NodeOs.homedir()])
-        else if (target === "-" || !isStatic(target) || (target.startsWith("~") && !/^~(?:\/|$)/.test(target))) {
-          places.unknown ??= `\`${name} ${target}\` (where it leads is known only at run time)`
-        } else {
-          const expanded = target === "~" || target.startsWith("~/")
-            ? NodePath.join(NodeOs.homedir(), target.slice(1))
-            : target
-          current = new Set([...current, ...[...current].map((dir) => NodePath.resolve(dir, expanded))])
-        }
-        continue
+      const changes = mayChange(command, name)
+      yield* walkCommand(command, name, current, places, depth).pipe(
+        Effect.map((moved) => {
+          if (moved !== undefined) current = moved
+        })
+      )
+      if (changes) places.changed = true
+    }
+  })
+
+/** Walk one command; a `cd`/`pushd` answers where the line's next commands run. */
+const walkCommand = (
+  command: Command,
+  name: string,
+  current: ReadonlySet<string>,
+  places: Places,
+  depth: number
+): Effect.Effect<ReadonlySet<string> | undefined> =>
+  Effect.gen(function*() {
+    const shell = yield* ShellAnalysis.ShellAnalysis
+    const argv = command.argv
+    if (name === "cd" || name === "pushd") {
+      // Its options are `-L`, `-P`, `-e`, `-@`; `-` is an operand (the previous directory).
+      const target = argv.slice(1).find((word) => word === "-" || !word.startsWith("-"))
+      if (target === undefined) return new Set([...current, GitRepository.physical(NodeOs.homedir())])
+      if (target === "-" || !isStatic(target) || (target.startsWith("~") && !/^~(?:\/|$)/.test(target))) {
+        places.unknown ??= `\`${name} ${target}\` (where it leads is known only at run time)`
+        return undefined
       }
-      if (name === "popd") {
-        places.unknown ??= "`popd` (where it leads is known only at run time)"
-        continue
+      if (places.changed) places.unknown ??= `\`${name} ${target}\` after a command that may have made it`
+      const expanded = target === "~" || target.startsWith("~/")
+        ? NodePath.join(NodeOs.homedir(), target.slice(1))
+        : target
+      // bash's `cd` looks in CDPATH's directories first for a name that does not start with `/`, `.` or `..`.
+      const cdpath = process.env["CDPATH"]
+      const searched = cdpath !== undefined && cdpath.length > 0 && !/^\.{0,2}(?:\/|$)/.test(expanded)
+        ? cdpath.split(":").filter((dir) => dir.length > 0)
+        : []
+      return new Set([
+        ...current,
+        ...[...current, ...searched].flatMap((dir) => physicalPlaces(dir, expanded))
+      ])
+    }
+    if (name === "popd") {
+      places.unknown ??= "`popd` (where it leads is known only at run time)"
+      return undefined
+    }
+    if (/^(?:export|declare|typeset|local|readonly)$/.test(name)) {
+      const exported = argv.find((word) => GIT_VARIABLES.test(word))
+      if (exported !== undefined) places.rebinds ??= `the \`${exported.split("=")[0]}\` variable`
+      return undefined
+    }
+    if (isGitProgram(name)) {
+      gitInvocation(argv, 0, current, places)
+      return undefined
+    }
+    // `hash -p /usr/bin/git ls` makes another name run git.
+    if (name === "hash" && argv.some(isGitProgram)) {
+      places.runsGit = true
+      places.unknown ??= "`hash -p` naming git"
+      return undefined
+    }
+    if (name === "find") {
+      yield* findExecs(argv, current, places, depth)
+      return undefined
+    }
+    if (SUBSTITUTING.has(name)) {
+      if (argv.slice(1).some(mentionsGit)) {
+        places.runsGit = true
+        places.unknown ??= `\`${name}\` running git with arguments it adds`
       }
-      if (/^(?:export|declare|typeset|local|readonly)$/.test(name)) {
-        const exported = argv.find((word) => word.startsWith("GIT_"))
-        if (exported !== undefined) places.unknown ??= `the \`${exported.split("=")[0]}\` variable`
-        continue
-      }
-      if (isGitProgram(name)) {
-        gitInvocation(argv, 0, current, places)
-        continue
-      }
-      if (name === "find") {
-        yield* findExecs(argv, current, places, depth)
-        continue
-      }
-      if (SUBSTITUTING.has(name)) {
-        if (argv.slice(1).some(mentionsGit)) places.unknown ??= `\`${name}\` running git with arguments it adds`
-        continue
-      }
-      if (!PASS_THROUGH.has(name) && !NESTING.has(name)) continue
-      for (let i = 1; i < argv.length; i++) {
-        const word = argv[i]!
-        // `env GIT_DIR=x git status`, `sudo GIT_DIR=x git …`: git's environment.
-        if (/^GIT_[A-Za-z0-9_]*=/.test(word)) places.unknown ??= `the \`${word.split("=")[0]}\` variable`
-        if (isGitProgram(word)) {
-          // GNU env's `-C DIR`/`--chdir=DIR` moves git too.
-          if (name === "env" && argv.slice(1, i).some((option) => /^(?:-C|--chdir)/.test(option))) {
-            places.unknown ??= "`env --chdir` before git"
-          } else if (PASS_THROUGH.has(name)) gitInvocation(argv, i, current, places)
-          break
-        }
-        if (mentionsGit(word)) {
-          const nested = depth < 3 ? yield* shell.analyze(word) : Option.none()
-          if (Option.isNone(nested)) places.unknown ??= "a nested command line that runs git"
-          else yield* walkCommands(nested.value.commands, current, places, depth + 1)
-        }
+      return undefined
+    }
+    if (NESTING.has(name) && !argv.includes("-c") && name !== "eval" && name !== "watch") {
+      // A shell reading its script from standard input or a file (`bash <<< '…'`): the script is not a word.
+      if (argv.slice(1).some(mentionsGit) || (command.redirects ?? []).length > 0 || argv.length === 1) {
+        places.runsGit = true
+        places.unknown ??= `\`${name}\` reading a script this check cannot see`
       }
     }
+    if (!PASS_THROUGH.has(name) && !NESTING.has(name)) {
+      // A program that is not read-only and is given git (`strace git …`, `ltrace git`) may run it anywhere.
+      if (command.readOnly !== true && argv.slice(1).some(isGitProgram)) {
+        places.runsGit = true
+        places.unknown ??= `\`${name}\` running git`
+      }
+      return undefined
+    }
+    for (let i = 1; i < argv.length; i++) {
+      const word = argv[i]!
+      // `env GIT_DIR=x git status`, `sudo HOME=. git …`: git's environment.
+      if (GIT_VARIABLES.test(word)) places.rebinds ??= `the \`${word.split("=")[0]}\` variable`
+      if (isGitProgram(word)) {
+        // GNU env's `-C DIR`/`--chdir=DIR` moves git too.
+        if (name === "env" && argv.slice(1, i).some((option) => /^(?:-C|--chdir)/.test(option))) {
+          places.runsGit = true
+          places.unknown ??= "`env --chdir` before git"
+        } else if (PASS_THROUGH.has(name)) gitInvocation(argv, i, current, places)
+        break
+      }
+      if (mentionsGit(word)) {
+        const nested = depth < 3 ? yield* shell.analyze(word) : Option.none()
+        if (Option.isNone(nested)) {
+          places.runsGit = true
+          places.unknown ??= "a nested command line that runs git"
+        } else yield* walkCommands(nested.value.commands, current, places, depth + 1)
+      }
+    }
+    return undefined
   })
 
 /** What the line's git is: nothing to ask, or the question. */
@@ -244,18 +353,28 @@ export const check = (
   Effect.gen(function*() {
     const shell = yield* ShellAnalysis.ShellAnalysis
     const analysis = yield* shell.analyze(command)
-    const places: Places = { starts: new Set(), gitDirectories: new Set(), unknown: undefined }
+    const places: Places = {
+      starts: new Set(),
+      gitDirectories: new Set(),
+      unknown: undefined,
+      rebinds: undefined,
+      runsGit: false,
+      changed: false
+    }
+    const start = GitRepository.physical(cwd)
     // A line only a blanket grant allows: its git is judged where it can be seen, and from the call's directory.
     const dynamic = Option.isNone(analysis) || analysis.value.hasDynamicParts || analysis.value.runsUnseen
     if (Option.isNone(analysis)) {
       // The parser could not read the line: anything may be git, and only from the call's directory is known.
-      if (/git/.test(command.replace(/[\\'"]/g, ""))) places.starts.add(cwd)
+      if (/git/.test(command.replace(/[\\'"]/g, ""))) places.starts.add(start)
     } else {
-      yield* walkCommands(analysis.value.commands, new Set([cwd]), places, 0)
+      yield* walkCommands(analysis.value.commands, new Set([start]), places, 0)
       if (dynamic) places.unknown = undefined
-      if (dynamic && analysis.value.commands.some((c) => !isStatic(c.argv[0] ?? ""))) places.starts.add(cwd)
+      if (dynamic && analysis.value.commands.some((c) => !isStatic(c.argv[0] ?? ""))) places.starts.add(start)
     }
-    if (places.unknown !== undefined) {
+    // What cannot be known matters only where git runs.
+    places.unknown ??= places.rebinds
+    if (places.unknown !== undefined && places.runsGit) {
       return {
         _tag: "Ask",
         message: `the command runs git in a repository that cannot be known ahead of time (${places.unknown}), ` +
@@ -280,7 +399,8 @@ const findProgramEntry = (places: Places): GitRepository.ProgramEntry | undefine
   const repositories: Array<GitRepository.Repository> = []
   for (const start of places.starts) {
     const found = GitRepository.discover(start)
-    if (found !== undefined) repositories.push(found)
+    // The `.git` directories git passes over on the way are examined too (fail closed).
+    if (found !== undefined) repositories.push(found, ...found.passed)
   }
   for (const gitDir of places.gitDirectories) repositories.push(GitRepository.atGitDirectory(gitDir))
   const seen = new Set<string>()
