@@ -68,17 +68,17 @@ const reportEffect = `data:text/javascript,${
  */
 const run = (
   args: ReadonlyArray<string>,
-  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv }
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly input?: string }
 ): Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { ...options, stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
     child.on("error", reject)
     child.on("close", (status) => resolve({ status, stdout, stderr }))
-    child.stdin.end()
+    child.stdin.end(options.input ?? "")
   })
 
 /** Run the binary (front) or the full parser with exactly this environment (no SWITCHYARD_HOME unless given). */
@@ -239,9 +239,8 @@ describe("the CLI front", () => {
         { args: ["dispatch", "missing.json"] },
         { args: ["dispatch", "notes"] }
       ]
-      const run = (script: string, c: (typeof cases)[number]) => {
-        const result = spawnSync(process.execPath, ["--import", reportEffect, script, ...c.args], {
-          encoding: "utf8",
+      const runCase = async (script: string, c: (typeof cases)[number]) => {
+        const result = await run(["--import", reportEffect, script, ...c.args], {
           cwd: dir,
           env,
           input: c.input ?? ""
@@ -256,12 +255,14 @@ describe("the CLI front", () => {
       }
       for (const c of cases) {
         const label = `${c.args.join(" ")} ${c.input ?? ""}`
-        const viaFront = run(path.join(root, "packages/cli/bin/switchyard.js"), c)
-        const viaFull = run(path.join(bundle, "main.js"), c)
+        const [viaFront, viaFull] = await Promise.all([
+          runCase(path.join(root, "packages/cli/bin/switchyard.js"), c),
+          runCase(path.join(bundle, "main.js"), c)
+        ])
         expect({ label, ...viaFront }).toEqual({ label, ...viaFull })
       }
-      expect(run(path.join(root, "packages/cli/bin/switchyard.js"), cases[1]!).code).toBe(1)
-      expect(run(path.join(root, "packages/cli/bin/switchyard.js"), cases[4]!).code).toBe(2)
+      expect((await runCase(path.join(root, "packages/cli/bin/switchyard.js"), cases[1]!)).code).toBe(1)
+      expect((await runCase(path.join(root, "packages/cli/bin/switchyard.js"), cases[4]!)).code).toBe(2)
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
