@@ -379,11 +379,12 @@ export const touchedBy = (
     }
     if (options.guesses) {
       const known = new Set(uses.map((use) => use.path))
-      const words = undescribed ? guessedWords(part.forms.argv).filter((word) => !known.has(word)) : []
-      const guessed = [
-        ...words.map((word) => ({ word, tree: false })),
-        ...findExecRoots(part.forms.argv).map((word) => ({ word, tree: true }))
-      ]
+      const roots = findExecRoots(part.forms.argv)
+      // The command after find's `-exec` is a part of its own (and gets its own guesses).
+      const action = part.forms.argv.findIndex((word) => findActions.has(word))
+      const argv = roots.length > 0 && action !== -1 ? part.forms.argv.slice(0, action) : part.forms.argv
+      const words = undescribed ? guessedWords(argv).filter((word) => !known.has(word) && !roots.includes(word)) : []
+      const guessed = [...words.map((word) => ({ word, tree: false })), ...roots.map((word) => ({ word, tree: true }))]
       for (const { tree, word } of guessed) {
         const forms = yield* absoluteForms(word, resolution, env)
         if (forms === undefined) continue
@@ -449,10 +450,12 @@ const guessedWords = (argv: ReadonlyArray<string>): ReadonlyArray<string> =>
     return value.length === 0 || /[$`*?[\]{}]/.test(value) ? [] : [value]
   })
 
+const findActions: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"])
+
 /** `find ROOTS… -exec CMD {} …`: CMD gets every path under the roots (`.` when none is given). */
 const findExecRoots = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   if (argv[0] !== "find") return []
-  const action = argv.findIndex((word) => ["-exec", "-execdir", "-ok", "-okdir"].includes(word))
+  const action = argv.findIndex((word) => findActions.has(word))
   if (action === -1 || !argv.slice(action + 1).some((word) => word.includes("{}"))) return []
   const roots: Array<string> = []
   for (const word of argv.slice(1)) {
