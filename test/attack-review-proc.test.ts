@@ -12,7 +12,10 @@
  * - Held: paths into the process's own view written so, or through links that
  *   exist when the line is judged (`/proc`, `/dev/fd`, `..` after them, links to
  *   links), and `/dev/stdin`/`/dev/stderr` opened on a directory.
- * - Gap (`it.effect.fails`, flipped when fixed): a link the line itself makes
+ * - Gaps, each fixed and flipped to `it.effect` (core's `bashPaths.ts`/`bashRules.ts`): a part that may make
+ *   links leaves the other parts' paths unknown; `$(<FILE)`, `source FILE` are reads of FILE; a word of an
+ *   undescribed invocation naming a covered path, or a `find -exec … {}` tree holding one, asks.
+ * - Gap: a link the line itself makes
  *   before it reads through it (`ln -s /proc/self/cwd l && cat l/.env`, or
  *   simply `ln -s . l && cat l/.env`). When the line is judged the link does
  *   not exist yet, so the path is resolved as written, misses the deny rule,
@@ -163,18 +166,18 @@ layer(TestLayer)("review: paths into /proc/self, judged by what the line prints"
       }))
   })
 
-  describe("gaps (it.effect.fails: flip when fixed)", () => {
+  describe("gaps the review found (fixed)", () => {
     // Why: at decision time `l` does not exist; the path is resolved as written (`<root>/l/.env`), matches no
     // deny rule and is allowed. Fix: a line that makes a link (`ln -s`, `cp -s`, `ln` of a directory's entries…)
     // makes every later path on it that goes through the link's name unknown — simplest: after a command that
     // creates a symlink, treat any path under (or equal to) the link's name as unknown for the rest of the line.
-    it.effect.fails(`a link the line makes before it reads through it (ATTACK_SEED=${seed})`, () =>
+    it.effect(`a link the line makes before it reads through it (ATTACK_SEED=${seed})`, () =>
       Effect.gen(function*() {
         const lines = [...new Set(FastCheck.sample(linkLines, { numRuns: 30, seed }))]
         expect(yield* leaksOf(lines, true)).toEqual([])
       }))
 
-    it.effect.fails("minimal: ln -s /proc/self/cwd l && cat l/.env; ln -s . l && cat l/.env", () =>
+    it.effect("minimal: ln -s /proc/self/cwd l && cat l/.env; ln -s . l && cat l/.env", () =>
       Effect.gen(function*() {
         expect(yield* leaksOf(["ln -s /proc/self/cwd l && cat l/.env", "ln -s . l && cat l/.env"], true)).toEqual([])
       }))
@@ -182,7 +185,7 @@ layer(TestLayer)("review: paths into /proc/self, judged by what the line prints"
     // Why: bash itself reads the file: `$(<file)` is a substitution with no command, `source`/`.` read and run
     // it. Neither is a program with a path argument, so no read is recorded. Fix: treat `$(<P)`/`` `<P` `` as a
     // read of P, and `source P`/`. P` as a read (and a run) of P.
-    it.effect.fails("bash reads without a program: $(<.env), source .env", () =>
+    it.effect("bash reads without a program: $(<.env), source .env", () =>
       Effect.gen(function*() {
         const lines = [
           "echo \"$(<.env)\"",
@@ -198,7 +201,7 @@ layer(TestLayer)("review: paths into /proc/self, judged by what the line prints"
     // outright, while `cp -r .` or `grep -r .` beside them are denied. Fix: when Read deny rules exist, a word
     // of an undescribed invocation that resolves to a denied path (or a directory holding one, for find/tar)
     // denies; `{}` of find's -exec counts as every path under find's roots.
-    it.effect.fails("undescribed invocations that name the denied file or find it", () =>
+    it.effect("undescribed invocations that name the denied file or find it", () =>
       Effect.gen(function*() {
         const lines = [
           "tar cf - .env | tar xOf -",

@@ -111,6 +111,47 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<Case>]> = [
     // No rule that could match: bypass runs it.
     { mode: "bypassPermissions", command: "CMD=ls; $CMD", expect: "allow" }
   ]],
+  ["review A: a link the line makes before it reads through it", [
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "ln -s . l && cat l/.env", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "cat l/.env; ln -s /proc/self/cwd l", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(/etc/shadow)"], command: "ln -s /etc e && cat e/shadow", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "tar xf links.tar && cat l/.env", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "bash -c 'ln -s . l' && cat l/.env", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "npm run make-links && cat l/.env", expect: "ask" },
+    // A path the rule matches as written is still denied; writers that make no links keep their precision.
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "ln -s . l && cat .env", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "mkdir -p out && cat src/a.ts", expect: "allow" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "cp a b && rm -f c && cat b", expect: "allow" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "ln -s src l", expect: "allow" },
+    { mode: "bypassPermissions", command: "ln -s . l && cat l/.env", expect: "allow" }
+  ]],
+  ["review B: bash reads without a program", [
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "echo \"$(<.env)\"", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "x=$(< .env); echo \"$x\"", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "echo `<.env`", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "source .env; echo $TOKEN", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: ". ./.env", expect: "deny" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "echo \"$(<src/a.ts)\"", expect: "allow" }
+  ]],
+  ["review C: undescribed invocations that name the denied file or find it", [
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "tar cf - .env | tar xOf -", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "link .env src/x", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "install -m 644 .env src/i", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "zip --out=.env a.zip", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Edit(./.env)"], command: "dd of=x if=y; tee_like .env", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "find . -name '.e*' -exec cat {} +", expect: "ask" },
+    { mode: "bypassPermissions", deny: ["Read(./secrets/**)"], command: "find -exec grep -l key {} +", expect: "ask" },
+    { deny: ["Read(./.env)"], allow: ["Bash"], command: "find . -exec cat {} \\;", expect: "ask" },
+    // Words that name nothing a rule covers, and find below a tree without the denied file, keep their verdict.
+    { mode: "bypassPermissions", deny: ["Read(./.env)"], command: "tar cf - src | wc -c", expect: "allow" },
+    {
+      mode: "bypassPermissions",
+      deny: ["Read(./.env)"],
+      command: "find src -name '*.ts' -exec cat {} +",
+      expect: "allow"
+    },
+    { mode: "bypassPermissions", command: "tar cf - .env | tar xOf -", expect: "allow" }
+  ]],
   ["precedence and the blanket rule", [
     {
       allow: ["Bash"],

@@ -274,6 +274,10 @@ const embeddedScripts = (argv: ReadonlyArray<string>): ReadonlyArray<string> => 
   return []
 }
 
+/** Whether a command hands scripts to a shell or runs commands of its own (`sh -c`, `eval`, `find -exec`). */
+export const runsScripts = (argv: ReadonlyArray<string>): boolean =>
+  scriptOf(argv) !== undefined || embeddedScripts(argv).length > 0
+
 /** The part's name with a directory stripped (`/bin/rm x` is `rm x` for deny rules). */
 const basenameForm = (argv: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
   const name = argv[0]

@@ -21,8 +21,11 @@ import type * as RuleIndex from "./ruleIndex.js"
  */
 export const acceptEditsCommands: ReadonlySet<string> = new Set(["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"])
 
-/** How a command takes path arguments: every positional, all but the first (a pattern or script), or `find`'s roots. */
-type PathShape = "all" | "afterFirst" | "find"
+/**
+ * How a command takes path arguments: every positional, all but the first (a pattern or script), only the first
+ * (`source FILE ARGS…`: bash reads and runs FILE), or `find`'s roots.
+ */
+type PathShape = "all" | "afterFirst" | "first" | "find"
 
 const pathShapes: Record<string, PathShape> = {}
 for (
@@ -72,6 +75,8 @@ for (
 ) pathShapes[name] = "all"
 for (const name of ["grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "jq"]) pathShapes[name] = "afterFirst"
 pathShapes["find"] = "find"
+pathShapes["source"] = "first"
+pathShapes["."] = "first"
 
 /** The path arguments of a command, or `undefined` when it is not known to take paths. */
 export const pathArguments = (argv: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
@@ -98,6 +103,7 @@ export const pathArguments = (argv: ReadonlyArray<string>): ReadonlyArray<string
     }
     positional += 1
     if (shape === "afterFirst" && positional === 1 && !scriptByOption) continue
+    if (shape === "first" && positional > 1) break
     out.push(word)
   }
   return out
@@ -242,6 +248,16 @@ export interface Touched {
   readonly write: boolean
   /** Its whole tree's contents are read (`grep -r`, `rg`, `git grep`). */
   readonly treeContent: boolean
+  /**
+   * A word of an invocation the analyser does not describe, which may or may not be a path (`tar cf - .env`),
+   * or a root of `find … -exec … {}`: a Read or Edit rule that matches it makes the call ask, never deny.
+   */
+  readonly guess?: boolean
+  /**
+   * Another part of the line may make links (`ln -s . l && cat l/.env`): when the line runs, the path may go
+   * through a link that does not exist yet, so its forms are only what it is now — it is as unknown as a glob.
+   */
+  readonly throughLinks?: boolean
 }
 
 /** What a rule match names as its subject: `read of .env by `cat .env``. */
@@ -306,12 +322,14 @@ export const resolveAsTheKernel = (
  * The paths a part touches: the analyser's reads and writes (a write to one
  * of the part's redirection targets is that redirection), or, for a part the
  * analyser did not describe (a nested script), the path arguments of the
- * commands known to take paths and its redirection targets.
+ * commands known to take paths and its redirection targets; the files bash
+ * reads for `$(<FILE)`; and, when asked, the `guess` entries.
  */
 export const touchedBy = (
   part: CommandPart,
   resolution: ResolutionBases,
-  env: PermissionRules.Environment
+  env: PermissionRules.Environment,
+  options: TouchOptions
 ): Effect.Effect<ReadonlyArray<Touched>> =>
   Effect.gen(function*() {
     const out: Array<Touched> = []
@@ -319,8 +337,9 @@ export const touchedBy = (
     const text = CommandPatterns.normalizeSpaces(part.text)
     const simple = part.simple
     const targets = new Set(part.redirects.map((redirect) => redirect.target))
-    const uses = simple === undefined ||
-        (!simple.pathsKnown && simple.readPaths.length === 0 && simple.writePaths.length === 0)
+    const undescribed = simple === undefined ||
+      (!simple.pathsKnown && simple.readPaths.length === 0 && simple.writePaths.length === 0)
+    const uses = undescribed
       ? (pathArguments(part.forms.argv) ?? []).map((path) => ({
         path,
         write: acceptEditsCommands.has(name),
@@ -341,14 +360,44 @@ export const touchedBy = (
           redirect: targets.has(use.path)
         }))
       ]
-    for (const use of uses) {
+    const substituted = substitutionReads(part).map((path) => ({
+      path,
+      write: false,
+      subtree: false,
+      content: true,
+      redirect: false
+    }))
+    for (const use of [...uses, ...substituted]) {
       out.push({
         origin: { kind: use.redirect ? "redirect" : "argument", part: text },
         path: use.path,
         forms: yield* absoluteForms(use.path, resolution, env),
         write: use.write,
-        treeContent: !use.write && use.subtree && use.content
+        treeContent: !use.write && use.subtree && use.content,
+        ...(options.linked ? { throughLinks: true } : {})
       })
+    }
+    if (options.guesses) {
+      const known = new Set(uses.map((use) => use.path))
+      const roots = findExecRoots(part.forms.argv)
+      // The command after find's `-exec` is a part of its own (and gets its own guesses).
+      const action = part.forms.argv.findIndex((word) => findActions.has(word))
+      const argv = roots.length > 0 && action !== -1 ? part.forms.argv.slice(0, action) : part.forms.argv
+      const words = undescribed ? guessedWords(argv).filter((word) => !known.has(word) && !roots.includes(word)) : []
+      const guessed = [...words.map((word) => ({ word, tree: false })), ...roots.map((word) => ({ word, tree: true }))]
+      for (const { tree, word } of guessed) {
+        const forms = yield* absoluteForms(word, resolution, env)
+        if (forms === undefined) continue
+        out.push({
+          origin: { kind: "argument", part: text },
+          path: word,
+          forms,
+          write: false,
+          treeContent: tree,
+          guess: true,
+          ...(options.linked ? { throughLinks: true } : {})
+        })
+      }
     }
     // Redirect targets of parts the analyser did not describe (nested scripts).
     if (simple === undefined) {
@@ -358,12 +407,110 @@ export const touchedBy = (
           path: redirect.target,
           forms: yield* absoluteForms(redirect.target, resolution, env),
           write: true,
-          treeContent: false
+          treeContent: false,
+          ...(options.linked ? { throughLinks: true } : {})
         })
       }
     }
     return out
   })
+
+/** What `touchedBy` adds beyond the paths the analyser reports. */
+export interface TouchOptions {
+  /** Another part of the line may make links: every path is marked `throughLinks`. */
+  readonly linked: boolean
+  /** Add the `guess` entries (only worth their lookups when a Read or Edit rule could match them). */
+  readonly guesses: boolean
+}
+
+/** `$(<FILE)` and `` `<FILE` `` in a word: bash reads FILE with no program. */
+const readSubstitution = /\$\(\s*<\s*([^)]*?)\s*\)|`\s*<\s*([^`]*?)\s*`/g
+
+/**
+ * The files bash itself reads for a part: `$(<FILE)` in one of its words or assignments, or the part `< FILE`
+ * the analyser reports for the inside of `$(< FILE)`. A FILE that is not one plain word is unknown (`$`).
+ */
+const substitutionReads = (part: CommandPart): ReadonlyArray<string> => {
+  const argv = part.forms.argv
+  const out: Array<string> = []
+  if (argv[0] === "<" && argv[1] !== undefined) out.push(argv[1])
+  for (const word of [...(part.simple?.argv ?? argv), ...(part.simple?.assignments ?? [])]) {
+    for (const found of word.matchAll(readSubstitution)) {
+      const file = (found[1] ?? found[2] ?? "").replace(/["']/g, "")
+      out.push(file.length === 0 || /[\s*?[\]{}\\]/.test(file) ? "$" : file)
+    }
+  }
+  return out
+}
+
+/** The literal words of an undescribed invocation that may be paths: its arguments, option values after `=`. */
+const guessedWords = (argv: ReadonlyArray<string>): ReadonlyArray<string> =>
+  argv.slice(1).flatMap((word) => {
+    const value = word.startsWith("-") ? (word.includes("=") ? word.slice(word.indexOf("=") + 1) : "") : word
+    return value.length === 0 || /[$`*?[\]{}]/.test(value) ? [] : [value]
+  })
+
+const findActions: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"])
+
+/** `find ROOTS… -exec CMD {} …`: CMD gets every path under the roots (`.` when none is given). */
+const findExecRoots = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (argv[0] !== "find") return []
+  const action = argv.findIndex((word) => findActions.has(word))
+  if (action === -1 || !argv.slice(action + 1).some((word) => word.includes("{}"))) return []
+  const roots: Array<string> = []
+  for (const word of argv.slice(1)) {
+    if (word.startsWith("-") || word === "(" || word === "!") break
+    roots.push(word)
+  }
+  return roots.length > 0 ? roots : ["."]
+}
+
+/** Programs that may make a link (`tar x` and `rsync` restore them, `mv` moves one into place). */
+const linkMakers: ReadonlySet<string> = new Set([
+  "ln",
+  "link",
+  "mv",
+  "tar",
+  "bsdtar",
+  "unzip",
+  "cpio",
+  "pax",
+  "rsync",
+  "7z",
+  "7za"
+])
+
+/** `cp` options that make links or copy them as links: `-s -l -r -R -a -d -P`, alone or in a cluster. */
+const linkingCopy =
+  /^(?:-[A-Za-z]*[slrRadP][A-Za-z]*|--(?:link|symbolic-link|recursive|archive|no-dereference|preserve(?:=.*)?))$/
+
+/** Writers the analyser describes that make no links. */
+const plainWriters: ReadonlySet<string> = new Set([
+  "mkdir",
+  "touch",
+  "rm",
+  "rmdir",
+  "sed",
+  "truncate",
+  "tee",
+  "chmod",
+  "chown"
+])
+
+/**
+ * Whether a part may make a link when the line runs: `ln`, `link`, `cp -s/-l/-r/-a/…`, `mv`, archive
+ * extractors, `rsync`, a git subcommand that is not read-only, a program the analyser does not describe. A part
+ * that hands its commands to a shell (`sh -c`, `find -exec`) makes none itself: those commands are parts too.
+ */
+export const makesLinks = (part: CommandPart, runsScripts: boolean): boolean => {
+  const argv = part.forms.argv
+  const name = argv[0]
+  if (name === undefined) return false
+  if (linkMakers.has(name)) return true
+  if (name === "cp") return argv.slice(1).some((word) => linkingCopy.test(word))
+  if (runsScripts) return false
+  return part.simple === undefined || (!part.simple.readOnly && !plainWriters.has(name))
+}
 
 /** The directories a recursive read of these forms enters a rule's base in (`ruleBase` inside one of them). */
 export const ruleInside = (

@@ -16,6 +16,9 @@
  *   standard input) with a Bash deny or ask rule; a path that cannot be
  *   resolved (glob, expansion, `xargs` names) with a path rule below its
  *   literal directory. Such an ask suggests no rule (none could allow it).
+ *   A part that may make links (`ln`, `cp -s`, `tar x`, an undescribed
+ *   program) leaves every other part's paths unknown: at decision time the
+ *   link does not exist yet (`ln -s . l && cat l/.env`).
  * - `Bash` and `Bash(*)` allow every command no deny or ask rule matches;
  *   narrower allow rules never match a line with dynamic parts, nor a command
  *   with an environment prefix outside `ShellAnalysis.isHarmlessAssignment`.
@@ -261,7 +264,7 @@ const pathVerdict = (
   if (match?.behavior !== "deny") {
     const all = everyPart.flatMap((part) => touchedByPart.get(part) ?? [])
     for (const touched of all) {
-      if (touched.forms === undefined) continue
+      if (touched.forms === undefined || touched.guess === true) continue
       const denyList = touched.write ? rules.editDeny : rules.readDeny
       const denied = matchForms(denyList, touched.forms, false, env) ??
         (touched.treeContent ? BashPaths.ruleInside(rules.readDeny, touched.forms, env) : undefined)
@@ -288,19 +291,38 @@ const pathVerdict = (
       })
     })?.rule
   for (const part of everyPart) {
+    const touchedList = touchedByPart.get(part) ?? []
     const words = [
       ...(part.simple?.unresolvedWords ?? []),
-      ...(touchedByPart.get(part) ?? []).filter((touched) => touched.forms === undefined).map(() => "$")
+      ...touchedList.filter((touched) => touched.forms === undefined && touched.throughLinks !== true).map(() => "$"),
+      // Through a link the line makes, a path may lead anywhere: every path rule could match it.
+      ...touchedList.filter((touched) => touched.throughLinks === true && touched.guess !== true).map(() => "<link>")
     ]
     const rule = words.length === 0 ? undefined : ruleCouldMatch(words)
-    if (rule !== undefined) {
-      return failClosed(
-        rule,
-        `\`${CommandPatterns.normalizeSpaces(part.text)}\` (a path in it cannot be resolved ahead of time)`
-      )
+    const named = rule === undefined ? guessedRule(touchedList, rules) : undefined
+    if (rule !== undefined || named !== undefined) {
+      const why = rule !== undefined
+        ? "a path in it cannot be resolved ahead of time"
+        : "it names a path a rule covers, and what it does with it cannot be known ahead of time"
+      return failClosed(rule ?? named!, `\`${CommandPatterns.normalizeSpaces(part.text)}\` (${why})`)
     }
   }
   return { match: undefined, failedClosed: false }
+}
+
+/**
+ * The first Read or Edit rule a word of an undescribed invocation (or the tree of `find -exec … {}`) names:
+ * whether and how the program uses the path is unknown, so the call asks.
+ */
+const guessedRule = (touchedList: ReadonlyArray<Touched>, rules: BashRuleSet) => {
+  const pathRules = pathRulesOf(rules)
+  for (const touched of touchedList) {
+    if (touched.guess !== true || touched.forms === undefined) continue
+    const rule = matchForms(pathRules, touched.forms, false, rules.env) ??
+      (touched.treeContent ? BashPaths.ruleInside(pathRules, touched.forms, rules.env) : undefined)
+    if (rule !== undefined) return rule
+  }
+  return undefined
 }
 
 /** What the allow side found: whether every part (and redirect) is allowed, and what to suggest. */
@@ -350,7 +372,9 @@ const allowVerdict = (
     const text = CommandPatterns.normalizeSpaces(part.text)
     const allowRule = dynamic ? undefined : matchCommand(rules.allow, part.forms.allowForms)
     const partReadOnly = !dynamic && (analysis.readOnly || simple.readOnly)
-    const ownTouched = (touchedByPart.get(part) ?? []).filter((entry) => !redirectTouched.includes(entry))
+    const ownTouched = (touchedByPart.get(part) ?? []).filter((entry) =>
+      !redirectTouched.includes(entry) && entry.guess !== true
+    )
     const redirectWords = new Set(part.redirects.map((redirect) => redirect.target))
     const pathsInside = BashPaths.insideAll(ownTouched, env, false) &&
       simple.unresolvedWords.every((word) => BashPaths.staysInside(word) || redirectWords.has(word))
@@ -418,7 +442,16 @@ export const assessBash = (
     const resolution = BashPaths.resolutionBases(parts.map((part) => part.forms.argv), env)
     const everyPart = [...parts, ...(yield* BashParts.nestedParts(parts, shell, 3))]
     const touchedByPart = new Map<CommandPart, ReadonlyArray<Touched>>()
-    for (const part of everyPart) touchedByPart.set(part, yield* BashPaths.touchedBy(part, resolution, env))
+    // A part that may make links leaves every other part's paths unknown (order-insensitive: a loop may run it
+    // first); its copies for deny rules (`/bin/ln` as `ln`) share its record.
+    const makers = everyPart.filter((part) => BashPaths.makesLinks(part, BashParts.runsScripts(part.forms.argv)))
+    const guesses = pathRulesOf(rules).length > 0
+    for (const part of everyPart) {
+      const linked = makers.some((maker) =>
+        maker !== part && (maker.simple === undefined || maker.simple !== part.simple)
+      )
+      touchedByPart.set(part, yield* BashPaths.touchedBy(part, resolution, env, { linked, guesses }))
+    }
     const { failedClosed, match } = pathVerdict(
       yield* commandVerdict(command, analysis.value, everyPart, rules),
       everyPart,
