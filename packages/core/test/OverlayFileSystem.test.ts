@@ -225,6 +225,8 @@ describe("OverlayFileSystem (SPEC §4.12)", () => {
         // Found by longer runs: a base directory removed and made again must not keep the old
         // one's subdirectories on apply.
         examples: [
+          // A base link followed through the overlay: its target renamed there, the link dangles (seed -1770013815).
+          [[{ op: "rename", path: "a", to: "a.tmp" }, { op: "copy", path: "l", to: "d/l", overwrite: false }]],
           [[{ op: "remove", path: "d", recursive: true }, { op: "makeDirectory", path: "d/y", recursive: true }]],
           [[{ op: "rename", path: "d", to: "f" }, { op: "makeDirectory", path: "d/x", recursive: true }]],
           // Modes, links and copy (issue 20): libuv's copyFile of a directory empties and unlinks the

@@ -166,9 +166,21 @@ export const make = (site: Site): Paths => {
           Effect.orElseSucceed((): Kind => "missing")
         )
       case "Base":
-        return base.stat(view.path).pipe(
-          Effect.map((info): Kind => (info.type === "Directory" ? "directory" : "file")),
-          Effect.orElseSucceed((): Kind => "missing")
+        // A link of the base is followed through the overlay's view, not the disk's: its target may have been
+        // renamed or removed in the overlay (a dangling link here though the disk still has the file).
+        return base.readLink(view.path).pipe(
+          Effect.matchEffect({
+            onFailure: () =>
+              base.stat(view.path).pipe(
+                Effect.map((info): Kind => (info.type === "Directory" ? "directory" : "file")),
+                Effect.orElseSucceed((): Kind => "missing")
+              ),
+            onSuccess: () =>
+              walk(view.path, true).pipe(
+                Effect.flatMap((target) => (target === view.path ? Effect.succeed<Kind>("missing") : kindAt(target))),
+                Effect.orElseSucceed((): Kind => "missing")
+              )
+          })
         )
     }
   }
