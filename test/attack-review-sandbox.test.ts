@@ -30,7 +30,9 @@
  *   command may rewrite (`gitdir: ./evil`);
  * - Unix sockets of the host are reachable (`--unshare-net` isolates only
  *   abstract sockets and TCP/UDP; a socket file under the read-only `/` can
- *   still be connected to): the PostgreSQL, Docker, D-Bus or ssh-agent socket;
+ *   still be connected to): the PostgreSQL, Docker, D-Bus or ssh-agent socket,
+ *   or a tmux server's, through which a command runs outside the sandbox and
+ *   outlives the call;
  * - a project's own settings may turn the sandbox off (`sandbox.enabled:
  *   false` in `.claude/settings.local.json` beats the user's `true`) or
  *   loosen `allowUnsandboxedCommands` (only the list keys are treated as
@@ -282,6 +284,40 @@ suite("containment: hosts", () => {
       expect(log).toEqual([])
     } finally {
       server.close()
+      cleanup(fixture)
+    }
+  }, TIMEOUT)
+})
+
+const hasTmux = (() => {
+  try {
+    execFileSync("tmux", ["-V"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+suite("containment: leaving through a host socket", () => {
+  ;(hasTmux ? it.fails : it.skip)("a tmux server of the user's runs nothing for a sandboxed command", async () => {
+    const fixture = makeFixture()
+    const socket = path.join(fixture.outside, "tmux.sock")
+    const escapee = `atk-review-escapee-${crypto.randomUUID().slice(0, 8)}`
+    execFileSync("tmux", ["-S", socket, "new-session", "-d", "-s", "review", "sleep 120"], { stdio: "ignore" })
+    try {
+      await dispatch(fixture, [{
+        id: "tmux",
+        command:
+          `tmux -S '${socket}' new-window -d "touch '${fixture.outside}/MARK-tmux'; tmux wait-for -S review-done; exec -a ${escapee} sleep 60"`
+      }])
+      // The window's command runs outside the sandbox (a write outside) and outlives the call.
+      // Waits for the window's signal (bounded: once fixed, no window opens and none comes).
+      await new Promise<void>((resolve) =>
+        execFile("tmux", ["-S", socket, "wait-for", "review-done"], { timeout: 15_000 }, () => resolve())
+      )
+      expect(marks(fixture)).toEqual([])
+    } finally {
+      execFileSync("tmux", ["-S", socket, "kill-server"], { stdio: "ignore" })
       cleanup(fixture)
     }
   }, TIMEOUT)
