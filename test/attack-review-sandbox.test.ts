@@ -20,6 +20,11 @@
  * - a `Read(…)` deny rule's match that is a symbolic link out of the rule's
  *   base is not masked (`mounts.ts` `expand` skips a link whose target is
  *   outside the base), so `node -e` reads what the Read tool denies;
+ * - a masked directory's parent can be renamed (the mask moves with it in
+ *   the sandbox; on disk the rule no longer names the new path), so the next
+ *   call reads the denied content (read-only paths below the root, from
+ *   `Edit(…)` deny rules and `denyWrite`, can presumably be moved the same
+ *   way; not tested here);
  * - `.git/commondir` can be written (only hooks/config/config.worktree of
  *   `.git` are read-only): it moves git's common directory — config and
  *   hooks — to a directory the command made, so the user's next `git status`
@@ -203,6 +208,26 @@ suite("containment: denied content", () => {
         command: "node -e 'process.stdout.write(require(\"fs\").readFileSync(\"config/prod.\" + \"key\", \"utf8\"))'"
       }])
       expect(contentOf(results.get("link"))).not.toContain(SECRET)
+    } finally {
+      cleanup(fixture)
+    }
+  }, TIMEOUT)
+})
+
+suite("containment: a denied directory's parent", () => {
+  it.fails("renaming a parent of a masked directory leaves its content readable by the next call", async () => {
+    const fixture = makeFixture({
+      permissions: { allow: ["Bash"], deny: ["Read(./config/secrets/**)"] }
+    })
+    try {
+      write(path.join(fixture.project, "config", "secrets", "key.txt"), `${SECRET}\n`)
+      const first = await dispatch(fixture, [{
+        id: "rename",
+        command: "node -e 'require(\"fs\").renameSync(\"config\", \"moved\")' && echo moved"
+      }])
+      expect(contentOf(first.get("rename"))).toContain("moved")
+      const second = await dispatch(fixture, [{ id: "read", command: "cat moved/secrets/key.txt" }])
+      expect(contentOf(second.get("read"))).not.toContain(SECRET)
     } finally {
       cleanup(fixture)
     }
