@@ -99,6 +99,10 @@ const makers: FastCheck.Arbitrary<Maker> = FastCheck.oneof(
     { make: `link ${OUTSIDE}/secret.txt h`, reads: ["h"] },
     { make: `cp -l ${OUTSIDE}/secret.txt h`, reads: ["h"] },
     { make: `cp -s ${OUTSIDE}/secret.txt h`, reads: ["h"] },
+    { make: `cp --sym ${OUTSIDE}/secret.txt h`, reads: ["h"] },
+    { make: `cp --li ${OUTSIDE}/secret.txt h`, reads: ["h"] },
+    { make: `find sub -maxdepth 0 -exec ln -s ${OUTSIDE} {}/l \\;`, reads: ["sub/l/secret.txt"] },
+    { make: `echo l | xargs ln -s ${OUTSIDE}`, reads: ["l/secret.txt"] },
     { make: "cp -a carry c2", reads: ["c2/o/secret.txt"] },
     { make: "cp -r carry sub", reads: ["sub/carry/o/secret.txt"] },
     { make: "mv carry m", reads: ["m/o/secret.txt"] },
@@ -138,7 +142,16 @@ const seed = Number(process.env["ATTACK_SEED"] ?? Math.floor(Math.random() * 2 *
 const generated = [...new Set(FastCheck.sample(lines, { numRuns: 90, seed }))]
 
 /** The user allowed the link makers; the reads have only the read-only set. */
-const ALLOW = ["Bash(ln *)", "Bash(link *)", "Bash(cp *)", "Bash(mv *)", "Bash(tar *)"]
+const ALLOW = [
+  "Bash(ln *)",
+  "Bash(link *)",
+  "Bash(cp *)",
+  "Bash(mv *)",
+  "Bash(tar *)",
+  "Bash(find *)",
+  "Bash(echo *)",
+  "Bash(xargs *)"
+]
 
 const TestLayer = Layer.mergeAll(NodeContext.layer, ShellCommand.layer)
 
@@ -180,6 +193,9 @@ layer(TestLayer)("links a line makes, judged by what the line prints", (it) => {
         `for i in 1 2; do cat sub/outside/secret.txt; ln -st sub ${OUTSIDE}; done`,
         "mv carry m && cat m/o/secret.txt",
         "tar -xf links.tar -C sub && cat sub/t/secret.txt",
+        `cp --sym ${OUTSIDE}/secret.txt h && cat h`,
+        `find sub -maxdepth 0 -exec ln -s ${OUTSIDE} {}/l \\; && cat sub/l/secret.txt`,
+        `echo l | xargs ln -s ${OUTSIDE} && cat l/secret.txt`,
         `ln -s . a && ln -s ${OUTSIDE} a/l && cat l/secret.txt`
       ]
       for (const command of samples) {

@@ -46,9 +46,17 @@ const anywhereMakers: ReadonlySet<string> = new Set([
   "7za"
 ])
 
-/** `cp` options that make links or copy them as links: `-s -l -r -R -a -d -P`, alone or in a cluster. */
-const linkingCopy =
-  /^(?:-[A-Za-z]*[slrRadP][A-Za-z]*|--(?:link|symbolic-link|recursive|archive|no-dereference|preserve(?:=.*)?))$/
+/** `cp`'s short options that make links or copy them as links: `-s -l -r -R -a -d -P`, alone or in a cluster. */
+const linkingCopyShort = /^-[A-Za-z]*[slrRadP]/
+
+/** `cp`'s long options that do: getopt_long takes any unambiguous prefix (`--sym`, `--rec`). */
+const linkingCopyLong = ["--link", "--symbolic-link", "--recursive", "--archive", "--no-dereference", "--preserve"]
+
+const linkingCopy = (word: string): boolean => {
+  if (!word.startsWith("--")) return linkingCopyShort.test(word)
+  const option = word.includes("=") ? word.slice(0, word.indexOf("=")) : word
+  return option.length > 2 && linkingCopyLong.some((long) => long.startsWith(option))
+}
 
 /** Writers the analyser describes that make no links. */
 const plainWriters: ReadonlySet<string> = new Set([
@@ -74,7 +82,7 @@ export const makesLinks = (part: CommandPart, runsScripts: boolean): boolean => 
   if (name === undefined) return false
   if (placedMakers.has(name) && name !== "cp") return true
   if (anywhereMakers.has(name)) return true
-  if (name === "cp") return argv.slice(1).some((word) => linkingCopy.test(word))
+  if (name === "cp") return argv.slice(1).some(linkingCopy)
   if (runsScripts) return false
   return part.simple === undefined || (!part.simple.readOnly && !plainWriters.has(name))
 }
@@ -139,7 +147,8 @@ export const placesOf = (
     const argv = part.forms.argv
     if (!placedMakers.has(argv[0] ?? "")) return anywhere
     const word = placeWord(argv)
-    if (word === undefined || word.split("/").includes("..")) return anywhere
+    // A pattern, an expansion or find's `{}` names places only known when the line runs.
+    if (word === undefined || word.split("/").includes("..") || /[*?[\]{}$`\\]/.test(word)) return anywhere
     const forms = yield* BashPaths.absoluteForms(word, resolution, env)
     return forms === undefined ? anywhere : { _tag: "Below", places: [forms] }
   })
