@@ -29,7 +29,6 @@
  *
  * @internal
  */
-import * as os from "node:os"
 
 /** One BPF instruction, with jumps by label (resolved by `assemble`). */
 interface Instruction {
@@ -57,7 +56,9 @@ export const RET_KILL_PROCESS = 0x80000000
 /** `struct seccomp_data` offsets: `nr`, `arch`, the low 32 bits of `args[0]` and `args[1]`. */
 const NR = 0
 const ARCH = 4
-const argLow = (index: number) => 16 + 8 * index + (os.endianness() === "LE" ? 0 : 4)
+/** The machine's byte order (the kernel reads `struct sock_filter` and `seccomp_data` in it). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+const argLow = (index: number) => 16 + 8 * index + (LITTLE_ENDIAN ? 0 : 4)
 
 /** @internal */
 export const AUDIT_ARCH_X86_64 = 0xc000003e
@@ -136,7 +137,7 @@ const assemble = (instructions: ReadonlyArray<Instruction>): Uint8Array => {
     return distance
   }
   const buffer = Buffer.alloc(instructions.length * 8)
-  const little = os.endianness() === "LE"
+  const little = LITTLE_ENDIAN
   instructions.forEach((instruction, index) => {
     const { code, jf, jt } = instruction
     // An unconditional jump keeps its distance in k.
