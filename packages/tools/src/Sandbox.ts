@@ -25,7 +25,10 @@
  *   the network namespace does not cover socket files, which the read-only
  *   filesystem still shows (a user's tmux, D-Bus, ssh-agent, Docker socket);
  *   bubblewrap reads it from descriptor 9, opened by `/bin/sh` right before
- *   it `exec`s bubblewrap (the spawn keeps bubblewrap's pid and group);
+ *   it `exec`s bubblewrap (the spawn keeps bubblewrap's pid and group); with
+ *   network access the relay (which connects to the proxy's socket) runs
+ *   unfiltered and the command under the filter, installed by a small Perl
+ *   helper (`Seccomp.APPLY_SCRIPT`);
  * - with `sandbox.network.allowedDomains`, a filtering proxy on a Unix socket
  *   bound into the sandbox and a relay inside (see `internal/sandbox/proxy.ts`).
  *
@@ -206,6 +209,7 @@ export const make = (
     const cache = new Mounts.ListingCache()
     // The seccomp filter for this machine (none off x86_64 and aarch64); made here, not when the module loads.
     const filter = Seccomp.program()
+    const prctl = Seccomp.prctlNumber()
     const placeholders = new Mounts.Placeholders()
     // One directory for the service's life (made on first use): the empty file masks are bound from, the
     // relay script, and a directory per command (its temp directory and the proxy's socket).
@@ -219,6 +223,7 @@ export const make = (
             fs.writeFileSync(nodePath.join(dir, "empty"), "", { mode: 0o444 })
             fs.writeFileSync(nodePath.join(dir, "relay.mjs"), Proxy.RELAY_SCRIPT, { mode: 0o444 })
             if (filter !== undefined) fs.writeFileSync(nodePath.join(dir, "seccomp.bpf"), filter, { mode: 0o444 })
+            fs.writeFileSync(nodePath.join(dir, "apply-seccomp.pl"), Seccomp.APPLY_SCRIPT, { mode: 0o444 })
             return dir
           },
           catch: (error) => new SandboxPort.SandboxError({ message: `cannot make the sandbox's directory: ${error}` })
@@ -267,7 +272,15 @@ export const make = (
         let blocked = (): ReadonlyArray<string> => []
         if (policy.network.enabled) {
           const proxy = yield* Proxy.start(nodePath.join(dir, "proxy.sock"), policy.network)
-          command = [process.execPath, nodePath.join(shared, "relay.mjs"), proxy.socketPath, ...shellLine]
+          // The relay reaches the proxy's socket, so only the command under it is filtered (see seccomp.ts).
+          const filtered = filter === undefined || prctl === undefined ? shellLine : [
+            "perl",
+            nodePath.join(shared, "apply-seccomp.pl"),
+            String(prctl),
+            nodePath.join(shared, "seccomp.bpf"),
+            ...shellLine
+          ]
+          command = [process.execPath, nodePath.join(shared, "relay.mjs"), proxy.socketPath, ...filtered]
           blocked = proxy.blocked
         }
         const args = [
@@ -289,7 +302,7 @@ export const make = (
           blockedHosts: blocked(),
           allowUnsandboxed: settings.allowUnsandboxedCommands
         })
-        // The relay itself connects to the proxy's Unix socket, so a command with network access runs unfiltered.
+        // With network access the relay inside applies the filter to the command only (above).
         const spawn = filter === undefined || policy.network.enabled
           ? { command: bwrap, args }
           : withFilter(bwrap, args, nodePath.join(shared, "seccomp.bpf"))

@@ -27,6 +27,13 @@
  * Only x86_64 and aarch64 have a filter (`program` returns `undefined`
  * elsewhere).
  *
+ * bubblewrap installs it for everything it runs. A command with network
+ * access runs under the relay (`proxy.ts`), which must reach the proxy's
+ * Unix socket: there bubblewrap gets no filter, and the relay starts the
+ * command through `APPLY_SCRIPT`, which installs the same filter on itself
+ * and `exec`s the command — the way Claude Code's sandbox-runtime wraps only
+ * the user's command in its `apply-seccomp` helper.
+ *
  * @internal
  */
 
@@ -169,3 +176,39 @@ export const program = (arch: string = process.arch): Uint8Array | undefined => 
       return undefined
   }
 }
+
+/**
+ * The `prctl` system call number for `arch` (a `process.arch`; only where
+ * `program` makes a filter).
+ *
+ * @internal
+ */
+export const prctlNumber = (arch: string = process.arch): number | undefined =>
+  arch === "x64" ? 157 : arch === "arm64" ? 167 : undefined
+
+/**
+ * A Perl program (`perl SCRIPT PRCTL FILTER-FILE COMMAND…`) that installs
+ * the filter on itself and `exec`s the command: `PR_SET_NO_NEW_PRIVS`, then
+ * `PR_SET_SECCOMP` with `SECCOMP_MODE_FILTER` and a `struct sock_fprog`
+ * (`unsigned short len`, padding, a pointer to the program's bytes). Why
+ * Perl: Node cannot call `prctl`, bubblewrap cannot filter one process of
+ * the sandbox and not another, and `perl` is on every Debian-like system
+ * (perl-base is essential). It fails closed: when the filter cannot be
+ * installed the command does not run (exit 255 with the reason).
+ *
+ * @internal
+ */
+export const APPLY_SCRIPT = String.raw`
+my ($nr, $file) = splice(@ARGV, 0, 2);
+open(my $f, "<:raw", $file) or die "sandbox seccomp: $file: $!
+";
+my $bpf = do { local $/; <$f> };
+close($f);
+syscall($nr, 38, 1, 0, 0, 0) == 0 or die "sandbox seccomp: PR_SET_NO_NEW_PRIVS: $!
+";
+my $prog = pack("S x6 J", length($bpf) / 8, unpack("J", pack("p", $bpf)));
+syscall($nr, 22, 2, $prog) == 0 or die "sandbox seccomp: PR_SET_SECCOMP: $!
+";
+exec { $ARGV[0] } @ARGV or die "$ARGV[0]: $!
+";
+`
