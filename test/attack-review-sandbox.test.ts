@@ -324,7 +324,7 @@ const hasTmux = (() => {
 })()
 
 suite("containment: leaving through a host socket", () => {
-  (hasTmux ? it : it.skip)("a tmux server of the user's runs nothing for a sandboxed command", async () => {
+  ;(hasTmux ? it : it.skip)("a tmux server of the user's runs nothing for a sandboxed command", async () => {
     const fixture = makeFixture()
     const socket = path.join(fixture.outside, "tmux.sock")
     const escapee = `atk-review-escapee-${crypto.randomUUID().slice(0, 8)}`

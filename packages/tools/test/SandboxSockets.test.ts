@@ -108,7 +108,8 @@ suite("Sandbox: the host's Unix sockets", () => {
               "npm --version >/dev/null && echo npm-ok",
               `node -e 'const c = require("child_process").spawn("cat", { stdio: ["pipe", "pipe", "inherit"] }); ` +
               `c.stdout.on("data", (d) => process.stdout.write(String(d))); c.stdin.end("node-pipe-ok\\n")'`,
-              `node -e 'console.log(require("child_process").execFileSync("echo", ["node-exec-ok"]).toString().trim())'`,
+              `node -e 'const { execFileSync } = require("child_process"); ` +
+              `console.log(execFileSync("echo", ["node-exec-ok"]).toString().trim())'`,
               `python3 -c 'import subprocess; print(subprocess.run(["echo", "py-sub-ok"], capture_output=True, ` +
               `text=True).stdout.strip())'`,
               `python3 -c 'import socket; a, b = socket.socketpair(); a.send(b"pair-ok"); print(b.recv(7).decode())'`,
