@@ -21,6 +21,14 @@
  *   `/tmp`: `/tmp` itself stays as it is, read-only);
  * - its own PID, IPC, UTS and network namespaces, `--die-with-parent`,
  *   `--new-session`, no capabilities;
+ * - a seccomp filter that refuses Unix sockets (`internal/sandbox/seccomp.ts`):
+ *   the network namespace does not cover socket files, which the read-only
+ *   filesystem still shows (a user's tmux, D-Bus, ssh-agent, Docker socket);
+ *   bubblewrap reads it from descriptor 9, opened by `/bin/sh` right before
+ *   it `exec`s bubblewrap (the spawn keeps bubblewrap's pid and group); with
+ *   network access the relay (which connects to the proxy's socket) runs
+ *   unfiltered and the command under the filter, installed by a small Perl
+ *   helper (`Seccomp.APPLY_SCRIPT`);
  * - with `sandbox.network.allowedDomains`, a filtering proxy on a Unix socket
  *   bound into the sandbox and a relay inside (see `internal/sandbox/proxy.ts`).
  *
@@ -44,6 +52,7 @@ import * as os from "node:os"
 import * as nodePath from "node:path"
 import * as Mounts from "./internal/sandbox/mounts.js"
 import * as Proxy from "./internal/sandbox/proxy.js"
+import * as Seccomp from "./internal/sandbox/seccomp.js"
 import * as Violations from "./internal/sandbox/violations.js"
 
 /**
@@ -80,6 +89,18 @@ const ISOLATION: ReadonlyArray<string> = [
 
 const BASE: ReadonlyArray<string> = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
+/** The descriptor bubblewrap reads the filter from. */
+const FILTER_FD = "9"
+
+/**
+ * `bwrap ARGS` with the filter on `FILTER_FD`: `/bin/sh` opens the file and
+ * `exec`s bubblewrap, which reads and closes it before the command starts.
+ */
+const withFilter = (bwrap: string, args: ReadonlyArray<string>, filterFile: string) => ({
+  command: "/bin/sh",
+  args: ["-c", `exec "$@" ${FILTER_FD}<"$0"`, filterFile, bwrap, "--seccomp", FILTER_FD, ...args]
+})
+
 /**
  * Whether bubblewrap can make the sandbox here; the reason when not.
  *
@@ -96,9 +117,12 @@ export const probe = (bwrap = "bwrap"): Effect.Effect<{ readonly available: bool
       }))
       return
     }
+    // With the filter when there is one (on stdin here): a kernel without seccomp cannot make the sandbox.
+    const filter = Seccomp.program()
+    const seccomp = filter === undefined ? [] : ["--seccomp", "0"]
     const child = childProcess.execFile(
       bwrap,
-      [...BASE, ...ISOLATION, "--tmpfs", "/run", "--", "true"],
+      [...seccomp, ...BASE, ...ISOLATION, "--tmpfs", "/run", "--", "true"],
       { timeout: 20_000 },
       (error, _stdout, stderr) => {
         if (error === null) return resume(Effect.succeed({ available: true }))
@@ -111,6 +135,8 @@ export const probe = (bwrap = "bwrap"): Effect.Effect<{ readonly available: bool
         }))
       }
     )
+    child.stdin?.on("error", () => {})
+    child.stdin?.end(filter === undefined ? undefined : Buffer.from(filter))
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
@@ -181,6 +207,9 @@ export const make = (
       reason: result.reason
     }))
     const cache = new Mounts.ListingCache()
+    // The seccomp filter for this machine (none off x86_64 and aarch64); made here, not when the module loads.
+    const filter = Seccomp.program()
+    const prctl = Seccomp.prctlNumber()
     const placeholders = new Mounts.Placeholders()
     // One directory for the service's life (made on first use): the empty file masks are bound from, the
     // relay script, and a directory per command (its temp directory and the proxy's socket).
@@ -193,6 +222,8 @@ export const make = (
             const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "switchyard-sandbox-"))
             fs.writeFileSync(nodePath.join(dir, "empty"), "", { mode: 0o444 })
             fs.writeFileSync(nodePath.join(dir, "relay.mjs"), Proxy.RELAY_SCRIPT, { mode: 0o444 })
+            if (filter !== undefined) fs.writeFileSync(nodePath.join(dir, "seccomp.bpf"), filter, { mode: 0o444 })
+            fs.writeFileSync(nodePath.join(dir, "apply-seccomp.pl"), Seccomp.APPLY_SCRIPT, { mode: 0o444 })
             return dir
           },
           catch: (error) => new SandboxPort.SandboxError({ message: `cannot make the sandbox's directory: ${error}` })
@@ -241,7 +272,15 @@ export const make = (
         let blocked = (): ReadonlyArray<string> => []
         if (policy.network.enabled) {
           const proxy = yield* Proxy.start(nodePath.join(dir, "proxy.sock"), policy.network)
-          command = [process.execPath, nodePath.join(shared, "relay.mjs"), proxy.socketPath, ...shellLine]
+          // The relay reaches the proxy's socket, so only the command under it is filtered (see seccomp.ts).
+          const filtered = filter === undefined || prctl === undefined ? shellLine : [
+            "perl",
+            nodePath.join(shared, "apply-seccomp.pl"),
+            String(prctl),
+            nodePath.join(shared, "seccomp.bpf"),
+            ...shellLine
+          ]
+          command = [process.execPath, nodePath.join(shared, "relay.mjs"), proxy.socketPath, ...filtered]
           blocked = proxy.blocked
         }
         const args = [
@@ -263,9 +302,12 @@ export const make = (
           blockedHosts: blocked(),
           allowUnsandboxed: settings.allowUnsandboxedCommands
         })
+        // With network access the relay inside applies the filter to the command only (above).
+        const spawn = filter === undefined || policy.network.enabled
+          ? { command: bwrap, args }
+          : withFilter(bwrap, args, nodePath.join(shared, "seccomp.bpf"))
         return {
-          command: bwrap,
-          args,
+          ...spawn,
           env: { TMPDIR: tmp, TMP: tmp, TEMP: tmp },
           explain: (output) => Effect.sync(() => Violations.explain(output, context()))
         }
