@@ -67,7 +67,10 @@ export const run = async () => {
   const on = { ...SandboxPort.defaultSettings, enabled: true }
   const unsandboxed = runtimeFor(SandboxPort.defaultSettings)
   const sandboxed = runtimeFor(on)
-  const networked = runtimeFor({ ...on, network: { allowedDomains: ["example.com"], allowLocalBinding: false } })
+  const networked = runtimeFor({
+    ...on,
+    network: { allowedDomains: ["example.com"], allowLocalBinding: false, allowAllUnixSockets: false }
+  })
   const rules = ["Read(./.env)", "Read(./packages/**/*.pem)", "Read(~/.ssh/**)"].map((raw) =>
     PermissionContext.parseRule(raw, "deny", "bench", root)!
   )

@@ -75,6 +75,13 @@ export interface SandboxSettings {
      * through it either way, as in Claude Code on Linux.
      */
     readonly allowLocalBinding: boolean
+    /**
+     * `sandbox.network.allowAllUnixSockets` (default false): sandboxed
+     * commands may open Unix sockets (a daemon's, the host's: Docker, tmux,
+     * ssh-agent). Off, a seccomp filter refuses them, as Claude Code's does on
+     * Linux (its per-path `allowUnixSockets` is macOS only).
+     */
+    readonly allowAllUnixSockets: boolean
   }
   readonly filesystem: {
     /** `sandbox.filesystem.allowWrite`: more writable places. */
@@ -98,7 +105,7 @@ export const defaultSettings: SandboxSettings = {
   excludedCommands: [],
   allowUnsandboxedCommands: true,
   failIfUnavailable: false,
-  network: { allowedDomains: [], allowLocalBinding: false },
+  network: { allowedDomains: [], allowLocalBinding: false, allowAllUnixSockets: false },
   filesystem: { allowWrite: [], denyWrite: [], denyRead: [] }
 }
 
@@ -117,7 +124,8 @@ export const SandboxSettingsJson = Schema.Struct({
   failIfUnavailable: Schema.optional(Schema.Boolean),
   network: Schema.optional(Schema.Struct({
     allowedDomains: Schema.optional(Schema.Array(Schema.String)),
-    allowLocalBinding: Schema.optional(Schema.Boolean)
+    allowLocalBinding: Schema.optional(Schema.Boolean),
+    allowAllUnixSockets: Schema.optional(Schema.Boolean)
   }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
   filesystem: Schema.optional(Schema.Struct({
     allowWrite: Schema.optional(Schema.Array(Schema.String)),
@@ -162,6 +170,8 @@ export interface NetworkPolicy {
   /** The domains of `WebFetch(domain:…)` deny rules: never let through. */
   readonly deniedHosts: ReadonlyArray<string>
   readonly allowLocalBinding: boolean
+  /** `allowAllUnixSockets`: no filter refuses Unix sockets. */
+  readonly allowAllUnixSockets: boolean
 }
 
 /**

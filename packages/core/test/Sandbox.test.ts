@@ -51,7 +51,7 @@ layer(NodeContext.layer)("Settings: the sandbox keys (Claude Code's names and de
         autoAllowBashIfSandboxed: true,
         allowUnsandboxedCommands: true,
         failIfUnavailable: false,
-        network: { allowedDomains: [], allowLocalBinding: false }
+        network: { allowedDomains: [], allowLocalBinding: false, allowAllUnixSockets: false }
       })
     }))
 
@@ -83,7 +83,11 @@ layer(NodeContext.layer)("Settings: the sandbox keys (Claude Code's names and de
       expect(sandbox.autoAllowBashIfSandboxed).toBe(false)
       expect(sandbox.failIfUnavailable).toBe(true)
       expect(sandbox.excludedCommands).toEqual(["docker"])
-      expect(sandbox.network).toEqual({ allowedDomains: ["github.com", "*.npmjs.org"], allowLocalBinding: true })
+      expect(sandbox.network).toEqual({
+        allowedDomains: ["github.com", "*.npmjs.org"],
+        allowLocalBinding: true,
+        allowAllUnixSockets: false
+      })
       expect(sandbox.filesystem.allowWrite.map((entry) => entry.path)).toEqual([`${HOME}/.kube`, "/tmp/build"])
       expect(sandbox.filesystem.denyRead.map((entry) => entry.path)).toEqual([
         `${HOME}/.aws/credentials`,
@@ -136,7 +140,7 @@ layer(NodeContext.layer)("Settings: the sandbox keys (Claude Code's names and de
         failIfUnavailable: false,
         autoAllowBashIfSandboxed: true,
         allowUnsandboxedCommands: true,
-        network: { allowLocalBinding: true }
+        network: { allowLocalBinding: true, allowAllUnixSockets: true }
       }
       yield* s.write(s.shared, { sandbox: wide })
       yield* s.write(s.local, { sandbox: wide })
@@ -146,7 +150,7 @@ layer(NodeContext.layer)("Settings: the sandbox keys (Claude Code's names and de
         failIfUnavailable: true,
         autoAllowBashIfSandboxed: false,
         allowUnsandboxedCommands: false,
-        network: { allowLocalBinding: false }
+        network: { allowLocalBinding: false, allowAllUnixSockets: false }
       })
       const fields = settings.issues.map((issue) => `${issue.path}: ${issue.field}`)
       for (const file of [s.shared, s.local]) {
@@ -156,7 +160,8 @@ layer(NodeContext.layer)("Settings: the sandbox keys (Claude Code's names and de
             "failIfUnavailable",
             "autoAllowBashIfSandboxed",
             "allowUnsandboxedCommands",
-            "network.allowLocalBinding"
+            "network.allowLocalBinding",
+            "network.allowAllUnixSockets"
           ]
         ) expect(fields).toContain(`${file}: sandbox.${key}`)
       }
@@ -293,7 +298,7 @@ describe("Sandbox.policy", () => {
     const network = policyOf(["allow WebFetch(domain:docs.example)", "deny WebFetch(domain:bad.npmjs.org)"], {
       settings: {
         ...Sandbox.defaultSettings,
-        network: { allowedDomains: ["github.com", "*.npmjs.org"], allowLocalBinding: false }
+        network: { allowedDomains: ["github.com", "*.npmjs.org"], allowLocalBinding: false, allowAllUnixSockets: false }
       }
     }).network
     expect(network.enabled).toBe(true)

@@ -268,12 +268,14 @@ export const make = (
           (resolved) => Effect.sync(() => Mounts.release(resolved, placeholders))
         )
         const shellLine = [request.shell ?? "bash", "-c", request.command]
+        // `sandbox.network.allowAllUnixSockets` lifts the filter (it refuses nothing else).
+        const unixFilter = policy.network.allowAllUnixSockets ? undefined : filter
         let command: ReadonlyArray<string> = shellLine
         let blocked = (): ReadonlyArray<string> => []
         if (policy.network.enabled) {
           const proxy = yield* Proxy.start(nodePath.join(dir, "proxy.sock"), policy.network)
           // The relay reaches the proxy's socket, so only the command under it is filtered (see seccomp.ts).
-          const filtered = filter === undefined || prctl === undefined ? shellLine : [
+          const filtered = unixFilter === undefined || prctl === undefined ? shellLine : [
             "perl",
             nodePath.join(shared, "apply-seccomp.pl"),
             String(prctl),
@@ -303,7 +305,7 @@ export const make = (
           allowUnsandboxed: settings.allowUnsandboxedCommands
         })
         // With network access the relay inside applies the filter to the command only (above).
-        const spawn = filter === undefined || policy.network.enabled
+        const spawn = unixFilter === undefined || policy.network.enabled
           ? { command: bwrap, args }
           : withFilter(bwrap, args, nodePath.join(shared, "seccomp.bpf"))
         return {

@@ -124,6 +124,19 @@ suite("Sandbox: the host's Unix sockets", () => {
         }).pipe(Effect.provide(layerFor(project))), settings))
   }
 
+  it.scopedLive("sandbox.network.allowAllUnixSockets lifts the filter: the same server is reached", () =>
+    withProject(
+      (project) =>
+        Effect.gen(function*() {
+          const file = path.join(project.outside, "service.sock")
+          const { log } = yield* socketServer(file)
+          const result = yield* bashIn(project, `${clients(file)[0]!} 2>&1`)
+          expect(result.text).toContain("reached")
+          expect(log).toEqual(["connection"])
+        }).pipe(Effect.provide(layerFor(project))),
+      { network: { allowAllUnixSockets: true } }
+    ))
+
   // The relay inside connects to the proxy's socket: bubblewrap runs it unfiltered, and it runs the command
   // under the same filter (a Perl helper installs it); the relay still works (Sandbox.test.ts, the network).
   it.scopedLive("with an allowed domain (the relay runs inside) a host socket is out of reach too", () =>

@@ -160,7 +160,8 @@ export const make = (input: PolicyInput): Sandbox.Policy => {
         ])
       ),
       deniedHosts: rules.filter((rule) => rule.behavior === "deny" && webFetch.has(rule.toolName)).flatMap(domainOf),
-      allowLocalBinding: settings.network.allowLocalBinding
+      allowLocalBinding: settings.network.allowLocalBinding,
+      allowAllUnixSockets: settings.network.allowAllUnixSockets
     }
   }
 }

@@ -17,6 +17,7 @@ export interface FileSandbox {
   readonly excludedCommands: ReadonlyArray<string>
   readonly allowedDomains: ReadonlyArray<string>
   readonly allowLocalBinding?: boolean
+  readonly allowAllUnixSockets?: boolean
   /** As written; made absolute against the file's project when merged. */
   readonly allowWrite: ReadonlyArray<string>
   readonly denyWrite: ReadonlyArray<string>
@@ -109,7 +110,8 @@ const wideningScalars = [
   ["failIfUnavailable", false, "sandbox.failIfUnavailable"],
   ["autoAllowBashIfSandboxed", true, "sandbox.autoAllowBashIfSandboxed"],
   ["allowUnsandboxedCommands", true, "sandbox.allowUnsandboxedCommands"],
-  ["allowLocalBinding", true, "sandbox.network.allowLocalBinding"]
+  ["allowLocalBinding", true, "sandbox.network.allowLocalBinding"],
+  ["allowAllUnixSockets", true, "sandbox.network.allowAllUnixSockets"]
 ] as const
 
 /**
@@ -185,6 +187,10 @@ const decodeKeys = (value: unknown, problems: Array<Problem>): FileSandbox | und
       "allowLocalBinding",
       booleanAt(network, "allowLocalBinding", "sandbox.network.allowLocalBinding", problems)
     ),
+    ...optional(
+      "allowAllUnixSockets",
+      booleanAt(network, "allowAllUnixSockets", "sandbox.network.allowAllUnixSockets", problems)
+    ),
     allowWrite: literalWrites,
     denyWrite: stringsAt(filesystem, "denyWrite", "sandbox.filesystem.denyWrite", problems),
     denyRead: stringsAt(filesystem, "denyRead", "sandbox.filesystem.denyRead", problems)
@@ -229,7 +235,8 @@ export const merge = (
       excludedCommands: [...merged.excludedCommands, ...s.excludedCommands],
       network: {
         allowedDomains: [...merged.network.allowedDomains, ...s.allowedDomains],
-        allowLocalBinding: s.allowLocalBinding ?? merged.network.allowLocalBinding
+        allowLocalBinding: s.allowLocalBinding ?? merged.network.allowLocalBinding,
+        allowAllUnixSockets: s.allowAllUnixSockets ?? merged.network.allowAllUnixSockets
       },
       filesystem: {
         allowWrite: [...merged.filesystem.allowWrite, ...entries(s.allowWrite)],
