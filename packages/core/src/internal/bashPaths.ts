@@ -254,8 +254,8 @@ export interface Touched {
    */
   readonly guess?: boolean
   /**
-   * Another part of the line may make links (`ln -s . l && cat l/.env`): when the line runs, the path may go
-   * through a link that does not exist yet, so its forms are only what it is now — it is as unknown as a glob.
+   * It may go through a link another part of the line makes (`ln -s . l && cat l/.env`): when the line runs, the
+   * link exists, so its forms are only what it is now — it is as unknown as a glob (bashLinks.ts).
    */
   readonly throughLinks?: boolean
 }
@@ -367,14 +367,17 @@ export const touchedBy = (
       content: true,
       redirect: false
     }))
+    const throughLinks = (path: string, forms: ReadonlyArray<string> | undefined, tree: boolean) =>
+      options.throughLinks?.({ path, forms, program: name, tree }) === true ? { throughLinks: true } : {}
     for (const use of [...uses, ...substituted]) {
+      const forms = yield* absoluteForms(use.path, resolution, env)
       out.push({
         origin: { kind: use.redirect ? "redirect" : "argument", part: text },
         path: use.path,
-        forms: yield* absoluteForms(use.path, resolution, env),
+        forms,
         write: use.write,
         treeContent: !use.write && use.subtree && use.content,
-        ...(options.linked ? { throughLinks: true } : {})
+        ...throughLinks(use.path, forms, !use.write && use.subtree && use.content)
       })
     }
     if (options.guesses) {
@@ -395,20 +398,21 @@ export const touchedBy = (
           write: false,
           treeContent: tree,
           guess: true,
-          ...(options.linked ? { throughLinks: true } : {})
+          ...throughLinks(word, forms, tree)
         })
       }
     }
     // Redirect targets of parts the analyser did not describe (nested scripts).
     if (simple === undefined) {
       for (const redirect of part.redirects) {
+        const forms = yield* absoluteForms(redirect.target, resolution, env)
         out.push({
           origin: { kind: "redirect", part: text },
           path: redirect.target,
-          forms: yield* absoluteForms(redirect.target, resolution, env),
+          forms,
           write: true,
           treeContent: false,
-          ...(options.linked ? { throughLinks: true } : {})
+          ...throughLinks(redirect.target, forms, false)
         })
       }
     }
@@ -417,10 +421,23 @@ export const touchedBy = (
 
 /** What `touchedBy` adds beyond the paths the analyser reports. */
 export interface TouchOptions {
-  /** Another part of the line may make links: every path is marked `throughLinks`. */
-  readonly linked: boolean
+  /**
+   * Whether a path may go through a link another part of the line makes (bashLinks.ts `goesThrough`): such a
+   * path is marked `throughLinks`.
+   */
+  readonly throughLinks?: (use: LinkQuery) => boolean
   /** Add the `guess` entries (only worth their lookups when a Read or Edit rule could match them). */
   readonly guesses: boolean
+}
+
+/** A path a part touches, as `TouchOptions.throughLinks` is asked about it. */
+export interface LinkQuery {
+  readonly path: string
+  readonly forms: ReadonlyArray<string> | undefined
+  /** The part's program (`rm l` removes the link itself). */
+  readonly program: string
+  /** Its tree is read (a link below it counts too). */
+  readonly tree: boolean
 }
 
 /** `$(<FILE)` and `` `<FILE` `` in a word: bash reads FILE with no program. */
@@ -465,53 +482,6 @@ const findExecRoots = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   return roots.length > 0 ? roots : ["."]
 }
 
-/** Programs that may make a link (`tar x` and `rsync` restore them, `mv` moves one into place). */
-const linkMakers: ReadonlySet<string> = new Set([
-  "ln",
-  "link",
-  "mv",
-  "tar",
-  "bsdtar",
-  "unzip",
-  "cpio",
-  "pax",
-  "rsync",
-  "7z",
-  "7za"
-])
-
-/** `cp` options that make links or copy them as links: `-s -l -r -R -a -d -P`, alone or in a cluster. */
-const linkingCopy =
-  /^(?:-[A-Za-z]*[slrRadP][A-Za-z]*|--(?:link|symbolic-link|recursive|archive|no-dereference|preserve(?:=.*)?))$/
-
-/** Writers the analyser describes that make no links. */
-const plainWriters: ReadonlySet<string> = new Set([
-  "mkdir",
-  "touch",
-  "rm",
-  "rmdir",
-  "sed",
-  "truncate",
-  "tee",
-  "chmod",
-  "chown"
-])
-
-/**
- * Whether a part may make a link when the line runs: `ln`, `link`, `cp -s/-l/-r/-a/…`, `mv`, archive
- * extractors, `rsync`, a git subcommand that is not read-only, a program the analyser does not describe. A part
- * that hands its commands to a shell (`sh -c`, `find -exec`) makes none itself: those commands are parts too.
- */
-export const makesLinks = (part: CommandPart, runsScripts: boolean): boolean => {
-  const argv = part.forms.argv
-  const name = argv[0]
-  if (name === undefined) return false
-  if (linkMakers.has(name)) return true
-  if (name === "cp") return argv.slice(1).some((word) => linkingCopy.test(word))
-  if (runsScripts) return false
-  return part.simple === undefined || (!part.simple.readOnly && !plainWriters.has(name))
-}
-
 /** The directories a recursive read of these forms enters a rule's base in (`ruleBase` inside one of them). */
 export const ruleInside = (
   rules: ReadonlyArray<RuleIndex.CompiledRule>,
@@ -530,6 +500,6 @@ export const insideAll = (
   unprotected: boolean
 ): boolean =>
   list.every((touched) =>
-    touched.forms !== undefined &&
+    touched.forms !== undefined && touched.throughLinks !== true &&
     touched.forms.every((path) => PathRules.isInside(env, path) && (!unprotected || !PathRules.isProtected(env, path)))
   )

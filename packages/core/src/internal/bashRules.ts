@@ -16,9 +16,10 @@
  *   standard input) with a Bash deny or ask rule; a path that cannot be
  *   resolved (glob, expansion, `xargs` names) with a path rule below its
  *   literal directory. Such an ask suggests no rule (none could allow it).
- *   A part that may make links (`ln`, `cp -s`, `tar x`, an undescribed
- *   program) leaves every other part's paths unknown: at decision time the
- *   link does not exist yet (`ln -s . l && cat l/.env`).
+ *   A path that may go through a link another part makes (`ln`, `cp -s`,
+ *   `tar x`, an undescribed program; bashLinks.ts) is unknown: at decision
+ *   time the link does not exist yet (`ln -s . l && cat l/.env`); on the
+ *   allow side it is not inside the working directories.
  * - `Bash` and `Bash(*)` allow every command no deny or ask rule matches;
  *   narrower allow rules never match a line with dynamic parts, nor a command
  *   with an environment prefix outside `ShellAnalysis.isHarmlessAssignment`.
@@ -31,6 +32,7 @@ import * as Option from "effect/Option"
 import type * as PermissionContext from "../PermissionContext.js"
 import type * as PermissionRules from "../PermissionRules.js"
 import * as ShellAnalysis from "../ShellAnalysis.js"
+import * as BashLinks from "./bashLinks.js"
 import * as BashParts from "./bashParts.js"
 import type { CommandPart } from "./bashParts.js"
 import * as BashPaths from "./bashPaths.js"
@@ -442,15 +444,19 @@ export const assessBash = (
     const resolution = BashPaths.resolutionBases(parts.map((part) => part.forms.argv), env)
     const everyPart = [...parts, ...(yield* BashParts.nestedParts(parts, shell, 3))]
     const touchedByPart = new Map<CommandPart, ReadonlyArray<Touched>>()
-    // A part that may make links leaves every other part's paths unknown (order-insensitive: a loop may run it
-    // first); its copies for deny rules (`/bin/ln` as `ln`) share its record.
-    const makers = everyPart.filter((part) => BashPaths.makesLinks(part, BashParts.runsScripts(part.forms.argv)))
+    // A path through a link another part makes is unknown (order-insensitive: a loop may run that part first);
+    // a maker's copies for deny rules (`/bin/ln` as `ln`) share its record.
+    const makers = everyPart.filter((part) => BashLinks.makesLinks(part, BashParts.runsScripts(part.forms.argv)))
+    const places = new Map<CommandPart, BashLinks.LinkPlaces>()
+    for (const maker of makers) places.set(maker, yield* BashLinks.placesOf(maker, resolution, env))
     const guesses = pathRulesOf(rules).length > 0
     for (const part of everyPart) {
-      const linked = makers.some((maker) =>
+      const others = makers.filter((maker) =>
         maker !== part && (maker.simple === undefined || maker.simple !== part.simple)
       )
-      touchedByPart.set(part, yield* BashPaths.touchedBy(part, resolution, env, { linked, guesses }))
+      const links = BashLinks.combine(others.map((maker) => places.get(maker)!), env)
+      const throughLinks = (use: BashPaths.LinkQuery) => BashLinks.goesThrough(links, use, resolution, env)
+      touchedByPart.set(part, yield* BashPaths.touchedBy(part, resolution, env, { guesses, throughLinks }))
     }
     const { failedClosed, match } = pathVerdict(
       yield* commandVerdict(command, analysis.value, everyPart, rules),
