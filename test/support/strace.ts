@@ -142,8 +142,15 @@ while IFS= read -r -d '' command && IFS= read -r -d '' dir; do
   kill -KILL -- "-$p" 2>/dev/null
   cd /
   # A call that may have written, in the copy (not /dev/tty, /dev/null): start the next job from the template.
-  if grep -F "$copy" "$logs/$i" | grep -v '"/dev/' |
-    grep -qE 'O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|unlink|rename|mkdir|rmdir|chmod|chown|utime|truncate|link\(|linkat|mknod|setxattr|removexattr'; then
+  # One awk, not a pipeline of three greps (8 of the ~35 ms of CPU a job cost): a line naming the copy, not a
+  # device, with a writing call or flag.
+  if copy=$copy awk 'index($0, ENVIRON["copy"]) && !index($0, "\"/dev/") &&
+    (/O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|unlink|rename|mkdir|rmdir|chmod/ ||
+      /chown|utime|truncate|link\(|linkat|mknod|setxattr|removexattr/) {
+      wrote = 1
+      exit
+    }
+    END { exit !wrote }' "$logs/$i"; then
     reset
   fi
   i=$((i + 1))
@@ -224,8 +231,21 @@ export const observe = async (
 // Parsing
 // ---------------------------------------------------------------------------
 
+const SIMPLE_ESCAPES: Readonly<Record<string, number>> = {
+  n: 10,
+  t: 9,
+  r: 13,
+  v: 11,
+  f: 12,
+  "\\": 92,
+  "\"": 34,
+  "'": 39
+}
+
 /** A C string as strace prints it (`"a\"b\n\303\251"`), decoded to the bytes' UTF-8 reading. */
 const decodeString = (quoted: string): string => {
+  // Most strings have no escape (a path of printable ASCII): the bytes' UTF-8 reading is the text itself.
+  if (!quoted.includes("\\")) return quoted.slice(1, -1)
   const bytes: Array<number> = []
   for (let i = 1; i < quoted.length - 1; i++) {
     const c = quoted[i]!
@@ -234,8 +254,7 @@ const decodeString = (quoted: string): string => {
       continue
     }
     const next = quoted[++i]!
-    const simple: Readonly<Record<string, number>> = { n: 10, t: 9, r: 13, v: 11, f: 12, "\\": 92, "\"": 34, "'": 39 }
-    if (next in simple) bytes.push(simple[next]!)
+    if (next in SIMPLE_ESCAPES) bytes.push(SIMPLE_ESCAPES[next]!)
     else if (next === "x") {
       bytes.push(parseInt(quoted.slice(i + 1, i + 3), 16))
       i += 2
