@@ -223,16 +223,46 @@ export const expand = (set: Sandbox.PathSet, cache: ListingCache): ReadonlyArray
   return hits
 }
 
+/** Names a command could rename a directory to, for the question whether a pattern still matches then. */
+const RENAMED = ["\u0001moved", ".\u0001moved"]
+
+/**
+ * Whether a pattern still denotes `hit` wherever below the writable root
+ * `root` its ancestor `ancestor` is moved (the base holds the whole root and
+ * the pattern matches any directories in its place: `**\/*.pem`), so the
+ * ancestor needs no pin.
+ */
+const followsMoves = (set: Sandbox.PathSet, root: string, ancestor: string, hit: Hit): boolean => {
+  if (set.pattern === undefined) return false
+  const base = realOrUndefined(set.base)
+  if (base === undefined || !isInside(base, root)) return false
+  const matches = Sandbox.pathSetMatcher(set)
+  const prefix = relativePosix(base, root)
+  const rest = relativePosix(ancestor, hit.path)
+  return RENAMED.every((name) =>
+    [1, 2, 3].every((levels) => {
+      const moved = [prefix, ...Array.from({ length: levels }, () => name), rest].filter((s) => s !== "").join("/")
+      return matches(moved) || (hit.directory && matches(`${moved}/`))
+    })
+  )
+}
+
 /**
  * Every directory between a writable root and a read-only or masked path
  * inside it becomes a mount point of its own (bound writable onto itself):
  * renaming or removing one fails with EBUSY. Otherwise `mv config moved`
  * carries the mask along inside the sandbox, and on disk the rule no longer
  * names the new place, so the next command reads what was denied (or
- * replaces what was protected). Below a read-only or masked mount nothing
- * can be renamed anyway; the walk stops there.
+ * replaces what was protected). No pin where every rule denoting the path
+ * still does wherever the directory goes (`**\/.env`): each mount costs
+ * bubblewrap start-up time. Below a read-only or masked mount nothing can be
+ * renamed anyway; the walk stops there.
  */
-const pinAncestors = (writable: ReadonlyArray<string>, mounts: Map<string, Mount>): void => {
+const pinAncestors = (
+  writable: ReadonlyArray<string>,
+  mounts: Map<string, Mount>,
+  sources: ReadonlyMap<string, { readonly hit: Hit; readonly sets: ReadonlyArray<Sandbox.PathSet> }>
+): void => {
   const guarded = Array.from(mounts.values()).filter((mount) => mount.kind !== "writable")
   for (const mount of guarded) {
     // From the outermost root holding it: a root nested in another moves with its parent too.
@@ -240,13 +270,17 @@ const pinAncestors = (writable: ReadonlyArray<string>, mounts: Map<string, Mount
       .filter((root) => root !== mount.path && isInside(root, mount.path))
       .sort((a, b) => a.length - b.length)[0]
     if (root === undefined) continue
+    const source = sources.get(mount.path)
     const between = path.relative(root, path.dirname(mount.path)).split(path.sep).filter((part) => part !== "")
     let dir = root
     for (const part of between) {
       dir = path.join(dir, part)
       const existing = mounts.get(dir)
-      if (existing === undefined) mounts.set(dir, { kind: "writable", path: dir })
-      else if (existing.kind !== "writable") break
+      if (existing !== undefined && existing.kind !== "writable") break
+      if (existing !== undefined) continue
+      const ancestor = dir
+      if (source !== undefined && source.sets.every((set) => followsMoves(set, root, ancestor, source.hit))) continue
+      mounts.set(dir, { kind: "writable", path: dir })
     }
   }
 }
@@ -265,12 +299,20 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholder
   const placeholder = (p: string, content?: string): boolean => {
     if (!placeholders.acquire(p, content)) return false
     used.push(p)
+    denotedBy({ path: p, directory: content === undefined }, { base: p, pattern: undefined, source: "placeholder" })
     mounts.set(p, { kind: "readOnly", path: p })
     protectedPaths.push(p)
     return true
   }
   const protectedPaths: Array<string> = []
   const masked: Array<string> = []
+  // The sets denoting each path (a placeholder has none: it is pinned wherever it is).
+  const sources = new Map<string, { hit: Hit; sets: Array<Sandbox.PathSet> }>()
+  const denotedBy = (hit: Hit, set: Sandbox.PathSet) => {
+    const entry = sources.get(hit.path)
+    if (entry === undefined) sources.set(hit.path, { hit, sets: [set] })
+    else entry.sets.push(set)
+  }
   for (const root of writable) mounts.set(root, { kind: "writable", path: root })
   // A root's `.git` is a mount point of its own, so it cannot be renamed away and replaced by one
   // with other hooks; git's own files that make the user's next git run a program are read-only below.
@@ -312,6 +354,7 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholder
     const hits = expand(set, cache)
     for (const hit of hits) {
       if (!inWritable(hit.path)) continue
+      denotedBy(hit, set)
       const existing = mounts.get(hit.path)
       if (existing === undefined || existing.kind === "writable") {
         mounts.set(hit.path, { kind: "readOnly", path: hit.path })
@@ -322,11 +365,12 @@ export const resolve = (policy: Sandbox.Policy, cache: ListingCache, placeholder
   for (const set of policy.denyRead) {
     for (const hit of expand(set, cache)) {
       if (hit.path === "/") continue
+      denotedBy(hit, set)
       mounts.set(hit.path, { kind: hit.directory ? "maskDirectory" : "maskFile", path: hit.path })
       masked.push(hit.path)
     }
   }
-  pinAncestors(writable, mounts)
+  pinAncestors(writable, mounts, sources)
   const rank = { writable: 0, readOnly: 1, maskFile: 2, maskDirectory: 2 } as const
   const ordered = Array.from(mounts.values()).sort((a, b) =>
     depth(a.path) - depth(b.path) || rank[a.kind] - rank[b.kind] || a.path.localeCompare(b.path)
