@@ -4,7 +4,9 @@
  * its target), patterns expanded by walking their base directory, and one
  * mount per path, ordered so that a deeper mount lands on top of a shallower
  * one (a mask inside a writable root hides the file; a writable root inside a
- * masked directory stays visible).
+ * masked directory stays visible). Every directory between a writable root
+ * and a read-only or masked path in it is a mount point of its own, so it
+ * cannot be renamed away with the path; git's own files are in `git.ts`.
  *
  * This reads the real filesystem with `node:fs` on purpose: the sandbox is
  * about what the kernel will let a process do, never about a FileSystem
