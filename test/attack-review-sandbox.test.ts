@@ -525,7 +525,7 @@ suite("containment: leaving through a host socket", () => {
 })
 
 suite("containment: a project's settings", () => {
-  it.fails("a project's local settings cannot turn off the sandbox the user turned on", async () => {
+  it("a project's local settings cannot turn off the sandbox the user turned on", async () => {
     const fixture = makeFixture()
     try {
       write(

@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { root, runCli } from "./support/cli.js"
+import * as Server from "./support/messagesServer.js"
 
 const bundle = path.join(root, "packages/cli/bundle")
 const pages = (): Record<string, string> => JSON.parse(fs.readFileSync(path.join(bundle, "help.json"), "utf8"))
@@ -267,6 +268,62 @@ describe("the CLI front", () => {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it.scoped(
+    "runs -p PROMPT as the full parser does: the answer, the request sent, a missing key, a failed call",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Server.start()
+        const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-front-print-")))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+        fs.mkdirSync(path.join(dir, ".claude"))
+        fs.writeFileSync(
+          path.join(dir, ".claude", "settings.json"),
+          JSON.stringify({ permissions: { allow: ["Read"], deny: ["WebFetch"] }, env: { FRONT_PRINT: "1" } })
+        )
+        fs.writeFileSync(path.join(dir, "CLAUDE.md"), "Answer briefly.\n")
+        const env = {
+          HOME: dir,
+          SWITCHYARD_HOME: path.join(dir, "state"),
+          ANTHROPIC_API_KEY: "sk-front",
+          ANTHROPIC_BASE_URL: server.url
+        }
+        const answer = Server.message({ blocks: [{ block: { type: "text", text: "Hello from the model." } }] })
+        const sent = (index: number) => Effect.map(server.request(index), (request) => request.body)
+        const refused = Server.httpError(400, "invalid_request_error", "prompt is too long")
+        const cases: ReadonlyArray<{
+          readonly args: ReadonlyArray<string>
+          readonly env?: Record<string, string>
+          readonly response?: Server.ScriptedResponse
+        }> = [
+          { args: ["-p", "hi"], response: answer },
+          { args: ["--print", "what is in notes.txt?"], response: answer },
+          // A prompt that is a command's name is still a prompt after -p.
+          { args: ["-p", "tools"], response: answer },
+          { args: ["-p", "hi"], response: refused },
+          { args: ["-p", "hi"], env: { ANTHROPIC_API_KEY: "" } }
+        ]
+        let requests = 0
+        for (const c of cases) {
+          const results: Array<unknown> = []
+          for (const entry of ["front", "full"] as const) {
+            if (c.response !== undefined) server.enqueue(c.response)
+            const result = yield* Effect.promise(() => spawnIn(entry, c.args, dir, { ...env, ...c.env }))
+            results.push({
+              args: c.args,
+              code: result.code,
+              stdout: result.stdout,
+              // The test server numbers its request ids.
+              stderr: result.stderr.replace(/req_test_\d+/g, "req_test_N"),
+              request: c.response === undefined ? undefined : yield* sent(requests++)
+            })
+          }
+          expect(results[0]).toEqual(results[1])
+        }
+        expect(server.pending()).toBe(0)
+      }),
+    60_000
+  )
 
   it("answers tools list in a directory with a broken settings file like the full parser", async () => {
     const dir = fs.mkdtempSync(path.join(root, ".switchyard-test-front-"))

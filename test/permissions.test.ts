@@ -503,6 +503,24 @@ const cases: ReadonlyArray<Case> = [
     expect: "ask"
   },
   {
+    name: "acceptEdits: nor is .mcp.json (its servers start at the next run once the project's are approved)",
+    mode: "acceptEdits",
+    ...write(".mcp.json"),
+    expect: "ask"
+  },
+  {
+    name: "acceptEdits: nor a .mcp.json below the cwd, by the edit tools or a command",
+    mode: "acceptEdits",
+    ...bash("touch sub/.mcp.json"),
+    expect: "ask"
+  },
+  {
+    name: "bypassPermissions still writes .mcp.json",
+    mode: "bypassPermissions",
+    ...edit(".mcp.json"),
+    expect: "allow"
+  },
+  {
     name: "acceptEdits: nor are .git internals by a command",
     mode: "acceptEdits",
     ...bash("rm .git/index"),

@@ -100,15 +100,22 @@ describe.skipIf(!built)("the start-up snapshot", () => {
       }
     }))
 
-  it.effect("tools list and dispatch FILE start from the light snapshot, other commands from the full one", () =>
+  it.effect("tools list and dispatch FILE start from the light snapshot, -p PROMPT from the print one", () =>
     withProject(async (cwd) => {
       const light = "/bundle/snapshot-light.blob"
+      const print = "/bundle/snapshot-print.blob"
       const fullBlob = "/bundle/snapshot.blob"
       const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
         [["dispatch", "-"], light],
         [["dispatch", "read.json"], light],
         [["tools", "list"], light],
         [["tools", "list", "--json"], light],
+        [["-p", "hi"], print],
+        [["--print", "tools"], print],
+        [["-p", "hi", "--verbose"], fullBlob],
+        [["-p", "--verbose"], fullBlob],
+        [["-p", ""], fullBlob],
+        [["run", "-p", "hi"], fullBlob],
         [["dispatch", "read.json", "--verbose"], fullBlob],
         [["dispatch", "--verbose"], fullBlob],
         [["dispatch", ""], fullBlob],
@@ -128,6 +135,14 @@ describe.skipIf(!built)("the start-up snapshot", () => {
       })
       expect(other.status).toBe(1)
       expect(other.stderr).toContain("the light snapshot runs only `tools list` and `dispatch FILE`")
+      // And the print blob runs only -p PROMPT.
+      const printBlob = path.join(bundle, "snapshot-print.blob")
+      const notPrint = spawnSync(node!, ["--liftoff-only", "--snapshot-blob", printBlob, "--", "tools", "list"], {
+        encoding: "utf8",
+        cwd
+      })
+      expect(notPrint.status).toBe(1)
+      expect(notPrint.stderr).toContain("the print snapshot runs only `-p PROMPT`")
     }))
 
   it.effect("falls back to bin/switchyard.js when the snapshot belongs to another Node binary", () =>
@@ -183,7 +198,7 @@ describe.skipIf(!built)("the start-up snapshot", () => {
   it("bundles a script of ASCII only: one other character makes V8 hold all its source at two bytes each", () => {
     // 2.3 MB of source lives in the snapshot's heap; a single curly quote in a regular expression once
     // doubled it (and the blob grew by 2.9 MB, paid on every start).
-    for (const name of ["snapshot.cjs", "snapshot-light.cjs"]) {
+    for (const name of ["snapshot.cjs", "snapshot-light.cjs", "snapshot-print.cjs"]) {
       const script = fs.readFileSync(path.join(bundle, name), "latin1")
       const offending = [...script.matchAll(/[^\x00-\x7f]+/g)].slice(0, 3).map((match) =>
         JSON.stringify(script.slice(Math.max(0, match.index - 40), match.index + 20))
@@ -207,6 +222,23 @@ describe.skipIf(!built)("randomness in processes started from the snapshot", () 
         expect(result.code, result.stderr).toBe(0)
         ids.push((JSON.parse(result.stdout) as { readonly session_id: unknown }).session_id)
       }
+      expect(new Set(ids).size).toBe(3)
+    }))
+
+  it.scoped("each -p PROMPT run from the print snapshot gets its own session id too", () =>
+    Effect.gen(function*() {
+      const server = yield* Server.start()
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-snapshot-home-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(home, { recursive: true, force: true })))
+      const env = { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url, SWITCHYARD_HOME: home }
+      expect(startedFrom(["-p", "hi"], home)).toContain("/bundle/snapshot-print.blob -- -p hi")
+      for (let i = 0; i < 3; i++) {
+        server.enqueue(Server.message({ blocks: [{ block: { type: "text", text: "Hello." } }] }))
+        const result = yield* Effect.promise(() => runCli(["-p", "hi"], { cwd: home, env }))
+        expect({ code: result.code, stdout: result.stdout }, result.stderr).toEqual({ code: 0, stdout: "Hello.\n" })
+      }
+      const listed = yield* Effect.promise(() => runCli(["sessions", "--json"], { cwd: home, env }))
+      const ids = (JSON.parse(listed.stdout) as ReadonlyArray<{ readonly id: string }>).map((session) => session.id)
       expect(new Set(ids).size).toBe(3)
     }))
 })

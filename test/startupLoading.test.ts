@@ -3,8 +3,8 @@
  * the built binary runs in a project with a `.claude/settings.json` and a
  * `CLAUDE.md` under a module-loader hook that logs every module the process
  * loads (and whether its source is the Anthropic SDK's). The log is the
- * effect judged: `-p` loads the SDK but neither the terminal UI nor the
- * shell grammar; `tools list` and a one-call `Read` dispatch load none of
+ * effect judged: `-p PROMPT` loads the SDK but neither the terminal UI, the
+ * shell grammar nor the full parser (with another option it loads the parser); `tools list` and a one-call `Read` dispatch load none of
  * them, nor the full command-line parser; the first Bash analysis loads the grammar and still not the SDK.
  * (The MCP SDK is judged the same way in test/mcpCli.test.ts.)
  */
@@ -100,7 +100,7 @@ const traced = (
 
 describe("start-up loads per command", () => {
   it.scoped(
-    "-p loads the Anthropic SDK, not the terminal UI, the shell grammar or the MCP SDK",
+    "-p PROMPT loads the Anthropic SDK, not the terminal UI, the shell grammar, the MCP SDK or the parser",
     () =>
       Effect.gen(function*() {
         const p = yield* project
@@ -119,7 +119,16 @@ describe("start-up loads per command", () => {
         expect(loaded.terminalUi).toBe(false)
         expect(loaded.grammar).toBe(false)
         expect(loaded.mcpSdk).toBe(false)
-        expect(loaded.parser).toBe(true)
+        // `-p PROMPT` runs without @effect/cli (internal/fastPrint.ts); with any other option it loads it.
+        expect(loaded.parser).toBe(false)
+        server.enqueue(Server.message({ blocks: [{ block: { type: "text", text: "Hello there." } }] }))
+        const parsed = yield* traced(p, ["-p", "hi", "--max-turns", "2"], {
+          ANTHROPIC_API_KEY: "sk-test",
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(parsed.result.stdout).toContain("Hello there.")
+        expect(parsed.loaded.parser).toBe(true)
+        expect(parsed.loaded.terminalUi).toBe(false)
       }),
     60_000
   )

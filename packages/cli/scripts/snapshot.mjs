@@ -2,14 +2,17 @@
  * Builds the CLI's start-up snapshot (run by build.mjs after the bundle):
  *
  * 1. esbuild bundles src/internal/snapshot.ts, and everything the commands import (lazily or not), into one
- *    CommonJS script, `bundle/snapshot.cjs` (a Node 20 snapshot takes one script, no ES modules); and
+ *    CommonJS script, `bundle/snapshot.cjs` (a Node 20 snapshot takes one script, no ES modules);
  *    src/internal/snapshotLight.ts, only what `tools list` and `dispatch FILE` run, into
- *    `bundle/snapshot-light.cjs`.
+ *    `bundle/snapshot-light.cjs`; and src/internal/snapshotPrint.ts, only what `-p PROMPT` runs, into
+ *    `bundle/snapshot-print.cjs`.
  * 2. `node --build-snapshot` runs each and writes the heap to `bundle/snapshot.blob` (and
- *    `snapshot-light.blob`): Effect, the engine, the tools and the common commands loaded, evaluated and compiled.
- * 3. Each blob is tried (`--version`, or an empty `dispatch`, must answer) and `bundle/snapshot.node` records
- *    the Node binary they belong to (its size and modification time, then its path): bin/switchyard starts that
- *    binary from a blob only while it is the same file, and falls back to bin/switchyard.js otherwise.
+ *    `snapshot-light.blob`, `snapshot-print.blob`): Effect, the engine, the tools and the common commands
+ *    loaded, evaluated and compiled.
+ * 3. Each blob is tried (`--version`, an empty `dispatch`, or `-p` without an API key must answer) and
+ *    `bundle/snapshot.node` records the Node binary they belong to (its size and modification time, then its
+ *    path): bin/switchyard starts that binary from a blob only while it is the same file, and falls back to
+ *    bin/switchyard.js otherwise.
  *
  * What a snapshot cannot hold is deferred to the first use after it is started: the built-in modules Node does
  * not support in a snapshot (lib/internal/main/mksnapshot.js: http, child_process, tty, readline, …) are
@@ -19,6 +22,7 @@
  */
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import { builtinModules, createRequire } from "node:module"
 import * as path from "node:path"
 import { promisify } from "node:util"
@@ -139,11 +143,13 @@ const requireShim = (from, keys, packageKeys) => `(() => {
 })()`
 
 /**
- * The snapshots: the full one (every command, main.ts's parser behind the front) and the light one for the
- * commands scripts call most (`tools list`, `dispatch FILE`: src/internal/frontStart.ts's `fastCommand`, which
- * bin/switchyard mirrors), smaller and so cheaper to deserialise. `check` is run from the blob (with `input` on
+ * The snapshots: the full one (every command, main.ts's parser behind the front), the light one for the
+ * commands scripts call most (`tools list`, `dispatch FILE`) and the print one for `-p PROMPT`
+ * (src/internal/frontStart.ts's `fastCommand`, which bin/switchyard mirrors), smaller and so cheaper to
+ * deserialise. `check` is run from the blob (with `input` on
  * stdin) and must answer as `expected` says: the full one its version, the light one a dispatch of nothing
- * refused as bad input (its decoding and error reporting ran).
+ * refused as bad input (its decoding and error reporting ran), the print one a prompt refused for want of an
+ * API key (settings read, the model's setup ran).
  */
 const snapshots = (version) => [
   {
@@ -159,16 +165,41 @@ const snapshots = (version) => [
       input: "[]",
       expected: ({ code, stderr }) => code === 2 && stderr === "switchyard: stdin has no tool_use blocks\n"
     }
+  },
+  {
+    name: "snapshot-print",
+    entry: "src/internal/snapshotPrint.ts",
+    // Without an API key, in a fresh home (so no settings can give one): settings read, the model's setup
+    // refuses before any request is made (ModelLayer's message), reported as every command reports.
+    check: {
+      args: ["-p", "hi"],
+      input: "",
+      freshHome: true,
+      expected: ({ code, stderr }) => code === 2 && stderr.startsWith("switchyard: No API key")
+    }
   }
 ]
 
 /** Run `node args…` with `input` on stdin; resolves to its exit code and output (a failed exit too). */
-const answer = (args, input, cwd) =>
+const answer = (args, input, cwd, env = process.env) =>
   new Promise((resolve) => {
-    const child = execFile(process.execPath, args, { cwd }, (error, stdout, stderr) =>
+    const child = execFile(process.execPath, args, { cwd, env }, (error, stdout, stderr) =>
       resolve({ code: error === null ? 0 : error.code, stdout, stderr }))
     child.stdin?.end(input)
   })
+
+/** `check` run from `blob`: in a fresh home with only PATH set when it asks for one (removed afterwards). */
+const tryBlob = async (blob, check, cwd) => {
+  const args = [...flags, "--snapshot-blob", blob, "--", ...check.args]
+  if (check.freshHome !== true) return answer(args, check.input, cwd)
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-snapshot-check-"))
+  try {
+    const env = { PATH: process.env.PATH, HOME: home, SWITCHYARD_HOME: path.join(home, "state") }
+    return await answer(args, check.input, home, env)
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true })
+  }
+}
 
 /** Bundle `entry` into `<name>.cjs`, run it with `--build-snapshot` into `<name>.blob` and start it once. */
 const buildOne = async ({ here, outdir, external, plugins, keys, packageKeys }, { name, entry, check }) => {
@@ -205,7 +236,7 @@ const buildOne = async ({ here, outdir, external, plugins, keys, packageKeys }, 
   })
   const warmUp = fs.existsSync(report) ? fs.readFileSync(report, "utf8").split("\n")[0] : undefined
   fs.rmSync(report, { force: true })
-  const answered = await answer([...flags, "--snapshot-blob", blob, "--", ...check.args], check.input, outdir)
+  const answered = await tryBlob(blob, check, outdir)
   if (!check.expected(answered)) {
     throw new Error(`started from ${name}.blob, ${check.args.join(" ")} answered ${JSON.stringify(answered)}`)
   }
@@ -214,7 +245,8 @@ const buildOne = async ({ here, outdir, external, plugins, keys, packageKeys }, 
 }
 
 /**
- * Build `bundle/snapshot{,-light}.{cjs,blob}` and `bundle/snapshot.node`; resolves to a line for the build's log.
+ * Build `bundle/snapshot{,-light,-print}.{cjs,blob}` and `bundle/snapshot.node`; resolves to a line for the build's
+ * log.
  * A failure removes them (the binary then starts from the bundle) and is reported, not thrown: the snapshot only
  * makes starting faster.
  */

@@ -90,7 +90,10 @@ export const load = (options: LoadOptions): Effect.Effect<Loaded, never, FileSys
 
 /**
  * Whether git tracks a file (so it came with the repository). No git, or not
- * in a repository: not tracked.
+ * in a repository: not tracked. The repository is the one being judged: its
+ * own configuration must run nothing (`core.fsmonitor` is a program git starts
+ * for `ls-files`; a bare repository's `config` could be anywhere in the
+ * project), so the command line turns those off, above every config file.
  *
  * @since 0.1.0
  * @category approval
@@ -98,7 +101,19 @@ export const load = (options: LoadOptions): Effect.Effect<Loaded, never, FileSys
 export const isTrackedByGit = (file: string): Effect.Effect<boolean, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const command = Command.make("git", "ls-files", "--error-unmatch", "--", path.basename(file)).pipe(
+    const command = Command.make(
+      "git",
+      "-c",
+      "core.fsmonitor=false",
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "safe.bareRepository=explicit",
+      "ls-files",
+      "--error-unmatch",
+      "--",
+      path.basename(file)
+    ).pipe(
       Command.workingDirectory(path.dirname(file))
     )
     return (yield* Command.exitCode(command)) === 0

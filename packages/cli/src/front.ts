@@ -5,8 +5,9 @@
  * `@effect/cli` or Effect. `tools list [--json]` and `tools schema NAME` are
  * answered from `tools.json` when nothing they read differs from the build's
  * fresh directory (no settings, no `.mcp.json`, no configuration variable);
- * `tools list [--json]` and `dispatch FILE` otherwise run without the parser
- * (internal/fastTools.ts, internal/fastDispatch.ts); everything else loads
+ * `tools list [--json]`, `dispatch FILE` and `-p PROMPT` otherwise run without
+ * the parser (internal/fastTools.ts, internal/fastDispatch.ts,
+ * internal/fastPrint.ts); everything else loads
  * the full parser (main.ts). The work is internal/frontStart.ts's.
  *
  * @since 0.1.0
@@ -47,8 +48,8 @@ export const answer: (args: ReadonlyArray<string>, pages: Readonly<Record<string
 
 /**
  * Answer the command line `args` (without `node` and the script): from the
- * pages when they hold the answer, `tools list` and `dispatch FILE` without
- * the full parser, everything else by loading it (main.ts, which reads
+ * pages when they hold the answer, `tools list`, `dispatch FILE` and
+ * `-p PROMPT` without the full parser, everything else by loading it (main.ts, which reads
  * `process.argv`).
  *
  * @since 0.1.0
@@ -60,5 +61,6 @@ export const start = (args: ReadonlyArray<string>): Promise<void> =>
       main()
     },
     tools: () => import("./internal/fastTools.js"),
-    dispatch: () => import("./internal/fastDispatch.js")
+    dispatch: () => import("./internal/fastDispatch.js"),
+    print: () => import("./internal/fastPrint.js")
   })

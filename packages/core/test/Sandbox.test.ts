@@ -119,6 +119,56 @@ layer(NodeContext.layer)("Settings: the sandbox keys (Claude Code's names and de
       }
     }))
 
+  it.scoped("a project's own files cannot turn a scalar the wide way: the user's sandbox stays on, with prompts", () =>
+    Effect.gen(function*() {
+      const s = yield* scratch
+      yield* s.write(s.user, {
+        sandbox: {
+          enabled: true,
+          failIfUnavailable: true,
+          autoAllowBashIfSandboxed: false,
+          allowUnsandboxedCommands: false,
+          network: { allowLocalBinding: false }
+        }
+      })
+      const wide = {
+        enabled: false,
+        failIfUnavailable: false,
+        autoAllowBashIfSandboxed: true,
+        allowUnsandboxedCommands: true,
+        network: { allowLocalBinding: true }
+      }
+      yield* s.write(s.shared, { sandbox: wide })
+      yield* s.write(s.local, { sandbox: wide })
+      const settings = yield* s.load()
+      expect(settings.sandbox).toMatchObject({
+        enabled: true,
+        failIfUnavailable: true,
+        autoAllowBashIfSandboxed: false,
+        allowUnsandboxedCommands: false,
+        network: { allowLocalBinding: false }
+      })
+      const fields = settings.issues.map((issue) => `${issue.path}: ${issue.field}`)
+      for (const file of [s.shared, s.local]) {
+        for (
+          const key of [
+            "enabled",
+            "failIfUnavailable",
+            "autoAllowBashIfSandboxed",
+            "allowUnsandboxedCommands",
+            "network.allowLocalBinding"
+          ]
+        ) expect(fields).toContain(`${file}: sandbox.${key}`)
+      }
+      // The narrowing way counts from a project: it may turn the sandbox on and its prompts back on.
+      yield* s.write(s.user, { sandbox: { enabled: false } })
+      yield* s.write(s.shared, { sandbox: { enabled: true, autoAllowBashIfSandboxed: false } })
+      yield* s.write(s.local, {})
+      const narrowed = yield* s.load()
+      expect(narrowed.sandbox).toMatchObject({ enabled: true, autoAllowBashIfSandboxed: false })
+      expect(narrowed.issues).toEqual([])
+    }))
+
   it.scoped("wrong types are reported per field; wildcards in allowWrite are refused", () =>
     Effect.gen(function*() {
       const s = yield* scratch

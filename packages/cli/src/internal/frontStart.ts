@@ -102,12 +102,15 @@ const toolPage = (args: ReadonlyArray<string>): string | undefined => {
 
 /**
  * The commands the front runs without the full parser, with the defaults it gives every option: `tools list
- * [--json]` (fastTools.ts) and `dispatch FILE` (fastDispatch.ts, FILE a path or `-`). bin/switchyard starts
- * exactly these from the light snapshot (`bundle/snapshot-light.blob`), so the two tests must agree.
+ * [--json]` (fastTools.ts), `dispatch FILE` (fastDispatch.ts, FILE a path or `-`) and `-p PROMPT` or
+ * `--print PROMPT` (fastPrint.ts, PROMPT not empty and not starting with `-`). bin/switchyard starts the first
+ * two from the light snapshot (`bundle/snapshot-light.blob`) and the third from the print snapshot
+ * (`bundle/snapshot-print.blob`), so its test and this one must agree.
  */
 export type FastCommand =
   | { readonly _tag: "ToolsList"; readonly json: boolean }
   | { readonly _tag: "Dispatch"; readonly file: string }
+  | { readonly _tag: "Print"; readonly prompt: string }
 
 /** Which fast command `args` is, if any (see FastCommand). */
 export const fastCommand = (args: ReadonlyArray<string>): FastCommand | undefined => {
@@ -117,6 +120,11 @@ export const fastCommand = (args: ReadonlyArray<string>): FastCommand | undefine
   const file = args[1]
   if (args[0] === "dispatch" && args.length === 2 && file !== undefined && file !== "") {
     if (file === "-" || !file.startsWith("-")) return { _tag: "Dispatch", file }
+  }
+  // The parser reads `-p PROMPT` as `run --print PROMPT` whatever word PROMPT is (the first word decides the command).
+  const prompt = args[1]
+  if ((args[0] === "-p" || args[0] === "--print") && args.length === 2 && prompt !== undefined && prompt !== "") {
+    if (!prompt.startsWith("-")) return { _tag: "Print", prompt }
   }
   return undefined
 }
@@ -131,6 +139,7 @@ export interface Entries {
   readonly full: () => Promise<void>
   readonly tools: () => Promise<{ readonly list: (json: boolean) => Promise<number> }>
   readonly dispatch: () => Promise<{ readonly dispatch: (file: string) => void }>
+  readonly print: () => Promise<{ readonly print: (prompt: string) => void }>
 }
 
 /**
@@ -152,6 +161,9 @@ export const start = async (args: ReadonlyArray<string>, entries: Entries): Prom
   } else if (fast?._tag === "Dispatch") {
     const { dispatch } = await entries.dispatch()
     dispatch(fast.file)
+  } else if (fast?._tag === "Print") {
+    const { print } = await entries.print()
+    print(fast.prompt)
   } else if (text === undefined) {
     await entries.full()
   } else {

@@ -15,6 +15,7 @@ import * as Anthropic from "@switchyard/core/anthropic"
 import * as JournalDatabase from "@switchyard/durable/JournalDatabase"
 import * as Front from "../front.js"
 import * as FastDispatch from "./fastDispatch.js"
+import * as FastPrint from "./fastPrint.js"
 import * as FastTools from "./fastTools.js"
 import * as SnapshotMain from "./snapshotMain.js"
 
@@ -28,7 +29,8 @@ const evaluated = [
   Anthropic,
   JournalDatabase,
   FastTools,
-  FastDispatch
+  FastDispatch,
+  FastPrint
 ]
 
 SnapshotMain.install(evaluated, Front.start)

@@ -18,12 +18,15 @@ import * as SnapshotMain from "./snapshotMain.js"
 // Referenced so the bundler keeps (and the snapshot evaluates) the fast paths' modules.
 const evaluated = [FastTools, FastDispatch]
 
+const refused = (args: ReadonlyArray<string>) => () =>
+  Promise.reject(
+    new Error(`the light snapshot runs only \`tools list\` and \`dispatch FILE\`, not \`${args.join(" ")}\``)
+  )
+
 SnapshotMain.install(evaluated, (args) =>
   FrontStart.start(args, {
-    full: () =>
-      Promise.reject(
-        new Error(`the light snapshot runs only \`tools list\` and \`dispatch FILE\`, not \`${args.join(" ")}\``)
-      ),
+    full: refused(args),
     tools: () => Promise.resolve(FastTools),
-    dispatch: () => Promise.resolve(FastDispatch)
+    dispatch: () => Promise.resolve(FastDispatch),
+    print: refused(args)
   }))

@@ -12,6 +12,7 @@ import * as Either from "effect/Either"
 import { randomBytes } from "node:crypto"
 import type * as Paths from "./overlayPaths.js"
 import { sha256 } from "./overlayPaths.js"
+import * as PathRules from "./pathRules.js"
 import * as Table from "./overlayTable.js"
 
 /**
@@ -120,7 +121,14 @@ export const make = (
     return out
   })
 
-  /** Whether a real-tree path still resolves inside cwd now (accept re-checks: the tree may have changed). */
+  /** Whether a path below cwd is (inside) a `.git`, `.claude`, `.switchyard` or `.mcp.json`. */
+  const isProtected = (p: string) => PathRules.hasProtectedSegment(path.relative(cwd, p), path.sep)
+
+  /**
+   * Whether a real-tree path still resolves inside cwd now (accept re-checks: the tree may have changed), and
+   * to a protected path only where the overlay wrote one: a directory replaced meanwhile by a link to
+   * `.git/hooks` must not turn `src/pre-commit` into a hook.
+   */
   const resolvesInside = (p: string): Effect.Effect<boolean> =>
     Effect.gen(function*() {
       let existing = p
@@ -129,7 +137,7 @@ export const make = (
         const real = yield* Effect.either(base.realPath(existing))
         if (Either.isRight(real)) {
           const resolved = path.join(real.right, ...rest)
-          return table.isInside(resolved) && resolved !== cwd
+          return table.isInside(resolved) && resolved !== cwd && (isProtected(p) || !isProtected(resolved))
         }
         const parent = path.dirname(existing)
         if (parent === existing) return false

@@ -12,10 +12,14 @@ import * as RuleIndex from "./ruleIndex.js"
 /** Tools whose path is a directory they search. @internal */
 export const directoryTools: ReadonlySet<string> = new Set(["Glob", "Grep", "LS"])
 
-/** Directories whose contents configure the agent or the repository: never edited by a mode alone. @internal */
-export const protectedDirectoryNames: ReadonlyArray<string> = [".git", ".switchyard", ".claude"]
+/**
+ * Names that configure the agent or the repository, never edited by a mode alone: directories (`.git`,
+ * `.switchyard`, `.claude`) and everything in them, and `.mcp.json` (its servers start at the next run once the
+ * user has approved the project's servers). The sandbox keeps the same names read-only. @internal
+ */
+export const protectedNames: ReadonlyArray<string> = [".git", ".switchyard", ".claude", ".mcp.json"]
 
-const protectedDirectories: ReadonlySet<string> = new Set(protectedDirectoryNames)
+const protectedSegments: ReadonlySet<string> = new Set(protectedNames)
 
 /** `~` and `~/x` against the home directory. @internal */
 export const expandHome = (value: string, home: string, path: Path.Path): string =>
@@ -31,7 +35,10 @@ export const isInside = (env: PermissionRules.Environment, absolutePath: string)
 export const workingDirectories = (env: PermissionRules.Environment): string =>
   `the working directories (${env.workingDirectories.join(", ")})`
 
-/** Whether the path is inside a `.git`, `.switchyard` or `.claude` directory of the working directories. @internal */
+/**
+ * Whether the path is (inside) a `.git`, `.switchyard`, `.claude` or `.mcp.json` of the working directories.
+ * @internal
+ */
 export const isProtected = (env: PermissionRules.Environment, absolutePath: string): boolean => {
   const sep = env.path.sep
   for (const dir of env.workingDirectories) {
@@ -41,11 +48,11 @@ export const isProtected = (env: PermissionRules.Environment, absolutePath: stri
   return false
 }
 
-/** Whether a segment of a relative path is a protected directory's name. */
-const hasProtectedSegment = (relative: string, sep: string): boolean =>
+/** Whether a segment of a relative path is a protected name. @internal */
+export const hasProtectedSegment = (relative: string, sep: string): boolean =>
   // Only a path in which a name occurs can have it as a segment: the split is left for those few.
-  protectedDirectoryNames.some((name) => relative.includes(name)) &&
-  relative.split(sep).some((segment) => protectedDirectories.has(segment))
+  protectedNames.some((name) => relative.includes(name)) &&
+  relative.split(sep).some((segment) => protectedSegments.has(segment))
 
 /** A tool's path made absolute against the cwd (`~` expanded). @internal */
 export const absoluteToolPath = (rawPath: string, env: PermissionRules.Environment): string =>

@@ -101,6 +101,18 @@ const widening = ["excludedCommands", "network.allowedDomains", "filesystem.allo
 const untrustedScopes: ReadonlySet<string> = new Set(["project", "local"])
 
 /**
+ * The scalar keys and the value that widens the sandbox: from a project's own files only the other value (the
+ * narrowing one) counts, so a repository cannot turn off the sandbox the user turned on, nor its prompts.
+ */
+const wideningScalars = [
+  ["enabled", false, "sandbox.enabled"],
+  ["failIfUnavailable", false, "sandbox.failIfUnavailable"],
+  ["autoAllowBashIfSandboxed", true, "sandbox.autoAllowBashIfSandboxed"],
+  ["allowUnsandboxedCommands", true, "sandbox.allowUnsandboxedCommands"],
+  ["allowLocalBinding", true, "sandbox.network.allowLocalBinding"]
+] as const
+
+/**
  * Decode `json.sandbox`; `undefined` when the file has none.
  *
  * @internal
@@ -113,15 +125,27 @@ export const decode = (value: unknown, problems: Array<Problem>, scope?: string)
     "network.allowedDomains": decoded.allowedDomains,
     "filesystem.allowWrite": decoded.allowWrite
   }
-  for (const key of widening) {
-    if (lists[key].length === 0) continue
+  const ignored = (field: string) =>
     problems.push({
-      field: `sandbox.${key}`,
+      field,
       message: "a project's settings cannot widen the sandbox, so this is ignored; put it in your user settings " +
         "($SWITCHYARD_HOME/settings.json) or a --settings file"
     })
+  for (const key of widening) {
+    if (lists[key].length > 0) ignored(`sandbox.${key}`)
   }
-  return { ...decoded, excludedCommands: [], allowedDomains: [], allowWrite: [] }
+  const narrowed: { -readonly [K in keyof FileSandbox]: FileSandbox[K] } = {
+    ...decoded,
+    excludedCommands: [],
+    allowedDomains: [],
+    allowWrite: []
+  }
+  for (const [key, wide, field] of wideningScalars) {
+    if (decoded[key] !== wide) continue
+    delete narrowed[key]
+    ignored(field)
+  }
+  return narrowed
 }
 
 const decodeKeys = (value: unknown, problems: Array<Problem>): FileSandbox | undefined => {

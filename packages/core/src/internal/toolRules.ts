@@ -59,14 +59,14 @@ const staticPrefix = (absolute: string, env: PermissionRules.Environment): strin
 /**
  * Whether a path with glob or brace characters could stand for a path inside
  * a protected directory: one of its pattern segments could be `.git`,
- * `.claude` or `.switchyard` (braces and `**` are assumed to).
+ * `.claude`, `.switchyard` or `.mcp.json` (braces and `**` are assumed to).
  */
 const couldBeProtected = (absolute: string, env: PermissionRules.Environment): boolean =>
   absolute.split(env.path.sep).some((segment) => {
     if (!globCharacters.test(segment)) return false
     if (segment.includes("{") || segment.includes("**")) return true
     const matcher = ignore().add(segment)
-    return PathRules.protectedDirectoryNames.some((name) => matcher.ignores(name))
+    return PathRules.protectedNames.some((name) => matcher.ignores(name))
   })
 
 /** Whether one directory contains the other (or they are the same). */
