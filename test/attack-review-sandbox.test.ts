@@ -200,7 +200,7 @@ suite("containment: denied content", () => {
     }
   }, TIMEOUT)
 
-  it.fails("a deny rule's match that links out of the rule's base is not masked", async () => {
+  it("a deny rule's match that links out of the rule's base is not masked", async () => {
     const fixture = makeFixture()
     try {
       const results = await dispatch(fixture, [{
@@ -215,7 +215,7 @@ suite("containment: denied content", () => {
 })
 
 suite("containment: a denied directory's parent", () => {
-  it.fails("renaming a parent of a masked directory leaves its content readable by the next call", async () => {
+  it("renaming a parent of a masked directory leaves its content readable by the next call", async () => {
     const fixture = makeFixture({
       permissions: { allow: ["Bash"], deny: ["Read(./config/secrets/**)"] }
     })
@@ -235,7 +235,7 @@ suite("containment: a denied directory's parent", () => {
 })
 
 suite("containment: git's configuration and hooks", () => {
-  it.fails(".git/commondir moves git's config and hooks to a directory the command made", async () => {
+  it(".git/commondir moves git's config and hooks to a directory the command made", async () => {
     const fixture = makeFixture()
     try {
       await dispatch(fixture, [{
@@ -249,7 +249,7 @@ suite("containment: git's configuration and hooks", () => {
     }
   }, TIMEOUT)
 
-  it.fails("a submodule's git directory (.git/modules/NAME) keeps a writable config and hooks", async () => {
+  it("a submodule's git directory (.git/modules/NAME) keeps a writable config and hooks", async () => {
     const fixture = makeFixture()
     try {
       const lib = path.join(fixture.root, "lib")
@@ -273,7 +273,7 @@ suite("containment: git's configuration and hooks", () => {
     }
   }, TIMEOUT)
 
-  it.fails("a linked worktree's .git file can be pointed at a git directory the command made", async () => {
+  it("a linked worktree's .git file can be pointed at a git directory the command made", async () => {
     const fixture = makeFixture()
     try {
       const worktree = path.join(fixture.root, "wt")
@@ -288,6 +288,182 @@ suite("containment: git's configuration and hooks", () => {
       cleanup(fixture)
     }
   }, TIMEOUT)
+})
+
+/** A file's content, or `absent`. */
+const contentAt = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "absent")
+
+suite("containment: links out of a deny rule's base (generated)", () => {
+  it(
+    "a denied name linking out, absolutely, relatively, through a chain or to a directory, reads nothing",
+    async () => {
+      const fixture = makeFixture()
+      try {
+        write(path.join(fixture.outside, "dir", "prod.key"), `${SECRET}\n`)
+        fs.symlinkSync(path.join(fixture.outside, "prod.key"), path.join(fixture.outside, "chain"))
+        const shapes: ReadonlyArray<readonly [string, string]> = [
+          [path.join(fixture.outside, "prod.key"), ""],
+          ["../../outside/prod.key", ""],
+          [path.join(fixture.outside, "chain"), ""],
+          [path.join(fixture.outside, "dir"), "/prod.key"],
+          ["../../outside/dir", "/prod.key"]
+        ]
+        const generated = FastCheck.sample(
+          FastCheck.tuple(FastCheck.nat({ max: shapes.length - 1 }), FastCheck.stringMatching(/^[a-z][a-z0-9]{0,8}$/)),
+          { numRuns: 6, seed }
+        )
+        const reads = generated.map(([shape, name], i) => {
+          const [target, below] = shapes[shape]!
+          const link = `config/${name}${i}.key`
+          fs.symlinkSync(target, path.join(fixture.project, link))
+          return `${link}${below}`
+        })
+        // Named base64-encoded, so that only the sandbox (not the Bash rules' reading of the line) stands in the way.
+        const results = await dispatch(fixture, [{
+          id: "links",
+          command: `node -e 'for (const f of process.argv.slice(1)) try { process.stdout.write(require("fs")` +
+            `.readFileSync(Buffer.from(f, "base64").toString(), "utf8")) } catch {}' ` +
+            reads.map((read) => Buffer.from(read).toString("base64")).join(" ")
+        }])
+        expect(contentOf(results.get("links")), `${replay}: ${reads.join("\n")}`).not.toContain(SECRET)
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
+})
+
+suite("containment: parents of denied and protected paths (generated)", () => {
+  it(
+    "renaming any directory above a masked, Edit-denied or denyWrite path fails, so the next call finds it",
+    async () => {
+      const fixture = makeFixture({
+        permissions: { allow: ["Bash"], deny: ["Read(./r/a/b/**)", "Edit(./e/a/b/keep.txt)"] }
+      })
+      try {
+        const settingsFile = path.join(fixture.state, "settings.json")
+        const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8"))
+        settings.sandbox.filesystem = { denyWrite: [path.join(fixture.project, "w", "a", "b", "keep.txt")] }
+        fs.writeFileSync(settingsFile, JSON.stringify(settings))
+        write(path.join(fixture.project, "r", "a", "b", "key.txt"), `${SECRET}\n`)
+        write(path.join(fixture.project, "e", "a", "b", "keep.txt"), "kept\n")
+        write(path.join(fixture.project, "w", "a", "b", "keep.txt"), "kept\n")
+        const ancestors = ["r", "r/a", "r/a/b", "e", "e/a", "e/a/b", "w", "w/a", "w/a/b"]
+        const renamers: ReadonlyArray<(from: string, to: string) => string> = [
+          (from, to) => `mv ${from} ${to}`,
+          (from, to) => `node -e 'require("fs").renameSync(process.argv[1], process.argv[2])' ${from} ${to}`,
+          (from, to) => `python3 -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' ${from} ${to}`,
+          (from, to) => `mkdir -p moved-${to} && mv ${from} moved-${to}/`
+        ]
+        const generated = FastCheck.sample(
+          FastCheck.tuple(FastCheck.constantFrom(...ancestors), FastCheck.nat({ max: renamers.length - 1 })),
+          { numRuns: 8, seed }
+        )
+        const renames = generated.map(([from, renamer], i) => renamers[renamer]!(from, `m${i}`))
+        await dispatch(fixture, [{ id: "rename", command: renames.map((c) => `${c} 2>&1`).join("; ") }])
+        // Whatever moved, the next call reads and writes every place the content could be now.
+        await dispatch(fixture, [{
+          id: "after",
+          command: `find . -path ./.git -prune -o -type f \\( -name key.txt -o -name keep.txt \\) -print | ` +
+            `while read f; do cat "$f"; echo changed > "$f"; done; true`
+        }]).then((second) => expect(contentOf(second.get("after")), replay).not.toContain(SECRET))
+        for (const ancestor of ancestors) expect(fs.existsSync(path.join(fixture.project, ancestor)), replay).toBe(true)
+        expect(contentAt(path.join(fixture.project, "e", "a", "b", "keep.txt")), replay).toBe("kept\n")
+        expect(contentAt(path.join(fixture.project, "w", "a", "b", "keep.txt")), replay).toBe("kept\n")
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
+})
+
+suite("containment: git's redirect files (generated)", () => {
+  const withSubmodule = (fixture: Fixture) => {
+    const lib = path.join(fixture.root, "lib")
+    write(path.join(lib, "l.txt"), "l\n")
+    git(lib, "init", "-q")
+    git(lib, "add", "-A")
+    git(lib, "commit", "-q", "-m", "l")
+    git(fixture.project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "sub")
+    git(fixture.project, "commit", "-q", "-m", "sub")
+  }
+
+  it(
+    "writes to commondir, a submodule's config, commondir and .git file leave the user's git running nothing",
+    async () => {
+      const fixture = makeFixture()
+      try {
+        withSubmodule(fixture)
+        const evil = path.join(fixture.project, "evil")
+        /** Each target with what, written there, sends the user's git to `evil` (a planted git directory). */
+        const targets: ReadonlyArray<readonly [string, string]> = [
+          [".git/commondir", evil],
+          [".git/modules/sub/commondir", evil],
+          [".git/modules/sub/config", `[core]\\n\\tfsmonitor = ${evil}/fsm\\n`],
+          [".git/config", `[core]\\n\\tfsmonitor = ${evil}/fsm\\n`],
+          ["sub/.git", `gitdir: ${evil}`]
+        ]
+        const writers: ReadonlyArray<(target: string, content: string) => string> = [
+          (t, c) => `printf '${c}\\n' > ${t}`,
+          (t, c) => `node -e 'require("fs").writeFileSync(process.argv[1], process.argv[2])' ${t} "$(printf '${c}')"`,
+          (t, c) => `printf '${c}\\n' > $TMPDIR/n && mv -f $TMPDIR/n ${t}`,
+          (t, c) => `rm -rf ${t}; printf '${c}\\n' > ${t}`,
+          (t, c) => `mv $(dirname ${t}) $(dirname ${t}).old; mkdir -p $(dirname ${t}); printf '${c}\\n' > ${t}`
+        ]
+        const generated = FastCheck.sample(
+          FastCheck.tuple(FastCheck.nat({ max: targets.length - 1 }), FastCheck.nat({ max: writers.length - 1 })),
+          { numRuns: 10, seed }
+        ).map(([target, writer]) => writers[writer]!(...targets[target]!))
+        await dispatch(fixture, [{
+          id: "redirect",
+          command: [
+            plantGitDir(fixture, "evil", "redirect"),
+            ...generated.map((c) => `${inBash(c)} 2>/dev/null`),
+            "true"
+          ]
+            .join("\n")
+        }])
+        await userGit(fixture.project, "status")
+        await userGit(path.join(fixture.project, "sub"), "status")
+        expect(marks(fixture), `${replay}: ${generated.join("\n")}`).toEqual([])
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
+
+  it(
+    "control: git works inside (status, commit, a submodule's commit, a worktree) and leaves no placeholder",
+    async () => {
+      const fixture = makeFixture()
+      try {
+        withSubmodule(fixture)
+        const ci = `git ${gitArgs.join(" ")}`
+        const results = await dispatch(fixture, [{
+          id: "git",
+          command: [
+            "git status --porcelain",
+            `${ci} commit -q --allow-empty -m inside`,
+            `echo s > sub/s.txt && ${ci} -C sub add s.txt && ${ci} -C sub commit -q -m sub-inside`,
+            "git -C sub status --porcelain",
+            "git worktree add -q wt2 && git -C wt2 status --porcelain",
+            "echo ok"
+          ].join(" && ")
+        }])
+        expect(contentOf(results.get("git"))).toContain("ok")
+        expect(fs.existsSync(path.join(fixture.project, ".git", "commondir"))).toBe(false)
+        expect(fs.existsSync(path.join(fixture.project, ".git", "modules", "sub", "commondir"))).toBe(false)
+        const log = execFileSync("git", ["log", "--format=%s", "-1"], { cwd: path.join(fixture.project, "sub") })
+        expect(String(log).trim()).toBe("sub-inside")
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
 })
 
 suite("containment: hosts", () => {

@@ -86,8 +86,9 @@ export const explain = (output: string, context: Context): string | undefined =>
     }
     if (written.length > 0 && inside.length === written.length) {
       return `Sandbox: ${where} was blocked: it is protected inside the working directories (git hooks and ` +
-        `config, .claude/, .switchyard/, .mcp.json, settings files, Edit deny rules and ` +
-        `sandbox.filesystem.denyWrite stay read-only). To proceed, ${retry(context)}.`
+        `config, the files that point git elsewhere (commondir, a .git file), .claude/, .switchyard/, .mcp.json, ` +
+        `settings files, Edit deny rules and sandbox.filesystem.denyWrite stay read-only; the directories above ` +
+        `them and above masked paths cannot be moved). To proceed, ${retry(context)}.`
     }
     return `Sandbox: ${where} was blocked: only ${list(context.roots)} and the sandbox's temp directory ` +
       `($TMPDIR) are writable. To proceed, ask the user to add the path to sandbox.filesystem.allowWrite, ` +
