@@ -15,7 +15,8 @@
  * `--dangerously-skip-permissions`, `--strict-mcp-config`, `-c`, `-r`,
  * `speculate` (with and without `--accept`), `sessions`; `enableAllProjectMcpServers`
  * in `.switchyard/settings.json` and in a git-tracked
- * `.switchyard/settings.local.json` approve nothing. Gap (`it.fails`):
+ * `.switchyard/settings.local.json` approve nothing. Gap (fixed: git runs with
+ * `-c core.fsmonitor=false`, no hooks, `safe.bareRepository=explicit`):
  * - deciding whether a local settings file "came with the repository" runs
  *   `git ls-files` in the project with the project's own git configuration,
  *   so a `core.fsmonitor` in `.git/config` (a project unpacked from an

@@ -13,7 +13,8 @@
  * `/proc/self/root/…`, long names, names differing only in case, a directory
  * link into `.git`); after reject both trees are byte-identical, after accept
  * nothing outside cwd changed (nor `.git` in `acceptEdits`), and every other
- * change is one the overlay recorded. Gaps (`it.fails`):
+ * change is one the overlay recorded. Gaps (both fixed: accept checks the
+ * resolved path's protection, `.mcp.json` is a protected name):
  * - accept re-checks that a path still resolves inside cwd, but not that it
  *   is still unprotected: a directory the speculation wrote into, replaced
  *   by a link to `.git/hooks` before accept (the session's own sandboxed Bash

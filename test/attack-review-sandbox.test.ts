@@ -16,7 +16,7 @@
  * (`.git/hooks`, `.git/config`, `.claude/`, `.switchyard/`, `.mcp.json`, also
  * when missing at start), through shells and interpreters; background
  * children after the call (`&`, `nohup`, `setsid`, `run_in_background` at
- * exit). Gaps (`it.fails`, flipped when fixed):
+ * exit). Gaps found, each a test (fixed the same day unless marked open):
  * - a `Read(…)` deny rule's match that is a symbolic link out of the rule's
  *   base is not masked (`mounts.ts` `expand` skips a link whose target is
  *   outside the base), so `node -e` reads what the Read tool denies;
@@ -42,7 +42,7 @@
  *   false` in `.claude/settings.local.json` beats the user's `true`) or
  *   loosen `allowUnsandboxedCommands` (only the list keys are treated as
  *   widening in `internal/sandboxSettings.ts`);
- * - the protected names are protected only at the top of a writable root:
+ * - (open, `it.fails`) the protected names are protected only at the top of a writable root:
  *   `sub/.claude/settings.local.json` and `sub/.mcp.json` made by a sandboxed
  *   command take effect (a hook runs, an MCP server starts) when the user
  *   next starts switchyard in `sub`.
