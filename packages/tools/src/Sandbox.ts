@@ -301,6 +301,7 @@ export const make = (
           protectedPaths: resolved.protectedPaths,
           masked: resolved.masked,
           networkEnabled: policy.network.enabled,
+          unixSocketsRefused: unixFilter !== undefined,
           blockedHosts: blocked(),
           allowUnsandboxed: settings.allowUnsandboxedCommands
         })

@@ -94,6 +94,9 @@ suite("Sandbox: the host's Unix sockets", () => {
         expect(result.text).not.toContain("reached")
         expect(result.text).toContain("node: EPERM")
         expect(result.text).toContain("Operation not permitted")
+        // The result says why, and how to proceed.
+        expect(result.text).toContain("Sandbox: a Unix socket was refused")
+        expect(result.text).toContain("sandbox.network.allowAllUnixSockets")
       }).pipe(Effect.provide(layerFor(project)))
     ))
 
@@ -132,6 +135,7 @@ suite("Sandbox: the host's Unix sockets", () => {
           const { log } = yield* socketServer(file)
           const result = yield* bashIn(project, `${clients(file)[0]!} 2>&1`)
           expect(result.text).toContain("reached")
+          expect(result.text).not.toContain("Sandbox: a Unix socket")
           expect(log).toEqual(["connection"])
         }).pipe(Effect.provide(layerFor(project))),
       { network: { allowAllUnixSockets: true } }

@@ -1,7 +1,7 @@
 /**
  * The one line a sandboxed command's result gets when the sandbox refused
  * something: what was blocked (a write and where, a connection and to which
- * host) and how to proceed — ask the user to widen the sandbox
+ * host, a Unix socket) and how to proceed — ask the user to widen the sandbox
  * (`allowWrite`, `allowedDomains`), or retry with `dangerouslyDisableSandbox`
  * so the user decides. Read from the command's own error text (the kernel
  * says `Read-only file system`; a mount point is `busy`; a missing protected
@@ -20,6 +20,8 @@ export interface Context {
   readonly protectedPaths: ReadonlyArray<string>
   readonly masked: ReadonlyArray<string>
   readonly networkEnabled: boolean
+  /** The seccomp filter refuses Unix sockets (`sandbox.network.allowAllUnixSockets` is off). */
+  readonly unixSocketsRefused: boolean
   readonly blockedHosts: ReadonlyArray<string>
   readonly allowUnsandboxed: boolean
 }
@@ -40,6 +42,15 @@ const NO_NETWORK = new RegExp(
   ].join("|"),
   "i"
 )
+
+/**
+ * A refused Unix socket, as programs report it: the filter's EPERM in output about a socket, an agent or a
+ * connection (`error connecting to /tmp/tmux-0/default (Operation not permitted)`, psql's `connection to server on
+ * socket "…" failed`, node's `connect EPERM`, a Python traceback through `socket.py`). Other EPERMs in the sandbox
+ * (`chown`, `mount` without capabilities) name no socket.
+ */
+const REFUSED = /operation not permitted|\bEPERM\b/i
+const SOCKET_WORDS = /socket|\.sock\b|connect|agent|\bunix\b/i
 
 /** The paths a line of error text names: quoted, or `prog: /path: message`. */
 const pathsIn = (line: string): ReadonlyArray<string> => {
@@ -93,6 +104,12 @@ export const explain = (output: string, context: Context): string | undefined =>
     return `Sandbox: ${where} was blocked: only ${list(context.roots)} and the sandbox's temp directory ` +
       `($TMPDIR) are writable. To proceed, ask the user to add the path to sandbox.filesystem.allowWrite, ` +
       `or ${retry(context)}.`
+  }
+  // A traceback names the socket on one line and the error on another: the words may be anywhere in the output.
+  if (context.unixSocketsRefused && REFUSED.test(output) && SOCKET_WORDS.test(output)) {
+    return `Sandbox: a Unix socket was refused: sandboxed commands cannot open Unix sockets (a daemon's socket — ` +
+      `Docker, tmux, ssh-agent, a database — is a way out of the sandbox). To proceed, ask the user to set ` +
+      `sandbox.network.allowAllUnixSockets, or ${retry(context)}.`
   }
   if (!context.networkEnabled && NO_NETWORK.test(output)) {
     return `Sandbox: this command has no network access (sandbox.network.allowedDomains is empty). To proceed, ` +
