@@ -229,12 +229,13 @@ export const pathSetMatcher: (set: PathSet) => (relative: string) => boolean = i
 export const enforcesRule: (rule: PermissionContext.PermissionRule) => boolean = internal.enforcesRule
 
 /**
- * Whether the proxy lets a connection to a host through.
+ * Whether the proxy lets a connection to a host (on a port) through; an
+ * `allowedDomains` entry `host:port` allows that port only.
  *
  * @since 0.1.0
  * @category policy
  */
-export const hostAllowed: (network: NetworkPolicy, host: string) => boolean = internal.hostAllowed
+export const hostAllowed: (network: NetworkPolicy, host: string, port?: number) => boolean = internal.hostAllowed
 
 /**
  * Whether the sandbox is on and whether it works here.

@@ -307,4 +307,24 @@ describe("Sandbox.policy", () => {
     const refused = ["api.github.com", "npmjs.org", "bad.npmjs.org", "127.0.0.1", "::1", "evil.example"]
     expect(refused.some(allowed)).toBe(false)
   })
+
+  it("network: an allowedDomains entry with :port allows that port only, as in Claude Code", () => {
+    const network = policyOf([], {
+      settings: {
+        ...Sandbox.defaultSettings,
+        network: {
+          allowedDomains: ["github.com:443", "*.example.com", "[::1]:8080", "::1"],
+          allowLocalBinding: false,
+          allowAllUnixSockets: false
+        }
+      }
+    }).network
+    expect(Sandbox.hostAllowed(network, "github.com", 443)).toBe(true)
+    expect(Sandbox.hostAllowed(network, "github.com", 22)).toBe(false)
+    expect(Sandbox.hostAllowed(network, "github.com")).toBe(false)
+    expect(Sandbox.hostAllowed(network, "a.example.com", 22)).toBe(true)
+    expect(Sandbox.hostAllowed(network, "::1", 8080)).toBe(true)
+    // A bare IPv6 address is an entry without a port: every port.
+    expect(Sandbox.hostAllowed(network, "::1", 9)).toBe(true)
+  })
 })

@@ -370,6 +370,33 @@ suite("Sandbox: the network", () => {
         { network: { allowedDomains: ["localhost"] } }
       )
   )
+
+  it.scopedLive.skipIf(!hasCurl)(
+    "an allowedDomains entry host:port lets that port through and no other port of the host",
+    () =>
+      Effect.gen(function*() {
+        const allowed = yield* loopbackServer
+        const other = yield* loopbackServer
+        yield* withProject(
+          (project) =>
+            Effect.gen(function*() {
+              const result = yield* bashIn(
+                project,
+                [
+                  `curl -s -m 5 http://localhost:${allowed.port}/plain`,
+                  `curl -s -m 5 -p http://localhost:${allowed.port}/tunnel`,
+                  `curl -s -m 5 http://localhost:${other.port}/other`,
+                  `curl -s -m 5 -p http://localhost:${other.port}/other-tunnel`
+                ].map((command) => `${command} 2>&1; echo`).join("; ")
+              )
+              expect(allowed.log.sort()).toEqual(["GET /plain", "GET /tunnel"])
+              expect(other.log).toEqual([])
+              expect(result.text).toContain(`Sandbox: connections to localhost:${other.port}`)
+            }).pipe(Effect.provide(layerFor(project))),
+          { network: { allowedDomains: [`localhost:${allowed.port}`] } }
+        )
+      })
+  )
 })
 
 suite("Sandbox: no process is left", () => {

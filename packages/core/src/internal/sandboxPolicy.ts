@@ -167,17 +167,30 @@ export const make = (input: PolicyInput): Sandbox.Policy => {
 }
 
 /**
- * Whether the proxy lets a connection to a host through: a deny rule never,
- * else an allowed domain or a `WebFetch(domain:…)` allow rule (`*.x.com`
- * matches the subdomains of `x.com`).
+ * Whether the proxy lets a connection to a host (and port) through: a deny
+ * rule never, else an allowed domain or a `WebFetch(domain:…)` allow rule
+ * (`*.x.com` matches the subdomains of `x.com`). As in Claude Code, an
+ * `allowedDomains` entry with a `:port` suffix (`github.com:443`,
+ * `[::1]:8080`) allows that port only; one without allows every port.
  *
  * @internal
  */
-export const hostAllowed = (network: Sandbox.NetworkPolicy, rawHost: string): boolean => {
+export const hostAllowed = (network: Sandbox.NetworkPolicy, rawHost: string, port?: number): boolean => {
   const bracketed = rawHost.includes(":") && !rawHost.startsWith("[") ? `[${rawHost}]` : rawHost
   const host = DomainPatterns.hostOf(`http://${bracketed}/`)
   if (host === undefined) return false
   const matches = (domain: string) => DomainPatterns.compileDomainPattern(`domain:${domain}`)(host)
   if (network.deniedHosts.some(matches)) return false
-  return network.allowedHosts.some(matches)
+  return network.allowedHosts.some((entry) => {
+    const { name, only } = withPort(entry)
+    return matches(name) && (only === undefined || only === port)
+  })
+}
+
+/** An entry's host and the one port it names, if any (`host:443`, `[v6]:443`; a bare IPv6 address names none). */
+const withPort = (entry: string): { readonly name: string; readonly only: number | undefined } => {
+  const found = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(entry)
+  if (found !== null) return { name: found[1]!, only: Number(found[2]) }
+  // The host as a URL names it: an IPv6 address in brackets.
+  return { name: entry.includes(":") && !entry.startsWith("[") ? `[${entry}]` : entry, only: undefined }
 }

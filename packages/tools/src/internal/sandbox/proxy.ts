@@ -64,7 +64,7 @@ export const start = (
         }
         const port = target.port === "" ? 80 : Number(target.port)
         const host = target.hostname.replace(/^\[|\]$/g, "")
-        if (target.protocol !== "http:" || !Sandbox.hostAllowed(network, host)) {
+        if (target.protocol !== "http:" || !Sandbox.hostAllowed(network, host, port)) {
           refuse(host, port)
           response.writeHead(403, { "content-type": "text/plain" }).end(refusal(host))
           return
@@ -88,7 +88,7 @@ export const start = (
       server.on("connection", track)
       server.on("connect", (request: http.IncomingMessage, client: net.Socket, head: Buffer) => {
         const target = splitHostPort(request.url ?? "", 443)
-        if (target === undefined || !Sandbox.hostAllowed(network, target.host)) {
+        if (target === undefined || !Sandbox.hostAllowed(network, target.host, target.port)) {
           if (target !== undefined) refuse(target.host, target.port)
           const body = refusal(target?.host ?? String(request.url))
           client.end(
