@@ -12,6 +12,7 @@ import * as Command from "@effect/platform/Command"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as PlatformError from "@effect/platform/Error"
 import type * as Messages from "@switchyard/core/Messages"
+import * as ShellEnvironment from "@switchyard/core/ShellEnvironment"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 
@@ -39,7 +40,12 @@ const clip = (text: string) => (text.length > MAX_CHARS ? `${text.slice(0, MAX_C
  */
 export const run = (command: string, cwd: string): Effect.Effect<Ran, never, CommandExecutor.CommandExecutor> =>
   Effect.scoped(Effect.gen(function*() {
-    const process = yield* Command.start(Command.make("bash", "-c", command).pipe(Command.workingDirectory(cwd)))
+    const process = yield* Command.start(
+      Command.make("bash", "-c", command).pipe(
+        Command.workingDirectory(cwd),
+        Command.env(ShellEnvironment.nonInteractive())
+      )
+    )
     const text = (stream: Stream.Stream<Uint8Array, PlatformError.PlatformError>) =>
       stream.pipe(Stream.decodeText(), Stream.mkString)
     const [stdout, stderr, exitCode] = yield* Effect.all(

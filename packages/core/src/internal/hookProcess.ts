@@ -23,6 +23,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as PermissionContext from "../PermissionContext.js"
 import * as Sandbox from "../Sandbox.js"
+import * as ShellEnvironment from "../ShellEnvironment.js"
 
 /** @internal */
 export type ProcessResult =
@@ -139,7 +140,11 @@ export const run = (
         ? Command.make("bash", "-c", options.command)
         : Command.make(wrapped.right.command, ...wrapped.right.args)).pipe(
           Command.workingDirectory(options.cwd),
-          Command.env({ ...options.env, ...(wrapped === undefined ? {} : wrapped.right.env) }),
+          Command.env({
+            ...ShellEnvironment.nonInteractive({ ...globalThis.process.env, ...options.env }),
+            ...options.env,
+            ...(wrapped === undefined ? {} : wrapped.right.env)
+          }),
           Command.feed(options.stdin)
         )
       const started = yield* Effect.either(executor.start(command))

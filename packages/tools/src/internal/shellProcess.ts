@@ -18,6 +18,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as PermissionContext from "@switchyard/core/PermissionContext"
 import * as SandboxPort from "@switchyard/core/Sandbox"
+import * as ShellEnvironment from "@switchyard/core/ShellEnvironment"
 import * as SandboxProcesses from "./sandbox/processes.js"
 import * as ProcessGroup from "./shellProcessGroup.js"
 
@@ -146,6 +147,8 @@ export const start = (
         Command.workingDirectory(cwd),
         // Repositories the project supplies do not configure git (issue 19 class 4); bwrap passes it through.
         Command.env(gitSafety(globalThis.process.env)),
+        // Without SHLVL, bash would take its socket stdin for sshd's and run ~/.bashrc first (ShellEnvironment).
+        Command.env(ShellEnvironment.nonInteractive(globalThis.process.env)),
         // Commands that read stdin get end-of-file instead of waiting forever.
         Command.stdin(Stream.empty),
         Command.start
