@@ -2,7 +2,8 @@
  * Issue 11: what deferral saves and what MCP costs. Request size (characters
  * / 4 of the tool definitions) with 300 MCP tools deferred vs not; ToolSearch
  * latency over 1 000 and 10 000 tools; connecting 3 stdio servers in
- * parallel vs one by one.
+ * parallel vs one by one; loading the SDK in a fresh process: from
+ * node_modules vs the CLI's bundle/mcp-sdk.cjs and its code cache.
  */
 import { Model, Tool, ToolSearch } from "@switchyard/core"
 import * as Deferral from "@switchyard/core/Deferral"
@@ -11,8 +12,12 @@ import type * as McpConfig from "@switchyard/tools/McpConfig"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
-import { fmt, record, timeEffect } from "./harness.js"
+import { flags as snapshotFlags } from "../packages/cli/scripts/snapshot.mjs"
+import { fmt, ratio, recordStats, record, stats, timeEffect } from "./harness.js"
 
 const SUITE = "mcp"
 const root = path.join(import.meta.dirname, "..")
@@ -75,8 +80,74 @@ const connectAll = (configs: ReadonlyArray<McpConfig.ServerConfig>) =>
     )
   )
 
+/**
+ * CPU (user + system, ms) of loading the SDK's client and stdio modules in a fresh `node` under the launcher's
+ * V8 flags, measured by the child around the load only, interleaved over `rounds`.
+ */
+const sdkLoads = (rounds: number) => {
+  const bundled = path.join(root, "packages/cli/bundle/mcp-sdk.cjs")
+  if (!fs.existsSync(bundled)) return undefined
+  // The same file without its cache beside it.
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-bench-mcp-sdk-"))
+  const uncached = path.join(scratch, "mcp-sdk.cjs")
+  fs.copyFileSync(bundled, uncached)
+  const compiled = JSON.stringify(path.join(root, "packages/cli/dist/internal/compiledScript.js"))
+  const measure = (load: string) =>
+    `const c0 = process.cpuUsage(); ${load}; const c = process.cpuUsage(c0); process.stdout.write(String((c.user + c.system) / 1000))`
+  const variants = {
+    esm: measure(
+      `await import("@modelcontextprotocol/client"); await import("@modelcontextprotocol/client/stdio")`
+    ),
+    cjs: measure(
+      `const { createRequire } = await import("node:module"); const r = createRequire(${
+        JSON.stringify(path.join(root, "packages/cli/package.json"))
+      }); r("@modelcontextprotocol/client"); r("@modelcontextprotocol/client/stdio")`
+    ),
+    bundled: `const C = await import(${compiled}); ${measure(`C.run(${JSON.stringify(bundled)})`)}`,
+    uncached: `const C = await import(${compiled}); ${measure(`C.run(${JSON.stringify(uncached)})`)}`
+  }
+  const samples: Record<keyof typeof variants, Array<number>> = { esm: [], cjs: [], bundled: [], uncached: [] }
+  for (let round = 0; round < rounds; round++) {
+    for (const [key, code] of Object.entries(variants) as Array<[keyof typeof variants, string]>) {
+      const out = execFileSync(process.execPath, [...snapshotFlags, "--input-type=module", "-e", code], {
+        cwd: path.join(root, "packages/cli"),
+        encoding: "utf8"
+      })
+      if (round > 0) samples[key].push(Number(out))
+    }
+  }
+  fs.rmSync(scratch, { recursive: true, force: true })
+  return {
+    esm: stats(samples.esm),
+    cjs: stats(samples.cjs),
+    bundled: stats(samples.bundled),
+    uncached: stats(samples.uncached)
+  }
+}
+
 export const run = async () => {
   console.log(`\n## ${SUITE}`)
+  const loads = sdkLoads(10)
+  if (loads !== undefined) {
+    recordStats(SUITE, "load the SDK (client + stdio) from node_modules as ES modules", loads.esm, "CPU ms")
+    recordStats(
+      SUITE,
+      "load the SDK from node_modules with require",
+      loads.cjs,
+      "CPU ms",
+      "what the start-up snapshot did before"
+    )
+    recordStats(
+      SUITE,
+      "load the SDK from bundle/mcp-sdk.cjs and its code cache",
+      loads.bundled,
+      "CPU ms",
+      `what the CLI does; require costs ${ratio(loads.cjs, loads.bundled, 1)} as much, ES modules ${
+        ratio(loads.esm, loads.bundled, 1)
+      }`
+    )
+    recordStats(SUITE, "load the SDK from bundle/mcp-sdk.cjs without the cache", loads.uncached, "CPU ms")
+  }
   const tools300 = generate(300)
   const loaded = Deferral.apply(tools300, { policy: { _tag: "Never" } })
   const deferred = Deferral.apply(tools300, { policy: { _tag: "Always" } })

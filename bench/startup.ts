@@ -147,7 +147,10 @@ const profile: ReadonlyArray<string> = [
   "adds 0.6 MB and saves more than it costs (20–40 ms of CPU on `tools list` and `dispatch`, measured without " +
   "it). Node 20 forbids some built-ins in a snapshot (http, child_process, tty, …): they are stand-ins " +
   "loaded on first use. What cannot be in it: Node's fetch (undici needs WebAssembly, which the snapshot builder " +
-  "lacks), the shell grammar's WebAssembly, native modules (libsql) and the MCP SDK, all loaded when first used.",
+  "lacks), the shell grammar's WebAssembly and native modules (libsql), loaded when first used. The MCP SDK is " +
+  "left out too (every start would deserialise it) and loaded with the first server: not from node_modules " +
+  "(≈ 300 files, 0.4 s of CPU) but from bundle/mcp-sdk.cjs, the SDK and its dependencies in one file, with V8's " +
+  "code cache the build wrote beside it (src/internal/compiledScript.ts; ≈ 0.1 s, the mcp suite's rows).",
   "**The light and print snapshots.** `tools list [--json]` and `dispatch FILE` (FILE a path or `-`) start " +
   "from `bundle/snapshot-light.blob` (src/internal/snapshotLight.ts: the engine, the tools and the front's fast " +
   "paths, 7.9 MB), `-p PROMPT` and `--print PROMPT` from `bundle/snapshot-print.blob` (snapshotPrint.ts: the " +

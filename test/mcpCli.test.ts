@@ -8,7 +8,19 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { jsonLines, root, runCli } from "./support/cli.js"
+import { execFileSync } from "node:child_process"
+import { flags as snapshotFlags } from "../packages/cli/scripts/snapshot.mjs"
+import { bin, jsonLines, root, runCli } from "./support/cli.js"
+
+const hasStrace = (() => {
+  try {
+    execFileSync("strace", ["-o", "/dev/null", "true"], { stdio: "ignore" })
+    return true
+  } catch {
+    console.log("skipped: the bundled-SDK file check needs strace (Debian package strace)")
+    return false
+  }
+})()
 
 const EVERYTHING = Path.join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 const MISBEHAVING = Path.join(root, "test/fixtures/mcp/misbehavingServer.mjs")
@@ -120,8 +132,52 @@ describe("switchyard with MCP servers", () => {
       cwd: dir,
       env: trace
     })
-    expect(withServers.stderr).toContain("MCP-SDK-IMPORTED @modelcontextprotocol/client")
+    expect(withServers.stderr).toMatch(/MCP-SDK-IMPORTED \S*mcpSdk-[A-Z0-9]+\.js/)
   })
+
+  it.skipIf(!hasStrace)(
+    "the installed binary reads the SDK from the bundle's one file and its code cache, nothing of the package",
+    async () => {
+      const { dir, extra } = project()
+      const log = Path.join(dir, "opened.log")
+      const traced = await runCli(
+        [
+          "-f",
+          "-qq",
+          "-e",
+          "trace=open,openat",
+          "-o",
+          log,
+          bin,
+          "tools",
+          "list",
+          "--strict-mcp-config",
+          "--mcp-config",
+          extra
+        ],
+        { cwd: dir, env, bin: "strace" }
+      )
+      expect(traced.code, traced.stderr).toBe(0)
+      expect(traced.stdout).toMatch(/^mcp__bad__echo\s/m)
+      const opened = Fs.readFileSync(log, "utf8").split("\n").filter((line) => !line.includes("ENOENT"))
+      const named = (needle: string) => opened.filter((line) => line.includes(needle))
+      expect(named("/bundle/mcp-sdk.cjs\"").length).toBeGreaterThan(0)
+      expect(named("/bundle/mcp-sdk.cjs.cache\"").length).toBeGreaterThan(0)
+      // The SDK's own package files (the server the test starts is not from it).
+      expect(named("/node_modules/@modelcontextprotocol/client/")).toEqual([])
+      expect(named("/node_modules/zod/")).toEqual([])
+      // And V8 takes that cache in a process with the launcher's flags (one it refuses is only a slower start).
+      const compiled = Path.join(root, "packages/cli/dist/internal/compiledScript.js")
+      const sdk = Path.join(root, "packages/cli/bundle/mcp-sdk.cjs")
+      const use = execFileSync(process.execPath, [
+        ...snapshotFlags,
+        "--input-type=module",
+        "-e",
+        `import * as C from ${JSON.stringify(compiled)}; process.stdout.write(C.run(${JSON.stringify(sdk)}).cache)`
+      ], { encoding: "utf8" })
+      expect(use).toBe("accepted")
+    }
+  )
 
   it(
     "settings env sets MCP_TOOL_TIMEOUT and ENABLE_TOOL_SEARCH; a proxy base URL turns tool search off unless it is set",

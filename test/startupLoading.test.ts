@@ -49,7 +49,8 @@ const readLog = (file: string): Loaded => {
     // The interactive UI: the bundle's Terminal chunk, or dist/Terminal.js and dist/TerminalUi.js without a bundle.
     terminalUi: urls.some((u) => /\/(Terminal|TerminalUi)(-[A-Z0-9]+)?\.js$/.test(u)),
     grammar: urls.some((u) => u.includes("/web-tree-sitter/")),
-    mcpSdk: urls.some((u) => u.includes("/@modelcontextprotocol/")),
+    // The SDK from node_modules, or the bundle's chunk that loads bundle/mcp-sdk.cjs (src/internal/mcpSdk.ts).
+    mcpSdk: urls.some((u) => u.includes("/@modelcontextprotocol/") || /\/mcpSdk(-[A-Z0-9]+)?\.js$/.test(u)),
     parser: urls.some((u) => /\/bundle\/main-[A-Z0-9]+\.js$/.test(u) || u.endsWith("/dist/main.js"))
   }
 }
