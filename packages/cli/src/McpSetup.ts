@@ -12,6 +12,8 @@ import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as Command from "@effect/platform/Command"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Digest from "@switchyard/core/Digest"
+import * as SandboxedRoots from "@switchyard/core/SandboxedRoots"
 import type * as Settings from "@switchyard/core/Settings"
 import * as McpApproval from "@switchyard/tools/McpApproval"
 import type * as McpConfig from "@switchyard/tools/McpConfig"
@@ -19,6 +21,7 @@ import * as McpScopes from "@switchyard/tools/McpScopes"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as readline from "node:readline/promises"
+import * as SandboxedConfirmation from "./internal/sandboxedConfirmation.js"
 
 /**
  * What `load` found.
@@ -49,6 +52,8 @@ export interface LoadOptions {
   readonly ask: "ask" | "never"
 }
 
+const terminalAvailable = () => process.stdin.isTTY === true && process.stderr.isTTY === true
+
 /**
  * Resolve the scopes and decide the project's servers.
  *
@@ -57,12 +62,31 @@ export interface LoadOptions {
  */
 export const load = (options: LoadOptions): Effect.Effect<Loaded, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    const resolved = yield* McpScopes.resolve({
+    const found = yield* McpScopes.resolve({
       cwd: options.cwd,
       stateDir: options.stateDir,
       files: options.files,
       strict: options.strict
     })
+    const judgeProjectFile = SandboxedRoots.judge(
+      options.stateDir,
+      found.projectFile === undefined
+        ? []
+        : [{ path: found.projectFile.path, dir: options.cwd, digest: Digest.sha256(found.projectFile.text) }]
+    )
+    // A `.mcp.json` a sandboxed command may have written counts only once confirmed (SandboxedRoots).
+    const file = found.projectFile
+    const refused = file === undefined ? [] : (yield* (
+      terminalAvailable() && options.ask === "ask"
+        ? Effect.provideService(judgeProjectFile, SandboxedRoots.Confirmation, SandboxedConfirmation.terminal)
+        : judgeProjectFile
+    )).refused
+    const resolved: McpScopes.Resolved = refused.length === 0 ? found : {
+      ...found,
+      project: [],
+      projectFile: undefined,
+      issues: [...found.issues, ...refused.map((r) => `${r.path}: ${r.reason}; its servers are not started`)]
+    }
     const context = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
     const decide = McpApproval.decide({
       resolved,
@@ -71,8 +95,7 @@ export const load = (options: LoadOptions): Effect.Effect<Loaded, never, FileSys
       projectDir: options.cwd,
       isShared: (file) => Effect.provide(isTrackedByGit(file), context)
     })
-    const terminal = process.stdin.isTTY === true && process.stderr.isTTY === true
-    const decision = yield* (options.ask === "ask" && terminal
+    const decision = yield* (options.ask === "ask" && terminalAvailable()
       ? Effect.provide(decide, terminalPrompt)
       : decide)
     const merged = McpScopes.merge(resolved, McpApproval.isApproved(decision))

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
@@ -21,6 +22,7 @@ import * as PermissionContext from "@switchyard/core/PermissionContext"
 import * as Permissions from "@switchyard/core/Permissions"
 import * as Registry from "@switchyard/core/Registry"
 import * as SandboxPort from "@switchyard/core/Sandbox"
+import * as SandboxedRoots from "@switchyard/core/SandboxedRoots"
 import * as Results from "@switchyard/core/Results"
 import * as ShellAnalysis from "@switchyard/core/ShellAnalysis"
 import * as Settings from "@switchyard/core/Settings"
@@ -41,6 +43,7 @@ import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as CliError from "./CliError.js"
 import * as McpToolCache from "./internal/mcpToolCache.js"
+import * as SandboxedConfirmation from "./internal/sandboxedConfirmation.js"
 import * as McpSetup from "./McpSetup.js"
 import * as Output from "./Output.js"
 
@@ -210,7 +213,10 @@ export const prepare = (
     const load = Settings.load({ cwd, extraFiles, settingSources })
     // A project file's bypassPermissions is confirmed by the user in a terminal; without one it is ignored.
     const settings = yield* (process.stdin.isTTY === true && process.stderr.isTTY === true
-      ? Effect.provideService(load, Settings.ModeConfirmation, terminalModeConfirmation)
+      ? load.pipe(
+        Effect.provideService(Settings.ModeConfirmation, terminalModeConfirmation),
+        Effect.provideService(SandboxedRoots.Confirmation, SandboxedConfirmation.terminal)
+      )
       : load)
     const cliRules: Array<PermissionContext.PermissionRule> = []
     for (
@@ -437,14 +443,27 @@ export const sandboxLayer = (prepared: Prepared): Layer.Layer<SandboxPort.Sandbo
   return Layer.scoped(
     SandboxPort.Sandbox,
     Effect.gen(function*() {
-      const service = yield* Sandbox.make({ settings, protectedFiles, permissions: prepared.permissions })
+      const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
+      const service = yield* Sandbox.make({
+        settings,
+        protectedFiles,
+        permissions: prepared.permissions,
+        // Where commands may write from now on, for the settings judged at the next start (SandboxedRoots).
+        onWritableRoots: prepared.stateDir === undefined ?
+          undefined :
+          (roots) =>
+            SandboxedRoots.record(prepared.stateDir!, roots).pipe(
+              Effect.catchAll((message) => Output.warn(message)),
+              Effect.provide(platform)
+            )
+      })
       if (settings.enabled) {
         const status = yield* service.status
         if (!status.available) yield* Output.warn(SandboxPort.describeStatus(status))
       }
       return service
     }).pipe(
-      Effect.provide(Path.layer),
+      Effect.provide(Layer.merge(NodeFileSystem.layer, Path.layer)),
       Effect.mapError((error) => CliError.failure(error.message))
     )
   )

@@ -35,6 +35,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SandboxedRoots from "./SandboxedRoots.js"
 import * as Digest from "./Digest.js"
 import * as Footprint from "./Footprint.js"
 import * as Hooks from "./Hooks.js"
@@ -446,14 +447,27 @@ export const load = (options: LoadOptions): Effect.Effect<Settings, never, FileS
     const home = options.home ?? (yield* homeDirectory)
     const list = yield* sources({ ...options, home })
     const read = yield* Effect.forEach(list, readSource, { concurrency: "unbounded" })
-    const confirmed = yield* confirmModes(
-      read.flatMap(({ file }) => (file === undefined ? [] : [file])),
-      options.stateDir ?? (yield* stateDirectory(home))
+    const stateDir = options.stateDir ?? (yield* stateDirectory(home))
+    const files = read.flatMap(({ file }) => (file === undefined ? [] : [file]))
+    // A project's own files that a sandboxed command may have written count only once confirmed.
+    const judged = yield* SandboxedRoots.judge(
+      stateDir,
+      files.flatMap((file) =>
+        (file.source.scope === "project" || file.source.scope === "local") && file.digest !== undefined
+          ? [{ path: file.source.path, dir: file.source.root, digest: file.digest }]
+          : []
+      )
     )
+    const refused = new Map(judged.refused.map((r) => [r.path, r.reason]))
+    const confirmed = yield* confirmModes(files.filter((file) => !refused.has(file.source.path)), stateDir)
     return merge(confirmed.files, {
       home,
       path,
-      issues: [...read.flatMap(({ issues }) => issues), ...confirmed.issues],
+      issues: [
+        ...read.flatMap(({ issues }) => issues),
+        ...[...refused].map(([file, reason]) => new SettingsIssue({ path: file, field: "(file)", message: reason })),
+        ...confirmed.issues
+      ],
       sources: read.flatMap(({ exists }, index) => (exists ? [list[index]!] : []))
     })
   })

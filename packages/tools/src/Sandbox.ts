@@ -72,6 +72,12 @@ export interface Options {
   readonly permissions?: PermissionContext.PermissionContext | undefined
   /** The home directory for `~/` rules (default `$HOME`). */
   readonly home?: string | undefined
+  /**
+   * Told each writable root once per process, before the first command that may write there runs (the CLI
+   * records them: core's `SandboxedRoots`, so that settings a command may have written deeper down are
+   * confirmed before they count).
+   */
+  readonly onWritableRoots?: ((roots: ReadonlyArray<string>) => Effect.Effect<void>) | undefined
 }
 
 /** The namespaces and process flags every sandboxed command gets. */
@@ -214,6 +220,8 @@ export const make = (
     // One directory for the service's life (made on first use): the empty file masks are bound from, the
     // relay script, and a directory per command (its temp directory and the proxy's socket).
     let counter = 0
+    /** Writable roots already passed to `onWritableRoots`. */
+    const announced = new Set<string>()
     const serviceScope = yield* Effect.scope
     const workspace = yield* Effect.cached(
       Effect.acquireRelease(
@@ -249,6 +257,11 @@ export const make = (
           readOnly: request.readOnly === true,
           protectedFiles: options.protectedFiles ?? []
         })
+        const fresh = policy.writable.filter((root) => !announced.has(root))
+        if (fresh.length > 0 && options.onWritableRoots !== undefined) {
+          yield* options.onWritableRoots(fresh)
+          for (const root of fresh) announced.add(root)
+        }
         const shared = yield* workspace
         const dir = yield* Effect.acquireRelease(
           Effect.try({
