@@ -2,7 +2,9 @@
  * A project's `defaultMode: bypassPermissions` in a real terminal (tmux): the
  * CLI asks once, a "y" makes it take effect and is remembered for this project
  * and file content; a changed file asks again, and "n" leaves the prompts on.
- * Judged by the file the dispatched Write creates or not.
+ * Judged by the file the dispatched Write creates or not. The same for a
+ * settings file a sandboxed command may have written (core's
+ * `SandboxedRoots`), judged by its hook's mark.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -87,6 +89,63 @@ describe.skipIf(!hasTmux)("bypassPermissions from a project file, in a terminal 
         const denied = yield* waitFor(third, /EXIT=\d/)
         expect(denied).toContain("EXIT=1")
         expect(fs.existsSync(path.join(dir, "third.txt"))).toBe(false)
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.scoped(
+    "a settings file a sandboxed command may have written is asked about once; a no leaves its hook out",
+    () =>
+      Effect.gen(function*() {
+        const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-confirm-sandboxed-")))
+        const home = path.join(root, "home")
+        const sub = path.join(root, "project", "sub")
+        const local = path.join(sub, ".claude", "settings.local.json")
+        fs.mkdirSync(path.dirname(local), { recursive: true })
+        fs.mkdirSync(home)
+        // As the sandbox records it: commands could write in the project from the epoch on.
+        fs.writeFileSync(
+          path.join(home, "sandboxed-roots.json"),
+          JSON.stringify({ roots: { [path.join(root, "project")]: 0 } })
+        )
+        const hook = (mark: string) =>
+          JSON.stringify({
+            hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${quote(mark)}` }] }] }
+          })
+        fs.writeFileSync(local, hook(path.join(root, "MARK-1")))
+        yield* Effect.addFinalizer(() => Effect.sync(() => spawnSync("tmux", ["-L", socket, "kill-server"])))
+        const calls = path.join(root, "calls.json")
+        fs.writeFileSync(
+          calls,
+          JSON.stringify([{ type: "tool_use", id: "r", name: "Read", input: { file_path: local } }])
+        )
+        let round = 0
+        const start = () => {
+          round += 1
+          const command = ["env", `SWITCHYARD_HOME=${home}`, "NO_COLOR=1", bin, "dispatch", calls, "--cwd", sub]
+            .map(quote).join(" ")
+          const session = `s${round}`
+          tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "50", `${command}; echo EXIT=$?; sleep 60`)
+          return session
+        }
+        const question = /may have written it .*use this file\? \[y\/N\]/s
+        const first = start()
+        yield* waitFor(first, question)
+        tmux("send-keys", "-t", first, "y", "Enter")
+        yield* waitFor(first, /EXIT=\d/)
+        expect(fs.existsSync(path.join(root, "MARK-1"))).toBe(true)
+        // Remembered by content: not asked again.
+        const second = start()
+        expect(yield* waitFor(second, /EXIT=\d/)).not.toMatch(question)
+        // Another content is asked about again; "n" leaves the file out, and its hook with it.
+        fs.writeFileSync(local, hook(path.join(root, "MARK-2")))
+        const third = start()
+        yield* waitFor(third, question)
+        tmux("send-keys", "-t", third, "n", "Enter")
+        const screen = yield* waitFor(third, /EXIT=\d/)
+        expect(screen).toContain("not confirmed, so it is ignored")
+        expect(fs.existsSync(path.join(root, "MARK-2"))).toBe(false)
+        fs.rmSync(root, { recursive: true, force: true })
       }),
     { timeout: 180_000 }
   )
