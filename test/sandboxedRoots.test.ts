@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Path from "@effect/platform/Path"
 import * as SandboxedRoots from "@switchyard/core/SandboxedRoots"
+import * as Settings from "@switchyard/core/Settings"
 import * as Sandbox from "@switchyard/tools/Sandbox"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
@@ -140,6 +141,56 @@ describe("settings a sandboxed command may have written", () => {
       expect((yield* SandboxedRoots.judge(fixture.state, [atTop])).refused).toEqual([])
       const fresh = path.join(fixture.root, "fresh-state")
       expect((yield* SandboxedRoots.judge(fresh, [after])).refused).toEqual([])
+      fs.rmSync(fixture.root, { recursive: true, force: true })
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.live("a link made since, to content older than the record, is judged as new; Switchyard's own rule keeps a file counted", () =>
+    Effect.gen(function*() {
+      const fixture = makeFixture()
+      const oldDir = path.join(fixture.root, "elsewhere", ".claude")
+      fs.mkdirSync(oldDir, { recursive: true })
+      fs.writeFileSync(path.join(oldDir, "settings.local.json"), "{\"old\":true}")
+      // Another old file for the hard link (a new link changes its inode's ctime, the symlinked one's must not).
+      fs.writeFileSync(path.join(oldDir, "other.json"), "{\"other\":true}")
+      const own = path.join(fixture.project, "own")
+      fs.mkdirSync(own)
+      yield* SandboxedRoots.record(fixture.state, [fixture.project], Date.now() + 1)
+      yield* Effect.sleep("20 millis")
+      // The command links sub/.claude to the old directory (and hard-links the file into sub2/.claude).
+      const sub = path.join(fixture.project, "sub")
+      fs.mkdirSync(sub)
+      fs.symlinkSync(oldDir, path.join(sub, ".claude"))
+      const sub2 = path.join(fixture.project, "sub2", ".claude")
+      fs.mkdirSync(sub2, { recursive: true })
+      fs.linkSync(path.join(oldDir, "other.json"), path.join(sub2, "settings.local.json"))
+      const candidate = (dir: string, file: string) => ({ path: file, dir, digest: digest(file) })
+      const linked = candidate(sub, path.join(sub, ".claude", "settings.local.json"))
+      const hard = candidate(path.dirname(sub2), path.join(sub2, "settings.local.json"))
+      expect((yield* SandboxedRoots.judge(fixture.state, [linked, hard])).refused.map((r) => r.path))
+        .toEqual([linked.path, hard.path])
+      // "Always allow" in a project below the root: the file Switchyard writes counts, at the next start too.
+      const home = process.env["SWITCHYARD_HOME"]
+      process.env["SWITCHYARD_HOME"] = fixture.state
+      const added = yield* Settings.addRules({ projectDir: own, behavior: "allow", rules: ["Bash(make)"] }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (home === undefined) delete process.env["SWITCHYARD_HOME"]
+          else process.env["SWITCHYARD_HOME"] = home
+        }))
+      )
+      expect((yield* SandboxedRoots.judge(fixture.state, [candidate(own, added)])).refused).toEqual([])
+      // Adding a rule to a file that did not count does not make it count.
+      const planted = path.join(fixture.project, "planted")
+      fs.mkdirSync(path.join(planted, ".switchyard"), { recursive: true })
+      fs.writeFileSync(path.join(planted, ".switchyard", "settings.local.json"), "{\"hooks\":{}}")
+      process.env["SWITCHYARD_HOME"] = fixture.state
+      const again = yield* Settings.addRules({ projectDir: planted, behavior: "allow", rules: ["Bash(make)"] }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (home === undefined) delete process.env["SWITCHYARD_HOME"]
+          else process.env["SWITCHYARD_HOME"] = home
+        }))
+      )
+      expect((yield* SandboxedRoots.judge(fixture.state, [candidate(planted, again)])).refused.map((r) => r.path))
+        .toEqual([again])
       fs.rmSync(fixture.root, { recursive: true, force: true })
     }).pipe(Effect.provide(NodeContext.layer)))
 

@@ -109,6 +109,32 @@ export const writableSince = (
 }
 
 /**
+ * When the file, or a link or directory that leads to it from the directory
+ * it configures, last changed: a link made (or a directory moved into
+ * place) after the root was recorded may lead to older content the command
+ * did not write but chose, so each path component's inode counts, followed
+ * and not (a rename and a new hard link change the inode's `ctime` too).
+ */
+const lastChange = (candidate: Candidate, path: Path.Path): number | undefined => {
+  const file = nodeFs.statSync(candidate.path, { throwIfNoEntry: false })
+  if (file === undefined) return undefined
+  let latest = file.ctimeMs
+  const relative = path.relative(candidate.dir, candidate.path).split(path.sep)
+  for (let i = 1; i <= relative.length; i++) {
+    const step = path.join(candidate.dir, ...relative.slice(0, i))
+    for (
+      const info of [
+        nodeFs.lstatSync(step, { throwIfNoEntry: false }),
+        nodeFs.statSync(step, { throwIfNoEntry: false })
+      ]
+    ) {
+      if (info !== undefined) latest = Math.max(latest, info.ctimeMs)
+    }
+  }
+  return latest
+}
+
+/**
  * What the user is asked about a settings file a sandboxed command may have
  * written.
  *
@@ -146,6 +172,58 @@ export interface Candidate {
   readonly digest: string
 }
 
+/** The root below which a command may have written `candidate` as it is now; undefined when it counts. */
+const suspect = (store: Store, candidate: Candidate, path: Path.Path): string | undefined => {
+  const since = writableSince(store.roots, candidate.dir, path)
+  if (since === undefined) return undefined
+  const changedAt = lastChange(candidate, path)
+  if (changedAt === undefined || changedAt < since) return undefined
+  if ((store.confirmed[candidate.path] ?? []).includes(candidate.digest)) return undefined
+  return Object.keys(store.roots).find((r) => writableSince({ [r]: 0 }, candidate.dir, path) !== undefined)
+}
+
+/**
+ * Whether `candidate` counts without asking anyone (for a writer that
+ * keeps what it found: see `confirmWritten`).
+ *
+ * @since 0.1.0
+ * @category judging
+ */
+export const counts = (
+  stateDir: string,
+  candidate: Candidate
+): Effect.Effect<boolean, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const store = yield* readStore(stateDir)
+    return suspect(store, candidate, path) === undefined
+  })
+
+/**
+ * Switchyard itself wrote `candidate` (an "always allow" rule): its new
+ * content counts from now on, as the old one did. Only called when the old
+ * content counted, so a planted file is not confirmed by adding a rule to it.
+ * Nothing is written when no recorded root lies above the file.
+ *
+ * @since 0.1.0
+ * @category judging
+ */
+export const confirmWritten = (
+  stateDir: string,
+  candidate: Candidate
+): Effect.Effect<void, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const store = yield* readStore(stateDir)
+    if (writableSince(store.roots, candidate.dir, path) === undefined) return
+    const digests = store.confirmed[candidate.path] ?? []
+    if (digests.includes(candidate.digest)) return
+    yield* writeStore(stateDir, {
+      ...store,
+      confirmed: { ...store.confirmed, [candidate.path]: [...digests, candidate.digest] }
+    })
+  }).pipe(Effect.ignore)
+
 /**
  * Which of `candidates` count: those no sandboxed command could have
  * written since it could first write there, those whose content the user
@@ -174,12 +252,8 @@ export const judge = (
     const refused: Array<{ path: string; reason: string }> = []
     let changed = false
     for (const candidate of candidates) {
-      const since = writableSince(store.roots, candidate.dir, path)
-      if (since === undefined) continue
-      const changedAt = yield* Effect.sync(() => nodeFs.statSync(candidate.path, { throwIfNoEntry: false })?.ctimeMs)
-      if (changedAt === undefined || changedAt < since) continue
-      if ((confirmed[candidate.path] ?? []).includes(candidate.digest)) continue
-      const root = Object.keys(store.roots).find((r) => writableSince({ [r]: 0 }, candidate.dir, path) !== undefined)!
+      const root = suspect(store, candidate, path)
+      if (root === undefined) continue
       const answer = Option.isNone(confirmation)
         ? undefined
         : yield* confirmation.value.confirm({ file: candidate.path, root })

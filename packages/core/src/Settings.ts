@@ -636,11 +636,23 @@ export const addRules = (options: {
     }
     const added = Array.from(new Set(options.rules)).filter((rule) => !current.includes(rule))
     const next = { ...json, permissions: { ...permissions, [options.behavior]: [...current, ...added] } }
+    // A file that counted (SandboxedRoots) still counts with the rule added; one that did not stays in question.
+    const stateDir = yield* stateDirectory(yield* homeDirectory)
+    const projectDir = path.resolve(options.projectDir)
+    const counted = !exists || (yield* SandboxedRoots.counts(stateDir, {
+      path: file,
+      dir: projectDir,
+      digest: Digest.sha256(yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => "")))
+    }))
+    const text = `${JSON.stringify(next, null, 2)}\n`
     const temp = path.join(dir, `.settings.local.json.${crypto.randomUUID()}.tmp`)
-    yield* fs.writeFileString(temp, `${JSON.stringify(next, null, 2)}\n`).pipe(
+    yield* fs.writeFileString(temp, text).pipe(
       Effect.zipRight(fs.rename(temp, file)),
       Effect.mapError((error) => fail(error.message)),
       Effect.tapError(() => fs.remove(temp).pipe(Effect.ignore))
     )
+    if (counted) {
+      yield* SandboxedRoots.confirmWritten(stateDir, { path: file, dir: projectDir, digest: Digest.sha256(text) })
+    }
     return file
   })
