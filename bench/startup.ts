@@ -89,6 +89,8 @@ type Measured =
   | "help"
   | "print"
   | "printParsed"
+  | "printOptions"
+  | "printOptionsParsed"
   | "list"
   | "dispatch"
   | "bash"
@@ -117,7 +119,7 @@ const peakRss = async (
   const samples = Object.fromEntries(keys.map((k) => [k, [] as Array<{ rss: number; cpu: number }>]))
   for (let i = 0; i < 5; i++) {
     for (const key of keys) {
-      if (key === "print" || key === "printParsed" || key === "printScript") answer()
+      if (key.startsWith("print")) answer()
       samples[key]!.push(await measure(commands[key]))
     }
   }
@@ -153,7 +155,9 @@ const profile: ReadonlyArray<string> = [
   "code cache the build wrote beside it (src/internal/compiledScript.ts; ≈ 0.1 s, the mcp suite's rows).",
   "**The light and print snapshots.** `tools list [--json]` and `dispatch FILE` (FILE a path or `-`) start " +
   "from `bundle/snapshot-light.blob` (src/internal/snapshotLight.ts: the engine, the tools and the front's fast " +
-  "paths, 7.9 MB), `-p PROMPT` and `--print PROMPT` from `bundle/snapshot-print.blob` (snapshotPrint.ts: the " +
+  "paths, 7.9 MB), `-p PROMPT` and `--print PROMPT`, alone or with the options scripts pass most " +
+  "(`--output-format`, `--model`, `--allowed-tools`, `--resume`, …: internal/printArguments.ts; one whose value " +
+  "the parser must judge runs from the full blob from there) from `bundle/snapshot-print.blob` (snapshotPrint.ts: the " +
   "same with the conversation, the journal and the Anthropic SDK, 9.5 MB), neither with main.ts/@effect/cli or " +
   "the terminal UI; every other command line from the full blob (10.7 MB; Node's own is 3.8 MB). Which one is " +
   "src/internal/frontStart.ts's `fastCommand`, which the launcher mirrors; these commands run without the parser, " +
@@ -238,6 +242,8 @@ export const run_ = async () => {
         help: [launcher, "--help"],
         print: [launcher, "-p", "hi"],
         printParsed: [launcher, "run", "-p", "hi"],
+        printOptions: [launcher, "-p", "hi", "--output-format", "json", "--allowed-tools", "Read"],
+        printOptionsParsed: [launcher, "run", "-p", "hi", "--output-format", "json", "--allowed-tools", "Read"],
         list: [launcher, "tools", "list"],
         dispatch: [launcher, "dispatch", dirs.call],
         bash: [launcher, "dispatch", dirs.bash],
@@ -249,6 +255,8 @@ export const run_ = async () => {
         help: "dispatch",
         print: "Hello there.",
         printParsed: "Hello there.",
+        printOptions: "Hello there.",
+        printOptionsParsed: "Hello there.",
         list: "Read",
         dispatch: "success",
         bash: "success",
@@ -259,7 +267,7 @@ export const run_ = async () => {
       const answer = () =>
         server.enqueue(Server.message({ blocks: [{ block: { type: "text", text: "Hello there." } }] }))
       const candidate = (key: Measured) => async () => {
-        if (key === "print" || key === "printParsed" || key === "printScript") answer()
+        if (key.startsWith("print")) answer()
         const [file, ...args] = commands[key]
         const { stdout } = await run(file!, args, { cwd: dirs.project, env, encoding: "utf8" })
         const want = expected[key]
@@ -284,6 +292,8 @@ export const run_ = async () => {
         cpu("node -e 0", rss.node.cpu)
         cpu("switchyard -p hi", rss.print.cpu)
         cpu("switchyard run -p hi (the full snapshot and parser)", rss.printParsed.cpu)
+        cpu("switchyard -p hi --output-format json --allowed-tools Read", rss.printOptions.cpu)
+        cpu("the same with run first (the full snapshot and parser)", rss.printOptionsParsed.cpu)
         cpu("switchyard tools list", rss.list.cpu)
         cpu("switchyard dispatch, one Read call", rss.dispatch.cpu)
         cpu("switchyard dispatch, one Bash call", rss.bash.cpu)
@@ -296,6 +306,12 @@ export const run_ = async () => {
       row("switchyard --help (the front, from Node's own snapshot)", "help", "")
       row("switchyard -p hi, to its answer", "print", " (goal ≤ 3×, peak RSS ≤ 80 MB)")
       row("switchyard run -p hi (the full snapshot and the parser, as -p was before)", "printParsed", "")
+      row("switchyard -p hi --output-format json --allowed-tools Read (the print snapshot)", "printOptions", "")
+      row(
+        "the same with run first (the full snapshot and the parser, as such lines were before)",
+        "printOptionsParsed",
+        ""
+      )
       row("switchyard tools list", "list", " (goal ≤ 2×)")
       row("switchyard dispatch, one Read call", "dispatch", " (goal ≤ 2.5×)")
       row("switchyard dispatch, one Bash call (loads the shell grammar)", "bash", "")

@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ToolsCommand from "@switchyard/cli/ToolsCommand"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -59,7 +60,11 @@ const reportEffect = `data:text/javascript,${
   encodeURIComponent(
     "process.on('exit', () => {" +
       " const named = (k) => String(typeof k === 'symbol' ? k.description : k);" +
-      " if (Reflect.ownKeys(globalThis).some((k) => named(k).startsWith('effect/'))) process.stderr.write('[effect loaded]') })"
+      " if (Reflect.ownKeys(globalThis).some((k) => named(k).startsWith('effect/'))) process.stderr.write('[effect loaded]');" +
+      // @effect/cli registers its command descriptors in Effect's global store: the full parser ran.
+      " const stores = Reflect.ownKeys(globalThis).filter((k) => named(k).startsWith('effect/GlobalValue'));" +
+      " if (stores.some((k) => globalThis[k] instanceof Map && [...globalThis[k].keys()].some((key) =>" +
+      "  String(key).startsWith('@effect/cli/')))) process.stderr.write('[parser loaded]') })"
   )
 }`
 
@@ -97,8 +102,9 @@ const spawnIn = async (
   return {
     code: result.status,
     stdout: result.stdout,
-    stderr: result.stderr.replace("[effect loaded]", ""),
-    loadedEffect: result.stderr.includes("[effect loaded]")
+    stderr: result.stderr.replace("[effect loaded]", "").replace("[parser loaded]", ""),
+    loadedEffect: result.stderr.includes("[effect loaded]"),
+    loadedParser: result.stderr.includes("[parser loaded]")
   }
 }
 
@@ -309,7 +315,7 @@ describe("the CLI front", () => {
         return {
           code: result.status,
           stdout: timing(result.stdout),
-          stderr: result.stderr.replace("[effect loaded]", "")
+          stderr: result.stderr.replace("[effect loaded]", "").replace("[parser loaded]", "")
         }
       }
       for (const c of cases) {
@@ -381,6 +387,110 @@ describe("the CLI front", () => {
         expect(server.pending()).toBe(0)
       }),
     60_000
+  )
+
+  it.scoped(
+    "runs generated -p lines with options as the full parser does, or leaves them to it (printArguments.ts)",
+    () =>
+      Effect.gen(function*() {
+        const seed = Number(process.env["FRONT_SEED"] ?? Math.floor(Math.random() * 2 ** 31))
+        const server = yield* Server.start({
+          respond: () => Server.message({ blocks: [{ block: { type: "text", text: "Hello from the model." } }] })
+        })
+        const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-front-print-options-")))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+        fs.mkdirSync(path.join(dir, ".claude"))
+        fs.writeFileSync(
+          path.join(dir, ".claude", "settings.json"),
+          JSON.stringify({ permissions: { allow: ["Read"] } })
+        )
+        fs.writeFileSync(path.join(dir, "extra.json"), JSON.stringify({ permissions: { deny: ["WebFetch"] } }))
+        // Options with values the parser takes, and ones it refuses or reads otherwise (left to it).
+        const option = FastCheck.oneof(
+          FastCheck.constantFrom(
+            ["--output-format", "json"],
+            ["--output-format", "stream-json"],
+            ["--output-format", "text"],
+            ["--output-format", "xml"],
+            ["--model", "claude-front-test"],
+            ["--fallback-model", "claude-other"],
+            ["--permission-mode", "plan"],
+            ["--permission-mode", "acceptEdits"],
+            ["--permission-mode", "sometimes"],
+            ["--max-turns", "3"],
+            ["--max-turns", "0"],
+            ["--max-turns", "many"],
+            ["--system-prompt", "You are terse."],
+            ["--append-system-prompt", "Answer in French."],
+            ["--allowed-tools", "Read,Grep"],
+            ["--allowedTools", "Bash(ls)"],
+            ["--allowedTools", "Read", "Grep"],
+            ["--disallowed-tools", "WebFetch"],
+            ["--disallowedTools", "Write"],
+            ["--cwd", "."],
+            ["--cwd", "missing-dir"],
+            ["--settings", "extra.json"],
+            ["--add-dir", "."],
+            ["--mcp-config", "{\"mcpServers\":{}}"],
+            ["--strict-mcp-config"],
+            ["--verbose"],
+            ["--continue"],
+            ["--resume", "no-such-session"],
+            ["--resume", "two words"],
+            ["--session-id", "not-a-uuid"],
+            ["--output-format=json"],
+            ["--frobnicate"],
+            ["extra", "words"]
+          )
+        )
+        const line = FastCheck.tuple(
+          FastCheck.constantFrom("-p", "--print"),
+          FastCheck.constantFrom("hi", "tools", "what is in notes.txt?", "true"),
+          FastCheck.array(option, { maxLength: 4 })
+        )
+        const lines = [
+          // The line scripts pass most, whatever the sample holds.
+          ["-p", "hi", "--output-format", "json", "--allowed-tools", "Read"],
+          ...FastCheck.sample(line, { seed, numRuns: 10 }).map((
+            [flag, prompt, options]
+          ) => [flag, prompt, ...options.flat()])
+        ]
+        // Per-run values: the session id, durations and the test server's request ids.
+        const normal = (text: string) =>
+          text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "UUID")
+            .replace(/"(duration_ms|duration_api_ms)":\d+/g, "\"$1\":N")
+            .replace(/(req|msg)_test_\d+/g, "$1_test_N")
+        let withoutParser = 0
+        for (const args of lines) {
+          const results: Array<unknown> = []
+          for (const entry of ["front", "full"] as const) {
+            // Each run its own state: --continue and --resume find the same (no) sessions.
+            const state = fs.mkdtempSync(path.join(dir, "state-"))
+            const before = server.requests.length
+            const result = yield* Effect.promise(() =>
+              spawnIn(entry, args, dir, {
+                HOME: dir,
+                SWITCHYARD_HOME: state,
+                ANTHROPIC_API_KEY: "sk-front",
+                ANTHROPIC_BASE_URL: server.url
+              })
+            )
+            results.push({
+              args,
+              code: result.code,
+              stdout: normal(result.stdout),
+              stderr: normal(result.stderr),
+              requests: server.requests.slice(before).map((request) => request.body)
+            })
+            if (entry === "full") expect(result.loadedParser).toBe(true)
+            if (entry === "front" && !result.loadedParser) withoutParser++
+          }
+          expect(results[0], `FRONT_SEED=${seed}`).toEqual(results[1])
+        }
+        // Lines of options only the parser takes are common in the sample, but the front ran some itself.
+        expect(withoutParser, `FRONT_SEED=${seed}`).toBeGreaterThan(0)
+      }),
+    240_000
   )
 
   it("answers tools list in a directory with a broken settings file like the full parser", async () => {

@@ -112,7 +112,14 @@ describe.skipIf(!built)("the start-up snapshot", () => {
         [["tools", "list", "--json"], light],
         [["-p", "hi"], print],
         [["--print", "tools"], print],
-        [["-p", "hi", "--verbose"], fullBlob],
+        [["-p", "hi", "--verbose"], print],
+        [["-p", "hi", "--output-format", "json", "--allowed-tools", "Read", "--resume", "abc"], print],
+        // The shape is the print snapshot's; the value is the parser's to refuse (run from the full one, below).
+        [["-p", "hi", "--output-format", "xml"], print],
+        [["-p", "hi", "--output-format=json"], fullBlob],
+        [["-p", "hi", "--allowedTools", "Read", "Grep"], fullBlob],
+        [["-p", "hi", "--model"], fullBlob],
+        [["-p", "hi", "--frobnicate", "x"], fullBlob],
         [["-p", "--verbose"], fullBlob],
         [["-p", ""], fullBlob],
         [["run", "-p", "hi"], fullBlob],
@@ -135,14 +142,29 @@ describe.skipIf(!built)("the start-up snapshot", () => {
       })
       expect(other.status).toBe(1)
       expect(other.stderr).toContain("the light snapshot runs only `tools list` and `dispatch FILE`")
-      // And the print blob runs only -p PROMPT.
+      // The print blob runs a line its front refuses from the full snapshot: the same answer, the same exit.
       const printBlob = path.join(bundle, "snapshot-print.blob")
-      const notPrint = spawnSync(node!, ["--liftoff-only", "--snapshot-blob", printBlob, "--", "tools", "list"], {
-        encoding: "utf8",
-        cwd
-      })
-      expect(notPrint.status).toBe(1)
-      expect(notPrint.stderr).toContain("the print snapshot runs only `-p PROMPT`")
+      const fullPath = path.join(bundle, "snapshot.blob")
+      for (
+        const args of [["tools", "search", "notebook"], ["-p", "hi", "--output-format", "xml"], [
+          "-p",
+          "hi",
+          "--max-turns",
+          "0"
+        ]]
+      ) {
+        const from = (file: string) => {
+          const ran = spawnSync(node!, ["--liftoff-only", "--snapshot-blob", file, "--", ...args], {
+            encoding: "utf8",
+            cwd,
+            input: ""
+          })
+          return { status: ran.status, stdout: ran.stdout, stderr: ran.stderr }
+        }
+        const viaPrint = from(printBlob)
+        expect(viaPrint, args.join(" ")).toEqual(from(fullPath))
+        expect(viaPrint.status, args.join(" ")).toBe(args[0] === "tools" ? 0 : 2)
+      }
     }))
 
   it.effect("falls back to bin/switchyard.js when the snapshot belongs to another Node binary", () =>

@@ -4,7 +4,7 @@
  * `CLAUDE.md` under a module-loader hook that logs every module the process
  * loads (and whether its source is the Anthropic SDK's). The log is the
  * effect judged: `-p PROMPT` loads the SDK but neither the terminal UI, the
- * shell grammar nor the full parser (with another option it loads the parser); `tools list` and a one-call `Read` dispatch load none of
+ * shell grammar nor the full parser (nor with `--output-format`, `--max-turns` …; with another option it loads the parser); `tools list` and a one-call `Read` dispatch load none of
  * them, nor the full command-line parser; the first Bash analysis loads the grammar and still not the SDK.
  * (The MCP SDK is judged the same way in test/mcpCli.test.ts.)
  */
@@ -120,10 +120,18 @@ describe("start-up loads per command", () => {
         expect(loaded.terminalUi).toBe(false)
         expect(loaded.grammar).toBe(false)
         expect(loaded.mcpSdk).toBe(false)
-        // `-p PROMPT` runs without @effect/cli (internal/fastPrint.ts); with any other option it loads it.
+        // `-p PROMPT` runs without @effect/cli (internal/fastPrint.ts), with the options scripts pass most too
+        // (printArguments.ts); with another option it loads it.
         expect(loaded.parser).toBe(false)
         server.enqueue(Server.message({ blocks: [{ block: { type: "text", text: "Hello there." } }] }))
-        const parsed = yield* traced(p, ["-p", "hi", "--max-turns", "2"], {
+        const optioned = yield* traced(p, ["-p", "hi", "--max-turns", "2", "--output-format", "json"], {
+          ANTHROPIC_API_KEY: "sk-test",
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(optioned.result.stdout).toContain("Hello there.")
+        expect(optioned.loaded.parser).toBe(false)
+        server.enqueue(Server.message({ blocks: [{ block: { type: "text", text: "Hello there." } }] }))
+        const parsed = yield* traced(p, ["-p", "hi", "--max-budget-usd", "2"], {
           ANTHROPIC_API_KEY: "sk-test",
           ANTHROPIC_BASE_URL: server.url
         })

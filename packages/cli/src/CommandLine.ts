@@ -15,6 +15,7 @@
  */
 import * as EditDistance from "@switchyard/core/EditDistance"
 import * as HelpText from "./internal/helpText.js"
+import { isSessionIdLike } from "./internal/printArguments.js"
 import * as CommandTable from "./internal/commandTable.js"
 
 /**
@@ -414,4 +415,3 @@ const misspeltCommand = (word: string): string | undefined => {
 }
 
 /** A session id as `--resume` takes it: no spaces, at most 100 characters. */
-const isSessionIdLike = (token: string) => /^[\w.-]{1,100}$/.test(token)

@@ -20,15 +20,11 @@ import * as Option from "effect/Option"
 import { createRequire } from "node:module"
 import * as CommandLine from "./CommandLine.js"
 import { describeOption, findCommand } from "./CommandLine.js"
-import type * as Conversation from "./Conversation.js"
 import * as CommandMain from "./internal/commandMain.js"
-import type * as Runtime from "./Runtime.js"
+import * as RunOptions from "./internal/runOptions.js"
 
 // The package's own version: code, not environment, so reading it at load is fine (also in the start-up snapshot).
 const version: string = createRequire(import.meta.url)("../package.json").version
-
-/** `--cwd`, or the process's working directory (read when the command runs, never at load). */
-const workingDirectory = (cwd: Option.Option<string>): string => Option.getOrElse(cwd, () => process.cwd())
 
 // Options every engine command shares; descriptions come from the CommandLine table.
 const engineOptions = (path: ReadonlyArray<string>) => ({
@@ -80,35 +76,6 @@ const outputFormat = (path: ReadonlyArray<string>) =>
 const maxTurns = (path: ReadonlyArray<string>) =>
   Options.integer("max-turns").pipe(Options.withDescription(describeOption(path, "max-turns")), Options.optional)
 
-const toCommon = (args: {
-  readonly cwd: Option.Option<string>
-  readonly settings: ReadonlyArray<string>
-  readonly permissionMode: Option.Option<Runtime.CommonOptions["permissionMode"] & string>
-  readonly allowedTools: ReadonlyArray<string>
-  readonly disallowedTools: ReadonlyArray<string>
-  readonly addDir: ReadonlyArray<string>
-  readonly dangerouslySkipPermissions: boolean
-  readonly verbose: boolean
-  readonly tools: ReadonlyArray<string>
-  readonly settingSources: Option.Option<string>
-  readonly mcpConfig: ReadonlyArray<string>
-  readonly strictMcpConfig: boolean
-  readonly scheduling: Option.Option<"greedy" | "footprints">
-}): Runtime.CommonOptions => ({
-  cwd: workingDirectory(args.cwd),
-  settingsFiles: args.settings,
-  permissionMode: args.dangerouslySkipPermissions ? "bypassPermissions" : Option.getOrUndefined(args.permissionMode),
-  allowedTools: args.allowedTools,
-  disallowedTools: args.disallowedTools,
-  additionalDirectories: args.addDir,
-  verbose: args.verbose,
-  tools: args.tools.length === 0 ? undefined : args.tools,
-  settingSources: Option.getOrUndefined(args.settingSources),
-  mcpConfigFiles: args.mcpConfig,
-  strictMcpConfig: args.strictMcpConfig,
-  scheduling: Option.getOrUndefined(args.scheduling)
-})
-
 const text = (path: ReadonlyArray<string>, name: string) =>
   Options.text(name).pipe(Options.withDescription(describeOption(path, name)), Options.optional)
 const flag = (path: ReadonlyArray<string>, name: string, alias?: string) => {
@@ -151,28 +118,7 @@ const run = Command.make(
     sandbox: flag(["run"], "sandbox")
   },
   (args) => {
-    const options: Conversation.Options = {
-      ...toCommon(args),
-      sandbox: args.sandbox,
-      prompt: Option.getOrUndefined(args.prompt),
-      print: args.print,
-      outputFormat: args.outputFormat,
-      inputFormat: args.inputFormat,
-      model: Option.getOrUndefined(args.model),
-      maxTurns: Option.getOrUndefined(args.maxTurns),
-      systemPrompt: Option.getOrUndefined(args.systemPrompt),
-      appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
-      continue: args.continue,
-      resume: Option.getOrUndefined(args.resume),
-      sessionId: Option.getOrUndefined(args.sessionId),
-      forkSession: args.forkSession,
-      fallbackModel: Option.getOrUndefined(args.fallbackModel),
-      maxBudgetUsd: Option.getOrUndefined(args.maxBudgetUsd),
-      jsonSchema: Option.getOrUndefined(args.jsonSchema),
-      permissionPromptTool: Option.getOrUndefined(args.permissionPromptTool),
-      includePartialMessages: args.includePartialMessages,
-      includeDispatchEvents: args.includeDispatchEvents
-    }
+    const options = RunOptions.run(args)
     // In a terminal, without -p: the interactive session; otherwise the prompt runs once.
     const interactive = !args.print && args.inputFormat === "text" && process.stdin.isTTY === true &&
       process.stdout.isTTY === true
@@ -196,20 +142,20 @@ const dispatch = Command.make(
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Dispatch.js")), (Dispatch) =>
       Dispatch.run({
-        ...toCommon(args),
+        ...RunOptions.common(args),
         sandbox: args.sandbox,
         file: Option.getOrUndefined(args.file),
         outputFormat: args.outputFormat
       }))
 ).pipe(Command.withDescription(findCommand(["dispatch"])!.summary))
 
-const toolsCommand = <A extends Parameters<typeof toCommon>[0] & { readonly json: boolean }>(
+const toolsCommand = <A extends RunOptions.CommonArgs & { readonly json: boolean }>(
   action: (args: A) => import("./ToolsCommand.js").Action
 ) =>
 (args: A) =>
   Effect.flatMap(
     Effect.promise(() => import("./ToolsCommand.js")),
-    (Tools) => Tools.run({ ...toCommon(args), json: args.json, action: action(args) })
+    (Tools) => Tools.run({ ...RunOptions.common(args), json: args.json, action: action(args) })
   )
 
 const tools = Command.make("tools").pipe(
@@ -257,7 +203,7 @@ const replay = Command.make(
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Replay.js")), (Replay) =>
       Replay.run({
-        ...toCommon(args),
+        ...RunOptions.common(args),
         transcript: args.transcript,
         prompt: Option.getOrUndefined(args.prompt),
         outputFormat: args.outputFormat,
@@ -292,15 +238,20 @@ const mcp = Command.make("mcp").pipe(
     Command.make(
       "list",
       { ...engineOptions(["mcp", "list"]), json: flag(["mcp", "list"], "json") },
-      (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.list({ ...toCommon(args), json: args.json }))
+      (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.list({ ...RunOptions.common(args), json: args.json }))
     ).pipe(
       Command.withDescription(findCommand(["mcp", "list"])!.summary)
     ),
-    Command.make("get", {
-      ...engineOptions(["mcp", "get"]),
-      json: flag(["mcp", "get"], "json"),
-      name: mcpName
-    }, (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.get({ ...toCommon(args), json: args.json, name: args.name })))
+    Command.make(
+      "get",
+      {
+        ...engineOptions(["mcp", "get"]),
+        json: flag(["mcp", "get"], "json"),
+        name: mcpName
+      },
+      (args) =>
+        Effect.flatMap(mcpModule, (Mcp) => Mcp.get({ ...RunOptions.common(args), json: args.json, name: args.name }))
+    )
       .pipe(
         Command.withDescription(findCommand(["mcp", "get"])!.summary)
       ),
@@ -325,7 +276,7 @@ const mcp = Command.make("mcp").pipe(
       (args) =>
         Effect.flatMap(mcpModule, (Mcp) =>
           Mcp.add({
-            cwd: workingDirectory(args.cwd),
+            cwd: RunOptions.workingDirectory(args.cwd),
             name: args.name,
             commandOrUrl: args.commandOrUrl,
             args: args.args,
@@ -346,7 +297,13 @@ const mcp = Command.make("mcp").pipe(
       (args) =>
         Effect.flatMap(
           mcpModule,
-          (Mcp) => Mcp.addJson({ cwd: workingDirectory(args.cwd), name: args.name, json: args.json, scope: args.scope })
+          (Mcp) =>
+            Mcp.addJson({
+              cwd: RunOptions.workingDirectory(args.cwd),
+              name: args.name,
+              json: args.json,
+              scope: args.scope
+            })
         )
     ).pipe(Command.withDescription(findCommand(["mcp", "add-json"])!.summary)),
     Command.make(
@@ -356,13 +313,18 @@ const mcp = Command.make("mcp").pipe(
         Effect.flatMap(
           mcpModule,
           (Mcp) =>
-            Mcp.remove({ cwd: workingDirectory(args.cwd), name: args.name, scope: Option.getOrUndefined(args.scope) })
+            Mcp.remove({
+              cwd: RunOptions.workingDirectory(args.cwd),
+              name: args.name,
+              scope: Option.getOrUndefined(args.scope)
+            })
         )
     ).pipe(Command.withDescription(findCommand(["mcp", "remove"])!.summary)),
     Command.make(
       "reset-project-choices",
       { cwd: mcpCwd(["mcp", "reset-project-choices"]) },
-      (args) => Effect.flatMap(mcpModule, (Mcp) => Mcp.resetProjectChoices({ cwd: workingDirectory(args.cwd) }))
+      (args) =>
+        Effect.flatMap(mcpModule, (Mcp) => Mcp.resetProjectChoices({ cwd: RunOptions.workingDirectory(args.cwd) }))
     ).pipe(
       Command.withDescription(findCommand(["mcp", "reset-project-choices"])!.summary)
     )
@@ -385,7 +347,7 @@ const speculate = Command.make(
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./Speculate.js")), (Speculate) =>
       Speculate.run({
-        ...toCommon(args),
+        ...RunOptions.common(args),
         prompt: args.prompt,
         accept: args.accept,
         replay: Option.getOrUndefined(args.replay),
@@ -400,7 +362,7 @@ const sessions = Command.make(
   (args) =>
     Effect.flatMap(
       Effect.promise(() => import("./Journaling.js")),
-      (Journaling) => Journaling.list({ ...toCommon(args), all: args.all, json: args.json })
+      (Journaling) => Journaling.list({ ...RunOptions.common(args), all: args.all, json: args.json })
     )
 ).pipe(Command.withDescription(findCommand(["sessions"])!.summary))
 
@@ -420,7 +382,7 @@ const runner = Command.make(
   (args) =>
     Effect.flatMap(
       Effect.promise(() => import("./RunnerCommand.js")),
-      (RunnerCommand) => RunnerCommand.serve({ ...toCommon(args), host: args.host, port: args.port })
+      (RunnerCommand) => RunnerCommand.serve({ ...RunOptions.common(args), host: args.host, port: args.port })
     )
 ).pipe(Command.withDescription(findCommand(["runner"])!.summary))
 
@@ -442,7 +404,7 @@ const submit = Command.make(
   (args) =>
     Effect.flatMap(Effect.promise(() => import("./RunnerCommand.js")), (RunnerCommand) =>
       RunnerCommand.submit({
-        ...toCommon(args),
+        ...RunOptions.common(args),
         prompt: args.prompt,
         sessionId: Option.getOrUndefined(args.sessionId),
         resume: Option.getOrUndefined(args.resume),

@@ -8,6 +8,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as PrintArguments from "./printArguments.js"
 
 /** What the full parser prints, as a terminal sees it, by the arguments joined with spaces ("tools list --help"). */
 type Pages = Readonly<Record<string, string>>
@@ -102,15 +103,16 @@ const toolPage = (args: ReadonlyArray<string>): string | undefined => {
 
 /**
  * The commands the front runs without the full parser, with the defaults it gives every option: `tools list
- * [--json]` (fastTools.ts), `dispatch FILE` (fastDispatch.ts, FILE a path or `-`) and `-p PROMPT` or
- * `--print PROMPT` (fastPrint.ts, PROMPT not empty and not starting with `-`). bin/switchyard starts the first
- * two from the light snapshot (`bundle/snapshot-light.blob`) and the third from the print snapshot
- * (`bundle/snapshot-print.blob`), so its test and this one must agree.
+ * [--json]` (fastTools.ts), `dispatch FILE` (fastDispatch.ts, FILE a path or `-`) and `-p PROMPT …` or
+ * `--print PROMPT …` (fastPrint.ts; the lines printArguments.ts accepts). bin/switchyard starts the first two
+ * from the light snapshot (`bundle/snapshot-light.blob`) and the third from the print snapshot
+ * (`bundle/snapshot-print.blob`): for the first two its test and this one must agree; a `-p` line the launcher
+ * sends to the print snapshot and this one refuses is run by the full one from there (snapshotPrint.ts).
  */
 export type FastCommand =
   | { readonly _tag: "ToolsList"; readonly json: boolean }
   | { readonly _tag: "Dispatch"; readonly file: string }
-  | { readonly _tag: "Print"; readonly prompt: string }
+  | { readonly _tag: "Print"; readonly line: PrintArguments.PrintArguments }
 
 /** Which fast command `args` is, if any (see FastCommand). */
 export const fastCommand = (args: ReadonlyArray<string>): FastCommand | undefined => {
@@ -121,12 +123,10 @@ export const fastCommand = (args: ReadonlyArray<string>): FastCommand | undefine
   if (args[0] === "dispatch" && args.length === 2 && file !== undefined && file !== "") {
     if (file === "-" || !file.startsWith("-")) return { _tag: "Dispatch", file }
   }
-  // The parser reads `-p PROMPT` as `run --print PROMPT` whatever word PROMPT is (the first word decides the command).
-  const prompt = args[1]
-  if ((args[0] === "-p" || args[0] === "--print") && args.length === 2 && prompt !== undefined && prompt !== "") {
-    if (!prompt.startsWith("-")) return { _tag: "Print", prompt }
-  }
-  return undefined
+  // The parser reads `-p PROMPT …` as `run --print PROMPT …` whatever word PROMPT is (the first word decides the
+  // command); printArguments.ts says which such lines need no parser.
+  const line = PrintArguments.parse(args)
+  return line === undefined ? undefined : { _tag: "Print", line }
 }
 
 /**
@@ -139,7 +139,7 @@ export interface Entries {
   readonly full: () => Promise<void>
   readonly tools: () => Promise<{ readonly list: (json: boolean) => Promise<number> }>
   readonly dispatch: () => Promise<{ readonly dispatch: (file: string) => void }>
-  readonly print: () => Promise<{ readonly print: (prompt: string) => void }>
+  readonly print: () => Promise<{ readonly print: (line: PrintArguments.PrintArguments) => void }>
 }
 
 /**
@@ -163,7 +163,7 @@ export const start = async (args: ReadonlyArray<string>, entries: Entries): Prom
     dispatch(fast.file)
   } else if (fast?._tag === "Print") {
     const { print } = await entries.print()
-    print(fast.prompt)
+    print(fast.line)
   } else if (text === undefined) {
     await entries.full()
   } else {
