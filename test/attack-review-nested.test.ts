@@ -16,7 +16,11 @@
  * the root it lies below (working directory or `--add-dir`) and how the
  * command makes it (write, `touch -d` back in time, a symbolic link to an old
  * directory outside the project, a hard link to an old file, a `.claude`
- * directory moved into place): nothing planted ran; the user's own nested
+ * directory moved into place) and the later session's spelling of it
+ * (its cwd, `--cwd` with a trailing slash, `/.`, a leading `//`): nothing
+ * planted ran; `mcp list`, `mcp get` and `tools list` there start no planted
+ * server; a state directory inside the project (`SWITCHYARD_HOME`) can be
+ * neither moved away nor replaced; the user's own nested
  * settings, older than the first sandboxed command, still count without a
  * question (their hook runs).
  *
@@ -26,6 +30,8 @@
  *    `./tools/server.sh`): the command rewrites that program (only the top
  *    `.claude/` of a root is read-only), the settings file is unchanged and
  *    counts, and the next session in that project runs the new program;
+ *    (1b) the same at a root's top: `.claude/settings.json` is read-only, but
+ *    the `scripts/check.sh` its hook runs is not;
  * 2. the roots are recorded as spelled (`path.resolve`, no real path): a root
  *    recorded through a symbolic link (`--cwd ~/link/project`) does not lie
  *    above the real directory a later session starts in, nor a recorded real
@@ -34,11 +40,16 @@
  * 3. the directory a settings file configures is not itself judged (only the
  *    components from it down to the file): a command that moves an old
  *    directory with settings (a fixture, an example) to where the user works
- *    (`mv fixtures/proj app`) makes its hooks count there;
+ *    (`mv fixtures/proj app`) makes its hooks count there; so does a symbolic
+ *    link it makes to such a directory (`ln -s fixtures/proj2 app2`) when a
+ *    later `--cwd` names the link;
  * 4. `record` reads, changes and renames the store with no lock: a root
  *    recorded by one CLI while another CLI is between reading and renaming is
  *    lost, and what that command planted counts at the next start (made
- *    deterministic with strace delaying the first CLI's rename).
+ *    deterministic with strace delaying the first CLI's rename);
+ * 5. a directory right below a root whose name starts with `..` (`..x`) is
+ *    judged as outside the root (`relative.startsWith("..")`), so what the
+ *    command planted there counts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Sandbox from "@switchyard/tools/Sandbox"
@@ -210,6 +221,34 @@ suite("a sandboxed command's nested project files, in a later session", () => {
   )
 
   it.fails(
+    "gap 1b: the same at a root's top: a project hook that runs a project script runs what the command wrote",
+    async () => {
+      // What happens: project/.claude/settings.json (read-only in the sandbox, older than the record) has a hook
+      // \`sh scripts/check.sh\`; scripts/ is writable, the command rewrites check.sh, and the next session's hook
+      // runs it outside the sandbox (MARK-top-script appears). Not nested, but the same hole: a counted file is
+      // judged, not the programs it runs.
+      const fixture = makeFixture()
+      try {
+        write(path.join(fixture.project, ".claude", "settings.json"), hookSettings("sh scripts/check.sh"))
+        write(path.join(fixture.project, "scripts", "check.sh"), "true\n")
+        const planted = await dispatch(
+          fixture,
+          fixture.project,
+          `printf '%s\\n' ${quote(touchMark(fixture, "top-script"))} > scripts/check.sh && echo made`
+        )
+        expect(planted.content, planted.stderr).toBe("made")
+        expect(marks(fixture)).toEqual([])
+        const later = await dispatch(fixture, fixture.project, "echo later")
+        expect(later.content, later.stderr).toBe("later")
+        expect(marks(fixture), later.stderr).toEqual([])
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
+
+  it.fails(
     "gap 2a: a root recorded through a symbolic link does not cover the real directory a later session starts in",
     async () => {
       // What happens: `--cwd <root>/link` (link → project) records `<root>/link`; the later session started in
@@ -283,6 +322,32 @@ suite("a sandboxed command's nested project files, in a later session", () => {
         const planted = await dispatch(fixture, fixture.project, "mv fixtures/proj app && echo made")
         expect(planted.content, planted.stderr).toBe("made")
         const later = await dispatch(fixture, path.join(fixture.project, "app"), "echo later")
+        expect(later.content, later.stderr).toBe("later")
+        expect(marks(fixture), later.stderr).toEqual([])
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
+
+  it.fails(
+    "gap 3b: a symbolic link the command makes to an old directory with settings counts when --cwd names the link",
+    async () => {
+      // What happens: project/app2 → project/fixtures/proj2 (old settings with a hook); \`--cwd project/app2\` judges
+      // app2/.claude and the file (both old: the link is app2 itself, which is not judged), so the hook runs
+      // (MARK-linked-dir appears).
+      const fixture = makeFixture()
+      try {
+        write(
+          path.join(fixture.project, "fixtures", "proj2", ".claude", "settings.local.json"),
+          hookSettings(touchMark(fixture, "linked-dir"))
+        )
+        const planted = await dispatch(fixture, fixture.project, "ln -s fixtures/proj2 app2 && echo made")
+        expect(planted.content, planted.stderr).toBe("made")
+        const later = await dispatch(fixture, fixture.project, "echo later", {
+          flagCwd: path.join(fixture.project, "app2")
+        })
         expect(later.content, later.stderr).toBe("later")
         expect(marks(fixture), later.stderr).toEqual([])
       } finally {
@@ -402,6 +467,36 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     TIMEOUT
   )
 
+  it(
+    "held: mcp list, mcp get and tools list in the directory of a planted .mcp.json start nothing",
+    async () => {
+      const fixture = makeFixture()
+      try {
+        const server = serverFile("planted", ["-c", touchMark(fixture, "listed")])
+        const planted = await dispatch(
+          fixture,
+          fixture.project,
+          `mkdir -p sub && echo ${quote(server)} > sub/.mcp.json && echo made`
+        )
+        expect(planted.content, planted.stderr).toBe("made")
+        const env = { SWITCHYARD_HOME: fixture.state, HOME: fixture.home, MCP_TIMEOUT: "5000" }
+        const sub = path.join(fixture.project, "sub")
+        for (const args of [["mcp", "list"], ["mcp", "get", "planted"], ["tools", "list"]]) {
+          const result = await runCli(args, { cwd: sub, env, timeoutMs: TIMEOUT - 30_000 })
+          expect(marks(fixture), `${args.join(" ")}: ${result.stdout}${result.stderr}`).toEqual([])
+        }
+        // The same commands do start a project server that counts (the user's own, older than the record).
+        const own = path.join(fixture.root, "own")
+        write(path.join(own, ".mcp.json"), serverFile("own", ["-c", touchMark(fixture, "own-listed")]))
+        const control = await runCli(["mcp", "list"], { cwd: own, env, timeoutMs: TIMEOUT - 30_000 })
+        expect(marks(fixture), control.stdout + control.stderr).toEqual(["MARK-own-listed"])
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
+
   type Way = "write" | "touch-back" | "symlink-old-dir" | "hardlink-old-file" | "move-old-claude"
   interface Case {
     readonly file:
@@ -413,6 +508,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     readonly segments: ReadonlyArray<string>
     readonly way: Way
     readonly addDir: boolean
+    /** How the later session names the directory: its process's cwd, or \`--cwd\` spelled so. */
+    readonly spelling: "cwd" | "trailing-slash" | "dot" | "double-slash"
   }
   const cases: FastCheck.Arbitrary<Case> = FastCheck.record({
     file: FastCheck.constantFrom(
@@ -425,9 +522,13 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     segments: FastCheck.array(FastCheck.constantFrom("a", "b c", "-x", "ü", ".claude", ".git", "..x"), {
       minLength: 1,
       maxLength: 3
-    }).filter((segments) => segments[0] !== ".claude" && !segments[0]!.startsWith("..")),
+    }).filter((segments) =>
+      // The root's own .claude and .git are the sandbox's (read-only, not creatable); ..x there is gap 5.
+      segments[0] !== ".claude" && segments[0] !== ".git" && !segments[0]!.startsWith("..")
+    ),
     way: FastCheck.constantFrom<Way>("write", "touch-back", "symlink-old-dir", "hardlink-old-file", "move-old-claude"),
-    addDir: FastCheck.boolean()
+    addDir: FastCheck.boolean(),
+    spelling: FastCheck.constantFrom("cwd", "trailing-slash", "dot", "double-slash")
   })
 
   it(
@@ -478,7 +579,14 @@ suite("a sandboxed command's nested project files, in a later session", () => {
             })
             expect(planted.content, `${JSON.stringify(c)} ${planted.stderr} ${replay}`).toBe("made")
             expect(fs.existsSync(target), `${JSON.stringify(c)} ${replay}`).toBe(true)
-            const later = await dispatch(fixture, dir, "echo later")
+            const spelled = {
+              "cwd": undefined,
+              "trailing-slash": `${dir}/`,
+              "dot": `${dir}/.`,
+              "double-slash": `/${dir}`
+            }
+            const flagCwd = spelled[c.spelling]
+            const later = await dispatch(fixture, dir, "echo later", flagCwd === undefined ? {} : { flagCwd })
             expect(later.content, `${JSON.stringify(c)} ${later.stderr} ${replay}`).toBe("later")
             expect(later.stderr, `${JSON.stringify(c)} ${replay}`).toContain(target)
             const ran = marks(fixture).filter((name) => name.startsWith(`MARK-case${run}-`))
