@@ -49,7 +49,10 @@
  *    deterministic with strace delaying the first CLI's rename);
  * 5. a directory right below a root whose name starts with `..` (`..x`) is
  *    judged as outside the root (`relative.startsWith("..")`), so what the
- *    command planted there counts.
+ *    command planted there counts;
+ * 6. memory files are neither protected nor judged: a `CLAUDE.md` the command
+ *    writes (the root's own too) imports `@secret/prod.key`, a file the Read
+ *    deny rules and the sandbox hide, and the next `-p` sends it to the model.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Sandbox from "@switchyard/tools/Sandbox"
@@ -60,6 +63,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { bin, jsonLines, runCli } from "./support/cli.js"
+import * as Server from "./support/messagesServer.js"
 
 const probed = await Effect.runPromise(Sandbox.probe())
 if (!probed.available) {
@@ -423,6 +427,58 @@ suite("a sandboxed command's nested project files, in a later session", () => {
         const later = await dispatch(fixture, path.join(fixture.project, "..x"), "echo later")
         expect(later.content, later.stderr).toBe("later")
         expect(marks(fixture), later.stderr).toEqual([])
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
+
+  it.fails(
+    "gap 6: a CLAUDE.md the command writes imports a file the Read deny rules and the sandbox hide; the next -p sends it to the model",
+    async () => {
+      // What happens: \`Read(./secret/**)\` is denied and masked in the sandbox (a command's cat gets nothing), but
+      // CLAUDE.md is writable (at the root's top too) and Memory follows \`@secret/prod.key\` outside any
+      // sandbox with no deny check: the next \`-p\` request's body holds the secret.
+      const fixture = makeFixture()
+      const secret = "nested-review-secret-7d1e"
+      try {
+        write(path.join(fixture.project, "secret", "prod.key"), `${secret}\n`)
+        write(
+          path.join(fixture.state, "settings.json"),
+          JSON.stringify({ sandbox: { enabled: true }, permissions: { deny: ["Read(./secret/**)"] } })
+        )
+        // A command gets nothing of it (the call is refused by the deny rule; the sandbox masks the file too).
+        const read = await dispatch(fixture, fixture.project, "cat secret/prod.key")
+        expect(read.content, read.stderr).not.toContain(secret)
+        const planted = await dispatch(
+          fixture,
+          fixture.project,
+          "printf '%s\\n' 'See @secret/prod.key' > CLAUDE.md && echo made"
+        )
+        expect(planted.content, planted.stderr).toBe("made")
+        const sent = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+          const server = yield* Server.start()
+          server.enqueue(Server.message({ blocks: [{ block: { type: "text" as const, text: "ok" } }] }))
+          yield* Effect.promise(() =>
+            runCli(["-p", "hi"], {
+              cwd: fixture.project,
+              env: {
+                SWITCHYARD_HOME: fixture.state,
+                HOME: fixture.home,
+                ANTHROPIC_API_KEY: "test-key",
+                ANTHROPIC_AUTH_TOKEN: undefined,
+                ANTHROPIC_BASE_URL: server.url,
+                SWITCHYARD_MODEL: undefined,
+                ANTHROPIC_MODEL: undefined
+              },
+              timeoutMs: TIMEOUT - 30_000
+            })
+          )
+          return JSON.stringify(server.requests.map((r) => r.body))
+        })))
+        expect(sent).toContain("hi")
+        expect(sent).not.toContain(secret)
       } finally {
         cleanup(fixture)
       }
