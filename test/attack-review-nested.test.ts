@@ -24,7 +24,12 @@
  * settings, older than the first sandboxed command, still count without a
  * question (their hook runs).
  *
- * Gaps still open (`it.fails`, each says what happened):
+ * Closed since (plain `it`, titled "closed gap N"): 2 (each root is recorded as spelled and as its real path, and
+ * a directory is compared by both), 3 (every directory and link from below the root down to the file counts, the
+ * configured directory itself included), 4 (a file per entry, created once: nothing is rewritten), 5 (`..x` is
+ * inside). Still open (`it.fails`): 1, 1b and 6.
+ *
+ * The gaps as found (`it.fails` then, each says what happened):
  * 1. a counted (the user's own, older) nested settings file or `.mcp.json`
  *    runs a program inside its project (`$CLAUDE_PROJECT_DIR/.claude/hooks/…`,
  *    `./tools/server.sh`): the command rewrites that program (only the top
@@ -173,10 +178,13 @@ const dispatch = async (fixture: Fixture, cwd: string, command: string, options:
   }
 }
 
+/** The roots recorded in the store (a file per entry, core's SandboxedRoots). */
 const storeRoots = (fixture: Fixture): ReadonlyArray<string> => {
-  const file = path.join(fixture.state, "sandboxed-roots.json")
-  if (!fs.existsSync(file)) return []
-  return Object.keys((JSON.parse(fs.readFileSync(file, "utf8")) as { roots: Record<string, number> }).roots)
+  const dir = path.join(fixture.state, "sandboxed-roots")
+  if (!fs.existsSync(dir)) return []
+  return fs.readdirSync(dir).filter((name) => name.startsWith("root-"))
+    .map((name) => (JSON.parse(fs.readFileSync(path.join(dir, name), "utf8")) as { root: string }).root)
+    .sort()
 }
 
 /** Resolves once `check` holds (polled: the event is a file another process makes). */
@@ -252,8 +260,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     TIMEOUT
   )
 
-  it.fails(
-    "gap 2a: a root recorded through a symbolic link does not cover the real directory a later session starts in",
+  it(
+    "closed gap 2a (each asserts nothing planted ran): a root recorded through a symbolic link does not cover the real directory a later session starts in",
     async () => {
       // What happens: `--cwd <root>/link` (link → project) records `<root>/link`; the later session started in
       // project/sub (its real path, as a shell's cd gives) finds no recorded root above it, so the planted
@@ -271,7 +279,7 @@ suite("a sandboxed command's nested project files, in a later session", () => {
           { flagCwd: link }
         )
         expect(planted.content, planted.stderr).toBe("made")
-        expect(storeRoots(fixture)).toEqual([link])
+        expect(storeRoots(fixture)).toEqual([link, fixture.project].sort())
         const later = await dispatch(fixture, path.join(fixture.project, "sub"), "echo later")
         expect(later.content, later.stderr).toBe("later")
         expect(marks(fixture), later.stderr).toEqual([])
@@ -282,8 +290,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     TIMEOUT
   )
 
-  it.fails(
-    "gap 2b: a recorded real root does not cover a later --cwd spelled through a symbolic link",
+  it(
+    "closed gap 2b (each asserts nothing planted ran): a recorded real root does not cover a later --cwd spelled through a symbolic link",
     async () => {
       // What happens: the root is recorded as the real project; the user's own link ~/app → project/sub and a
       // later `--cwd ~/app` judge the planted file as below no root (path.resolve keeps the link), so the hook
@@ -311,8 +319,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     TIMEOUT
   )
 
-  it.fails(
-    "gap 3: an old directory with settings, moved to where the user works, counts there",
+  it(
+    "closed gap 3 (each asserts nothing planted ran): an old directory with settings, moved to where the user works, counts there",
     async () => {
       // What happens: project/fixtures/proj/.claude/settings.local.json (a hook, older than the record) is moved
       // by the command to project/app; only .claude and the file are judged, not app itself (whose ctime the
@@ -335,8 +343,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     TIMEOUT
   )
 
-  it.fails(
-    "gap 3b: a symbolic link the command makes to an old directory with settings counts when --cwd names the link",
+  it(
+    "closed gap 3b (each asserts nothing planted ran): a symbolic link the command makes to an old directory with settings counts when --cwd names the link",
     async () => {
       // What happens: project/app2 → project/fixtures/proj2 (old settings with a hook); \`--cwd project/app2\` judges
       // app2/.claude and the file (both old: the link is app2 itself, which is not judged), so the hook runs
@@ -361,8 +369,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     TIMEOUT
   )
 
-  it.skipIf(!hasStrace).fails(
-    "gap 4: a root recorded while another CLI records is lost, and the command's planted file counts",
+  it.skipIf(!hasStrace)(
+    "closed gap 4 (each asserts nothing planted ran): a root recorded while another CLI records is lost, and the command's planted file counts",
     async () => {
       // What happens: CLI A (project one) read the store and wrote its temporary file; strace holds its rename.
       // CLI B (project two) records two and its command plants two/sub/.claude/settings.local.json; A's rename
@@ -374,18 +382,23 @@ suite("a sandboxed command's nested project files, in a later session", () => {
         const two = path.join(fixture.root, "two")
         for (const dir of [one, two]) fs.mkdirSync(dir)
         const wrapper = path.join(fixture.root, "slow-rename")
-        const syscalls = "rename,renameat,renameat2"
+        // The store's writes: each entry is written to a temporary name, then linked (or, before, renamed) in place.
+        const syscalls = "rename,renameat,renameat2,link,linkat"
         write(
           wrapper,
           `#!/bin/sh\nexec strace -f -qq -o /dev/null -e trace=${syscalls} ` +
             `-e inject=${syscalls}:delay_enter=30000000 '${bin}' "$@"\n`
         )
         fs.chmodSync(wrapper, 0o755)
-        const pending = fs.readdirSync(fixture.state)
+        const temporaries = () =>
+          [fixture.state, path.join(fixture.state, "sandboxed-roots")].flatMap((dir) =>
+            fs.existsSync(dir) ? fs.readdirSync(dir).filter((name) => name.endsWith(".tmp")) : []
+          )
+        const pending = temporaries()
         // A writing command (a read-only one runs with no writable root, and records none).
         const first = dispatch(fixture, one, "touch one.txt && echo one", { bin: wrapper })
         await until(
-          () => fs.readdirSync(fixture.state).some((name) => name.endsWith(".tmp") && !pending.includes(name)),
+          () => temporaries().some((name) => !pending.includes(name)),
           "the first CLI's temporary store"
         )
         const second = await dispatch(
@@ -398,6 +411,7 @@ suite("a sandboxed command's nested project files, in a later session", () => {
         expect(second.content, second.stderr).toBe("made")
         expect(storeRoots(fixture)).toEqual([two])
         expect((await first).content).toBe("one")
+        expect(storeRoots(fixture)).toEqual([one, two])
         const later = await dispatch(fixture, path.join(two, "sub"), "echo later")
         expect(later.content, later.stderr).toBe("later")
         expect(marks(fixture), `${later.stderr}\nstore roots: ${storeRoots(fixture).join(", ")}`).toEqual([])
@@ -408,8 +422,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     TIMEOUT
   )
 
-  it.fails(
-    "gap 5: a directory whose name starts with .. right below the root is judged as outside it",
+  it(
+    "closed gap 5 (each asserts nothing planted ran): a directory whose name starts with .. right below the root is judged as outside it",
     async () => {
       // What happens: \`writableSince\` takes \`path.relative(root, dir).startsWith("..")\` for "not below", so
       // project/..x (relative "..x") is below no root; the planted ..x/.claude/settings.local.json counts and
@@ -504,7 +518,7 @@ suite("a sandboxed command's nested project files, in a later session", () => {
           fixture.project,
           `{ mv cfg cfg-old || mv cfg/state cfg/state-old || rm -rf cfg/state; } 2>/dev/null; ` +
             `mkdir -p cfg/state; echo ${quote(evil)} > cfg/state/settings.json 2>/dev/null; ` +
-            `echo '{"roots":{}}' > cfg/state/sandboxed-roots.json 2>/dev/null; ` +
+            `rm -rf cfg/state/sandboxed-roots 2>/dev/null; ` +
             `mkdir -p sub/.claude && echo ${
               quote(hookSettings(touchMark(fixture, "sub")))
             } > sub/.claude/settings.local.json; echo made`

@@ -7,6 +7,8 @@
  * `SandboxedRoots`), judged by its hook's mark.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as SandboxedRoots from "@switchyard/core/SandboxedRoots"
 import * as Effect from "effect/Effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -104,10 +106,7 @@ describe.skipIf(!hasTmux)("bypassPermissions from a project file, in a terminal 
         fs.mkdirSync(path.dirname(local), { recursive: true })
         fs.mkdirSync(home)
         // As the sandbox records it: commands could write in the project from the epoch on.
-        fs.writeFileSync(
-          path.join(home, "sandboxed-roots.json"),
-          JSON.stringify({ roots: { [path.join(root, "project")]: 0 } })
-        )
+        yield* SandboxedRoots.record(home, [path.join(root, "project")], 0).pipe(Effect.provide(NodeContext.layer))
         const hook = (mark: string) =>
           JSON.stringify({
             hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${quote(mark)}` }] }] }

@@ -155,19 +155,15 @@ const guarded = (fixture: Fixture) => {
   // Runtime files the CLI itself writes into the state directory (spilled results) are not the command's doing.
   const spilled = `${path.sep}.state-home${path.sep}sessions`
   for (const key of Object.keys(entries)) if (key.includes(spilled)) delete entries[key]
-  // The sandbox's record of where commands may write (core's SandboxedRoots), which the CLI writes before the first
-  // command: judged by its content (the project, at a time already past, nothing confirmed), not by its change.
-  const record = path.join(fixture.state, "sandboxed-roots.json")
-  if (entries[record] !== undefined) {
-    const stored = JSON.parse(fs.readFileSync(record, "utf8")) as {
-      roots?: Record<string, number>
-      confirmed?: Record<string, unknown>
-    }
-    const roots = Object.entries(stored.roots ?? {})
-    const honest = roots.length === 1 && roots[0]![0] === fixture.project && roots[0]![1] <= Date.now() &&
-      Object.keys(stored.confirmed ?? {}).length === 0
-    if (honest) delete entries[record]
+  // The sandbox's record of where commands may write (core's SandboxedRoots, a file per entry), which the CLI
+  // writes before the first command: judged by its content (the project, at a time already past), not by its change.
+  const records = path.join(fixture.state, "sandboxed-roots")
+  for (const key of Object.keys(entries)) {
+    if (!key.startsWith(`${records}${path.sep}`) || !entries[key]!.startsWith("file")) continue
+    const entry = JSON.parse(fs.readFileSync(key, "utf8")) as { root?: string; since?: number }
+    if (entry.root === fixture.project && (entry.since ?? Infinity) <= Date.now()) delete entries[key]
   }
+  if (entries[records]?.startsWith("dir")) delete entries[records]
   for (const name of fs.readdirSync(fixture.root)) {
     if (name !== "project" && name !== "outside" && name !== "home") entries[path.join(fixture.root, name)] = "extra"
   }

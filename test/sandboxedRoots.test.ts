@@ -217,8 +217,9 @@ describe("settings a sandboxed command may have written", () => {
             `echo '${mcp}' > sub/.mcp.json && mkdir -p sub2 && echo '${mcp}' > sub2/.mcp.json && echo made`
         )
         expect(planted.content).toBe("made")
-        const store = JSON.parse(fs.readFileSync(path.join(fixture.state, "sandboxed-roots.json"), "utf8"))
-        expect(Object.keys(store.roots)).toContain(fixture.project)
+        const entries = fs.readdirSync(path.join(fixture.state, "sandboxed-roots"))
+          .map((name) => JSON.parse(fs.readFileSync(path.join(fixture.state, "sandboxed-roots", name), "utf8")))
+        expect(entries.map((entry) => entry.root)).toContain(fixture.project)
         const later = await dispatch(fixture, path.join(fixture.project, "sub"), "echo later")
         expect(later.content).toBe("later")
         expect(later.stderr).toContain(`${path.join(fixture.project, "sub", ".claude", "settings.local.json")}`)

@@ -24,50 +24,85 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as nodeFs from "node:fs"
+import * as Digest from "./Digest.js"
 
-const Store = Schema.Struct({
-  /** Writable root → when a sandboxed command could first write there (ms since the epoch). */
-  roots: Schema.Record({ key: Schema.String, value: Schema.Number }),
-  /** Settings file → digests of the contents the user confirmed. */
-  confirmed: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) }), {
-    default: () => ({})
-  })
-})
-type Store = typeof Store.Type
+/** What a start needs: writable root → when a command could first write there; file → digests confirmed. */
+interface Store {
+  readonly roots: Readonly<Record<string, number>>
+  readonly confirmed: Readonly<Record<string, ReadonlyArray<string>>>
+}
+
+/** One entry, one file, made once and never rewritten: two processes recording at once lose nothing. */
+const Entry = Schema.Union(
+  Schema.Struct({ root: Schema.String, since: Schema.Number }),
+  Schema.Struct({ file: Schema.String, digest: Schema.String })
+)
+const decodeEntry = Schema.decodeUnknownOption(Schema.parseJson(Entry))
 
 /**
- * The store's path in the state directory.
+ * The store's directory in the state directory: a file per recorded root and per confirmed content.
  *
  * @since 0.1.0
  * @category paths
  */
-export const storePath = (stateDir: string, path: Path.Path): string => path.join(stateDir, "sandboxed-roots.json")
+export const storePath = (stateDir: string, path: Path.Path): string => path.join(stateDir, "sandboxed-roots")
 
 const readStore = (stateDir: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    return yield* fs.readFileString(storePath(stateDir, path)).pipe(
-      Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(Store))),
-      Effect.orElseSucceed((): Store => ({ roots: {}, confirmed: {} }))
+    const dir = storePath(stateDir, path)
+    const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+    const texts = yield* Effect.forEach(
+      names.filter((name) => name.endsWith(".json")),
+      (name) => fs.readFileString(path.join(dir, name)).pipe(Effect.orElseSucceed(() => "")),
+      { concurrency: 16 }
     )
+    const roots: Record<string, number> = {}
+    const confirmed: Record<string, Array<string>> = {}
+    for (const text of texts) {
+      const entry = decodeEntry(text)
+      if (Option.isNone(entry)) continue
+      const value = entry.value
+      if ("root" in value) roots[value.root] = Math.min(roots[value.root] ?? Infinity, value.since)
+      else confirmed[value.file] = [...(confirmed[value.file] ?? []), value.digest]
+    }
+    return { roots, confirmed } satisfies Store
   })
 
-const writeStore = (stateDir: string, store: Store) =>
+/** Write an entry under a name of its own; one already there (the same root or content) stays as it is. */
+const writeEntry = (stateDir: string, key: string, entry: typeof Entry.Type) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const file = storePath(stateDir, path)
-    const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
-    yield* fs.makeDirectory(stateDir, { recursive: true })
-    yield* fs.writeFileString(temporary, `${JSON.stringify(store, null, 2)}\n`)
-    yield* fs.rename(temporary, file)
+    const dir = storePath(stateDir, path)
+    const name = `${"root" in entry ? "root" : "confirmed"}-${Digest.sha256(key).slice(0, 32)}.json`
+    yield* fs.makeDirectory(dir, { recursive: true })
+    // Written under a temporary name, then linked in place: a reader never sees half an entry, the first wins.
+    const temporary = path.join(dir, `.${name}.${process.pid}.${Date.now()}.tmp`)
+    yield* fs.writeFileString(temporary, `${JSON.stringify(entry)}\n`)
+    yield* fs.link(temporary, path.join(dir, name)).pipe(
+      Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "AlreadyExists", () => Effect.void),
+      Effect.ensuring(fs.remove(temporary).pipe(Effect.ignore))
+    )
   })
 
+/** A root as spelled and as its real path (links followed), both recorded and both compared. */
+const spellings = (dir: string, path: Path.Path): ReadonlyArray<string> => {
+  const resolved = path.resolve(dir)
+  let real = resolved
+  try {
+    real = nodeFs.realpathSync(resolved)
+  } catch {
+    // Not there (yet): as spelled.
+  }
+  return real === resolved ? [resolved] : [resolved, real]
+}
+
 /**
- * Record that sandboxed commands may write below `roots` from now on; a
- * root already recorded keeps its first time. Failing to write is reported
- * by the caller's `onError` and otherwise ignored (the command still runs).
+ * Record that sandboxed commands may write below `roots` from now on (each
+ * as spelled and as its real path); a root already recorded keeps its first
+ * time. Failing to write is the caller's to report (the command still runs).
  *
  * @since 0.1.0
  * @category recording
@@ -80,10 +115,9 @@ export const record = (
   Effect.gen(function*() {
     const path = yield* Path.Path
     const store = yield* readStore(stateDir)
-    const missing = roots.map((root) => path.resolve(root)).filter((root) => store.roots[root] === undefined)
-    if (missing.length === 0) return
-    const added = Object.fromEntries(missing.map((root) => [root, now]))
-    yield* writeStore(stateDir, { ...store, roots: { ...store.roots, ...added } })
+    const missing = [...new Set(roots.flatMap((root) => spellings(root, path)))]
+      .filter((root) => store.roots[root] === undefined)
+    yield* Effect.forEach(missing, (root) => writeEntry(stateDir, root, { root, since: now }), { discard: true })
   }).pipe(Effect.mapError((error) => `cannot record the sandbox's writable roots: ${error.message}`))
 
 /**
@@ -102,33 +136,46 @@ export const writableSince = (
   let since: number | undefined
   for (const [root, time] of Object.entries(roots)) {
     const relative = path.relative(root, target)
-    const below = relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative)
+    // `..x` right below the root is inside it; only `..` and `../…` lead out.
+    const below = relative !== "" && relative !== ".." && !relative.startsWith(`..${path.sep}`) &&
+      !path.isAbsolute(relative)
     if (below && (since === undefined || time < since)) since = time
   }
   return since
 }
 
 /**
- * When the file, or a link or directory that leads to it from the directory
- * it configures, last changed: a link made (or a directory moved into
- * place) after the root was recorded may lead to older content the command
- * did not write but chose, so each path component's inode counts, followed
- * and not (a rename and a new hard link change the inode's `ctime` too).
+ * When anything on the way from the root to the file last changed: the file,
+ * and each directory or link from the one below the root down to it (as
+ * spelled and along its real path), followed and not. A link made, a hard
+ * link added or a directory moved into place after the root was recorded
+ * may lead to older content the command did not write but chose; each of
+ * those changes an inode's `ctime` on the way. (A directory's `ctime` also
+ * moves when an entry in it is added, so a nested project where commands
+ * worked is asked about once per content.)
  */
-const lastChange = (candidate: Candidate, path: Path.Path): number | undefined => {
+const lastChange = (candidate: Candidate, roots: ReadonlyArray<string>, path: Path.Path): number | undefined => {
   const file = nodeFs.statSync(candidate.path, { throwIfNoEntry: false })
   if (file === undefined) return undefined
   let latest = file.ctimeMs
-  const relative = path.relative(candidate.dir, candidate.path).split(path.sep)
-  for (let i = 1; i <= relative.length; i++) {
-    const step = path.join(candidate.dir, ...relative.slice(0, i))
-    for (
-      const info of [
-        nodeFs.lstatSync(step, { throwIfNoEntry: false }),
-        nodeFs.statSync(step, { throwIfNoEntry: false })
-      ]
-    ) {
-      if (info !== undefined) latest = Math.max(latest, info.ctimeMs)
+  for (const spelled of spellings(candidate.path, path)) {
+    for (const root of roots) {
+      const relative = path.relative(root, spelled)
+      if (relative === "" || relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
+        continue
+      }
+      const parts = relative.split(path.sep)
+      for (let i = 1; i <= parts.length; i++) {
+        const step = path.join(root, ...parts.slice(0, i))
+        for (
+          const info of [
+            nodeFs.lstatSync(step, { throwIfNoEntry: false }),
+            nodeFs.statSync(step, { throwIfNoEntry: false })
+          ]
+        ) {
+          if (info !== undefined) latest = Math.max(latest, info.ctimeMs)
+        }
+      }
     }
   }
   return latest
@@ -172,15 +219,25 @@ export interface Candidate {
   readonly digest: string
 }
 
+/** The recorded roots strictly above `dir`, as spelled or along its real path. */
+const rootsAbove = (store: Store, dir: string, path: Path.Path): ReadonlyArray<string> =>
+  Object.keys(store.roots).filter((root) =>
+    spellings(dir, path).some((spelled) => writableSince({ [root]: 0 }, spelled, path) !== undefined)
+  )
+
 /** The root below which a command may have written `candidate` as it is now; undefined when it counts. */
 const suspect = (store: Store, candidate: Candidate, path: Path.Path): string | undefined => {
-  const since = writableSince(store.roots, candidate.dir, path)
-  if (since === undefined) return undefined
-  const changedAt = lastChange(candidate, path)
+  const roots = rootsAbove(store, candidate.dir, path)
+  if (roots.length === 0) return undefined
+  const since = Math.min(...roots.map((root) => store.roots[root]!))
+  const changedAt = lastChange(candidate, roots, path)
   if (changedAt === undefined || changedAt < since) return undefined
   if ((store.confirmed[candidate.path] ?? []).includes(candidate.digest)) return undefined
-  return Object.keys(store.roots).find((r) => writableSince({ [r]: 0 }, candidate.dir, path) !== undefined)
+  return roots[0]
 }
+
+const confirm = (stateDir: string, candidate: Candidate) =>
+  writeEntry(stateDir, `${candidate.path}\u0000${candidate.digest}`, { file: candidate.path, digest: candidate.digest })
 
 /**
  * Whether `candidate` counts without asking anyone (for a writer that
@@ -215,13 +272,9 @@ export const confirmWritten = (
   Effect.gen(function*() {
     const path = yield* Path.Path
     const store = yield* readStore(stateDir)
-    if (writableSince(store.roots, candidate.dir, path) === undefined) return
-    const digests = store.confirmed[candidate.path] ?? []
-    if (digests.includes(candidate.digest)) return
-    yield* writeStore(stateDir, {
-      ...store,
-      confirmed: { ...store.confirmed, [candidate.path]: [...digests, candidate.digest] }
-    })
+    if (rootsAbove(store, candidate.dir, path).length === 0) return
+    if ((store.confirmed[candidate.path] ?? []).includes(candidate.digest)) return
+    yield* confirm(stateDir, candidate)
   }).pipe(Effect.ignore)
 
 /**
@@ -247,10 +300,7 @@ export const judge = (
     const store = yield* readStore(stateDir)
     if (Object.keys(store.roots).length === 0) return { refused: [] }
     const confirmation = yield* Effect.serviceOption(Confirmation)
-    const confirmed: Record<string, Array<string>> = {}
-    for (const [file, digests] of Object.entries(store.confirmed)) confirmed[file] = [...digests]
     const refused: Array<{ path: string; reason: string }> = []
-    let changed = false
     for (const candidate of candidates) {
       const root = suspect(store, candidate, path)
       if (root === undefined) continue
@@ -258,8 +308,7 @@ export const judge = (
         ? undefined
         : yield* confirmation.value.confirm({ file: candidate.path, root })
       if (answer === true) {
-        confirmed[candidate.path] = [...(confirmed[candidate.path] ?? []), candidate.digest]
-        changed = true
+        yield* confirm(stateDir, candidate).pipe(Effect.ignore)
         continue
       }
       refused.push({
@@ -269,11 +318,6 @@ export const judge = (
             ? "not confirmed, so it is ignored"
             : "it takes effect once you confirm it in a terminal (start switchyard there); until then it is ignored")
       })
-    }
-    if (changed) {
-      // Read again: a sandbox in another process may have recorded a root meanwhile.
-      const latest = yield* readStore(stateDir)
-      yield* writeStore(stateDir, { roots: { ...store.roots, ...latest.roots }, confirmed }).pipe(Effect.ignore)
     }
     return { refused }
   })
