@@ -27,7 +27,8 @@
  * Closed since (plain `it`, titled "closed gap N"): 2 (each root is recorded as spelled and as its real path, and
  * a directory is compared by both), 3 (every directory and link from below the root down to the file counts, the
  * configured directory itself included), 4 (a file per entry, created once: nothing is rewritten), 5 (`..x` is
- * inside). Still open (`it.fails`): 1, 1b and 6.
+ * inside), 6 (a memory file or import a Read deny rule covers is not loaded, with a warning; a `CLAUDE.md` the
+ * command writes still reaches the model as text, as a README would). Still open (`it.fails`): 1 and 1b.
  *
  * The gaps as found (`it.fails` then, each says what happened):
  * 1. a counted (the user's own, older) nested settings file or `.mcp.json`
@@ -448,8 +449,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
     TIMEOUT
   )
 
-  it.fails(
-    "gap 6: a CLAUDE.md the command writes imports a file the Read deny rules and the sandbox hide; the next -p sends it to the model",
+  it(
+    "closed gap 6 (a Read deny rule keeps an import from the model): a CLAUDE.md the command writes imports a file the Read deny rules and the sandbox hide; the next -p sends it to the model",
     async () => {
       // What happens: \`Read(./secret/**)\` is denied and masked in the sandbox (a command's cat gets nothing), but
       // CLAUDE.md is writable (at the root's top too) and Memory follows \`@secret/prod.key\` outside any
@@ -474,7 +475,7 @@ suite("a sandboxed command's nested project files, in a later session", () => {
         const sent = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
           const server = yield* Server.start()
           server.enqueue(Server.message({ blocks: [{ block: { type: "text" as const, text: "ok" } }] }))
-          yield* Effect.promise(() =>
+          const answered = yield* Effect.promise(() =>
             runCli(["-p", "hi"], {
               cwd: fixture.project,
               env: {
@@ -489,6 +490,8 @@ suite("a sandboxed command's nested project files, in a later session", () => {
               timeoutMs: TIMEOUT - 30_000
             })
           )
+          // The user is told what was left out.
+          expect(answered.stderr).toContain("is not loaded: a Read deny rule covers it")
           return JSON.stringify(server.requests.map((r) => r.body))
         })))
         expect(sent).toContain("hi")

@@ -105,7 +105,14 @@ export const setup = (
     const system = [options.systemPrompt ?? defaultSystemPrompt(prepared.cwd), options.appendSystemPrompt]
       .filter((part): part is string => part !== undefined && part !== "")
       .join("\n\n")
-    const memory = yield* Memory.make(prepared.cwd)
+    const withheld: Array<string> = []
+    const memory = yield* Memory.make(prepared.cwd, {
+      permissions: prepared.permissions,
+      onWithheld: (file) => withheld.push(file)
+    })
+    for (const file of new Set(withheld)) {
+      yield* Output.warn(`memory: ${file} is not loaded: a Read deny rule covers it`)
+    }
     if (options.verbose) {
       for (const file of yield* memory.files) yield* Output.error(`memory: loaded ${file.path} (${file.kind})`)
     }

@@ -15,6 +15,8 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Messages from "@switchyard/core/Messages"
+import type * as PermissionContext from "@switchyard/core/PermissionContext"
+import * as PermissionRules from "@switchyard/core/PermissionRules"
 import * as Settings from "@switchyard/core/Settings"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -147,17 +149,46 @@ export const importsOf = (content: string): ReadonlyArray<string> => {
 }
 
 /**
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoadOptions {
+  /** The session's rules: a memory file or import their Read deny rules cover is not read. */
+  readonly permissions?: PermissionContext.PermissionContext | undefined
+  /** Told each file left out so. */
+  readonly onWithheld?: ((path: string) => void) | undefined
+}
+
+const readDenied = (cwd: string, home: string, permissions: PermissionContext.PermissionContext | undefined) =>
+  Effect.gen(function*() {
+    if (permissions === undefined) return undefined
+    const env = PermissionRules.makeEnvironment({
+      cwd,
+      home,
+      additionalDirectories: permissions.additionalDirectories,
+      path: yield* Path.Path,
+      fileSystem: yield* FileSystem.FileSystem,
+      realPaths: "kernel"
+    })
+    return PermissionRules.readDenied(permissions, "Read", env)
+  })
+
+/**
  * Read the memory files for `cwd`, each once, imports after the file that
- * names them.
+ * names them; none that the Read deny rules of `options.permissions` cover.
  *
  * @since 0.1.0
  * @category loading
  */
-export const load = (cwd: string): Effect.Effect<ReadonlyArray<File>, never, FileSystem.FileSystem | Path.Path> =>
+export const load = (
+  cwd: string,
+  options: LoadOptions = {}
+): Effect.Effect<ReadonlyArray<File>, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const path = yield* Path.Path
     const home = yield* Settings.homeDirectory
     const where = yield* locations(cwd)
+    const denied = yield* readDenied(cwd, home, options.permissions)
     const seen = new Set<string>()
     const files: Array<File> = []
     const visit = (
@@ -169,6 +200,12 @@ export const load = (cwd: string): Effect.Effect<ReadonlyArray<File>, never, Fil
       Effect.gen(function*() {
         const absolute = path.resolve(file)
         if (seen.has(absolute)) return
+        // What a Read deny rule keeps from the Read tool, an import does not hand the model either.
+        if (denied !== undefined && (yield* denied(absolute))) {
+          seen.add(absolute)
+          options.onWithheld?.(absolute)
+          return
+        }
         const content = yield* readText(absolute)
         if (content._tag === "None") return
         seen.add(absolute)
@@ -280,13 +317,16 @@ export interface Memory {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (cwd: string): Effect.Effect<Memory, never, FileSystem.FileSystem | Path.Path> =>
+export const make = (
+  cwd: string,
+  options: LoadOptions = {}
+): Effect.Effect<Memory, never, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
-    const current = yield* Ref.make(yield* load(cwd))
+    const current = yield* Ref.make(yield* load(cwd, options))
     return {
       files: Ref.get(current),
-      reload: Effect.flatMap(Effect.provide(load(cwd), platform), (files) => Ref.set(current, files)),
+      reload: Effect.flatMap(Effect.provide(load(cwd, options), platform), (files) => Ref.set(current, files)),
       userContext: Effect.map(Ref.get(current), (files) => {
         const text = reminder(files)
         return text === undefined ? [] : [Messages.text(text)]
