@@ -194,6 +194,33 @@ describe("settings a sandboxed command may have written", () => {
       fs.rmSync(fixture.root, { recursive: true, force: true })
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.skipIf(!probed.available)("a root that cannot be recorded runs no sandboxed command (fail closed)", async () => {
+    const fixture = makeFixture()
+    try {
+      // The state directory lies below a file: nothing can be written there.
+      const blocker = path.join(fixture.root, "blocker")
+      fs.writeFileSync(blocker, "a file\n")
+      const settings = path.join(fixture.root, "sandbox.json")
+      fs.writeFileSync(settings, JSON.stringify({ sandbox: { enabled: true } }))
+      const result = await runCli(
+        ["dispatch", "-", "--settings", settings, "--permission-mode", "bypassPermissions", "--output-format", "json"],
+        {
+          cwd: fixture.project,
+          input: JSON.stringify([{ type: "tool_use", id: "t1", name: "Bash", input: { command: "touch made" } }]),
+          env: { SWITCHYARD_HOME: path.join(blocker, "state"), HOME: path.join(fixture.root, "home") }
+        }
+      )
+      const [call] = JSON.parse(result.stdout) as ReadonlyArray<
+        { readonly is_error: boolean; readonly content: string }
+      >
+      expect(call!.is_error).toBe(true)
+      expect(call!.content).toContain("cannot record the sandbox's writable roots")
+      expect(fs.existsSync(path.join(fixture.project, "made"))).toBe(false)
+    } finally {
+      fs.rmSync(fixture.root, { recursive: true, force: true })
+    }
+  }, 60_000)
+
   it.skipIf(!probed.available)(
     "a sandboxed command's sub/.claude/settings.local.json and sub/.mcp.json do nothing in a later session in sub",
     async () => {

@@ -453,7 +453,10 @@ export const sandboxLayer = (prepared: Prepared): Layer.Layer<SandboxPort.Sandbo
           undefined :
           (roots) =>
             SandboxedRoots.record(prepared.stateDir!, roots).pipe(
-              Effect.catchAll((message) => Output.warn(message)),
+              // Unrecorded, what the command writes below the root would count at the next start: it does not run.
+              Effect.mapError((message) =>
+                new SandboxPort.SandboxError({ message: `${message}; the command did not run in the sandbox` })
+              ),
               Effect.provide(platform)
             )
       })

@@ -75,9 +75,11 @@ export interface Options {
   /**
    * Told each writable root once per process, before the first command that may write there runs (the CLI
    * records them: core's `SandboxedRoots`, so that settings a command may have written deeper down are
-   * confirmed before they count).
+   * confirmed before they count). When it fails, the command does not run (fail closed).
    */
-  readonly onWritableRoots?: ((roots: ReadonlyArray<string>) => Effect.Effect<void>) | undefined
+  readonly onWritableRoots?:
+    | ((roots: ReadonlyArray<string>) => Effect.Effect<void, SandboxPort.SandboxError>)
+    | undefined
 }
 
 /** The namespaces and process flags every sandboxed command gets. */
