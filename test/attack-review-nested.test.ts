@@ -27,7 +27,8 @@
  * Closed since (plain `it`, titled "closed gap N"): 2 (each root is recorded as spelled and as its real path, and
  * a directory is compared by both), 3 (every directory and link from below the root down to the file counts, the
  * configured directory itself included), 4 (a file per entry, created once: nothing is rewritten), 5 (`..x` is
- * inside), 6 (a memory file or import a Read deny rule covers is not loaded, with a warning; a `CLAUDE.md` the
+ * inside), 1a (a settings file in a nested `.claude/` counts as changed when anything in that directory did,
+ * its hook scripts included), 6 (a memory file or import a Read deny rule covers is not loaded, with a warning; a `CLAUDE.md` the
  * command writes still reaches the model as text, as a README would). Still open (`it.fails`): 1 and 1b.
  *
  * The gaps as found (`it.fails` then, each says what happened):
@@ -198,6 +199,36 @@ const until = async (check: () => boolean, what: string, timeoutMs = 120_000) =>
 }
 
 suite("a sandboxed command's nested project files, in a later session", () => {
+  it(
+    "closed gap 1a: a hook script under a counted nested .claude/ that the command rewrote does not run unasked",
+    async () => {
+      // The settings file is unchanged and older than the record, but the directory it lives in changed (its hook
+      // script): the file is asked about (headless: left out), and the rewritten hook does not run.
+      const fixture = makeFixture()
+      try {
+        const own = path.join(fixture.project, "own")
+        write(
+          path.join(own, ".claude", "settings.local.json"),
+          hookSettings("sh \"$CLAUDE_PROJECT_DIR/.claude/hooks/pre.sh\"")
+        )
+        write(path.join(own, ".claude", "hooks", "pre.sh"), `${touchMark(fixture, "own-hook")}\n`)
+        const planted = await dispatch(
+          fixture,
+          fixture.project,
+          `printf '%s\\n' ${quote(touchMark(fixture, "planted-hook"))} > own/.claude/hooks/pre.sh && echo made`
+        )
+        expect(planted.content, planted.stderr).toBe("made")
+        const later = await dispatch(fixture, own, "echo later")
+        expect(later.content, later.stderr).toBe("later")
+        expect(later.stderr).toContain(path.join(own, ".claude", "settings.local.json"))
+        expect(marks(fixture), later.stderr).toEqual([])
+      } finally {
+        cleanup(fixture)
+      }
+    },
+    TIMEOUT
+  )
+
   it.fails(
     "gap 1: the user's own counted nested settings and .mcp.json run programs the command rewrote",
     async () => {

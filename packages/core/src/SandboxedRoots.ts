@@ -178,7 +178,32 @@ const lastChange = (candidate: Candidate, roots: ReadonlyArray<string>, path: Pa
       }
     }
   }
+  // A settings file in a project's `.claude/` or `.switchyard/` runs what lies beside it (Claude Code's
+  // `$CLAUDE_PROJECT_DIR/.claude/hooks/…`): the whole directory's newest change counts as the file's.
+  const config = path.relative(candidate.dir, candidate.path).split(path.sep)[0]
+  if (config === ".claude" || config === ".switchyard") {
+    latest = Math.max(latest, newestInside(path.join(candidate.dir, config), path))
+  }
   return latest
+}
+
+/** How much of a configuration directory is looked at; past it, it counts as changed now (fail closed). */
+const CONFIG_ENTRIES = 2_000
+
+/** The newest `ctime` of a directory and everything in it (links not followed). */
+const newestInside = (dir: string, path: Path.Path): number => {
+  let newest = 0
+  let seen = 0
+  const visit = (current: string): boolean => {
+    const info = nodeFs.lstatSync(current, { throwIfNoEntry: false })
+    if (info === undefined) return true
+    newest = Math.max(newest, info.ctimeMs)
+    if (++seen > CONFIG_ENTRIES) return false
+    if (!info.isDirectory()) return true
+    for (const name of nodeFs.readdirSync(current)) if (!visit(path.join(current, name))) return false
+    return true
+  }
+  return visit(dir) ? newest : Date.now()
 }
 
 /**
