@@ -84,6 +84,7 @@ const build = (
     made.push(file)
   }
   const targets = [...made, ...directories]
+  const links: Array<{ readonly at: string; readonly target: string }> = []
   for (const [index, name] of spec.links) {
     const target = targets[index % targets.length]!
     const at = path.join(dir, name)
@@ -92,8 +93,27 @@ const build = (
     if (fs.existsSync(path.dirname(at)) && !fs.statSync(path.dirname(at)).isDirectory()) continue
     fs.mkdirSync(path.dirname(at), { recursive: true })
     fs.symlinkSync(path.join(dir, target), at)
+    links.push({ at, target: path.join(dir, target) })
   }
+  return links
 }
+
+const inside = (child: string, parent: string) => child === parent || child.startsWith(`${parent}/`)
+
+/**
+ * The one tree shape where the engines are known to differ (the open case below): a link to a directory whose
+ * real place is inside another linked directory, pointing further into it without being a loop. fdir (under
+ * tinyglobby, the walk) takes it for a loop and does not descend through the outer link; ripgrep does.
+ */
+const nestedLinkIntoLinkedDirectory = (links: ReadonlyArray<{ readonly at: string; readonly target: string }>) =>
+  links.some((outer) =>
+    fs.statSync(outer.target).isDirectory() &&
+    links.some((nested) =>
+      nested !== outer && fs.statSync(nested.target).isDirectory() &&
+      inside(fs.realpathSync(path.dirname(nested.at)), outer.target) && nested.target.startsWith(`${outer.target}/`) &&
+      !inside(fs.realpathSync(path.dirname(nested.at)), nested.target)
+    )
+  )
 
 const globWith = (
   engine: Glob.Engine,
@@ -115,7 +135,8 @@ describe.runIf(hasRg)("Glob engines", () => {
       Effect.gen(function*() {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-globs-"))
         yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
-        build(dir, spec)
+        // That shape is the open case below, judged there; every other tree here.
+        if (nestedLinkIntoLinkedDirectory(build(dir, spec))) return
         const viaRipgrep = yield* Effect.exit(GlobRipgrep.search(glob, dir))
         expect(Exit.isSuccess(viaRipgrep), `rg engine answered ${glob}`).toBe(true)
         const walked = yield* globWith("walk", dir, { pattern: glob })
@@ -129,6 +150,25 @@ describe.runIf(hasRg)("Glob engines", () => {
     { fastCheck: { numRuns: 60 } }
   )
 
+  it.scoped.fails(
+    "open: a link into a linked directory's target (src/ln3 → src/a, ln1 → src): the walk misses ln1/ln3/.h",
+    () =>
+      Effect.gen(function*() {
+        // Found by the property above (seed -847890300): fdir's loop check takes a link whose target lies inside
+        // the target of a linked directory above it for a loop (a prefix test), where ripgrep refuses only a link
+        // to its own ancestor. ripgrep lists ln1/a/.h, ln1/ln3/.h, src/a/.h and src/ln3/.h; the walk the first,
+        // third and fourth.
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-globs-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+        const links = build(dir, { files: ["a", "src/a/.h"], links: [[10, "ln1"], [27, "src/ln3"]] })
+        expect(nestedLinkIntoLinkedDirectory(links)).toBe(true)
+        const walked = yield* globWith("walk", dir, { pattern: "**/.h" })
+        const listed = yield* globWith("ripgrep", dir, { pattern: "**/.h" })
+        expect(listed.text).toContain(path.join(dir, "ln1", "ln3", ".h"))
+        expect(listed).toEqual(walked)
+      }).pipe(Effect.provide(toolsLayer(Glob.layer)))
+  )
+
   it.scoped.prop(
     "a Read deny rule leaves out the same paths from both engines: no listed path's target is denied",
     [tree, pattern, FastCheck.nat(40), FastCheck.boolean()],
@@ -136,7 +176,7 @@ describe.runIf(hasRg)("Glob engines", () => {
       Effect.gen(function*() {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchyard-globs-"))
         yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
-        build(dir, spec)
+        if (nestedLinkIntoLinkedDirectory(build(dir, spec))) return
         // Deny one of the tree's own paths (a file, or a directory with everything under it); links reach it too.
         // (A name with glob characters, `[x]`, would be a pattern in the rule, not that name.)
         const paths = spec.files.flatMap((file) =>
